@@ -1,0 +1,155 @@
+"""Whole messages: header + body, with and without the size prefix. No I/O here.
+
+``encode_request`` / ``encode_response`` return a complete frame (int32 size, header, body);
+``decode_request`` / ``decode_response`` take a frame's payload (without the size prefix), as the
+frame decoder yields it.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from . import headers as H
+from .compiler import Decoder, Encoder, compile_struct
+from .errors import DecodeError, EncodeError, UnsupportedVersion
+from .messages import BY_KEY
+from .schema import Api, Struct
+
+_SIZE = struct.Struct(">i")
+_KEY_VERSION = struct.Struct(">hh")
+_ENCODE_ERRORS = (struct.error, TypeError, ValueError, AttributeError, OverflowError)
+_cache: dict = {}
+
+
+def get_api(api_key: int) -> Api:
+    a = BY_KEY.get(api_key)
+    if a is None:
+        raise UnsupportedVersion(api_key, -1)
+    return a
+
+
+def body_codec(api_key: int, version: int, response: bool) -> tuple[Encoder, Decoder]:
+    """Encoder and decoder for one api's request or response body at ``version``."""
+    key = (api_key, version, response)
+    codec = _cache.get(key)
+    if codec is None:
+        a = get_api(api_key)
+        if version not in a.versions:
+            raise UnsupportedVersion(api_key, version)
+        s = a.response if response else a.request
+        codec = compile_struct(s, version, a.is_flexible(version), _cache)
+        _cache[key] = codec
+    return codec
+
+
+def _header_codec(response: bool, version: int) -> tuple[Encoder, Decoder]:
+    key = ("header", response, version)
+    codec = _cache.get(key)
+    if codec is None:
+        if response:
+            s: Struct = H.RESPONSE_HEADER
+            flexible = version in H.RESPONSE_HEADER_FLEXIBLE
+        else:
+            s = H.REQUEST_HEADER
+            flexible = version in H.REQUEST_HEADER_FLEXIBLE
+        codec = compile_struct(s, version, flexible, _cache)
+        _cache[key] = codec
+    return codec
+
+
+def encode_body(api_key: int, version: int, body: Any, response: bool = False) -> bytes:
+    out = bytearray()
+    _encode_into(out, api_key, version, body, response)
+    return bytes(out)
+
+
+def _encode_into(out: bytearray, api_key: int, version: int, body: Any, response: bool) -> None:
+    enc, _ = body_codec(api_key, version, response)
+    try:
+        enc(body, out)
+    except _ENCODE_ERRORS as e:
+        kind = "response" if response else "request"
+        raise EncodeError(f"cannot encode api_key={api_key} v{version} {kind}: {e}") from e
+
+
+def decode_body(api_key: int, version: int, buf: Any, pos: int = 0, response: bool = False) -> Any:
+    """Decode a whole body from ``buf[pos:]``; trailing bytes are an error."""
+    _, dec = body_codec(api_key, version, response)
+    try:
+        obj, end = dec(buf, pos)
+        if end != len(buf):
+            raise DecodeError(f"{len(buf) - end} trailing bytes", offset=end)
+    except DecodeError as e:
+        e.api_key, e.api_version = api_key, version
+        raise
+    return obj
+
+
+def encode_request(
+    api_key: int, version: int, correlation_id: int, client_id: str | None, body: Any
+) -> bytes:
+    """A complete request frame; the header version follows the api's flexible versions."""
+    a = get_api(api_key)
+    hv = H.request_header_version(a.is_flexible(version))
+    out = bytearray(4)
+    header = H.REQUEST_HEADER.cls(api_key, version, correlation_id, client_id)
+    _header_codec(False, hv)[0](header, out)
+    _encode_into(out, api_key, version, body, False)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
+    """A complete response frame (ApiVersions always with response header v0)."""
+    a = get_api(api_key)
+    hv = H.response_header_version(api_key, a.is_flexible(version))
+    out = bytearray(4)
+    out += _SIZE.pack(correlation_id)
+    if hv >= 1:
+        out.append(0)  # empty tagged fields
+    _encode_into(out, api_key, version, body, True)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def peek_api(payload: Any) -> tuple[int, int]:
+    """The (api_key, api_version) a request payload starts with."""
+    if len(payload) < 4:
+        raise DecodeError("request shorter than its api key and version", offset=0, what="header")
+    return _KEY_VERSION.unpack_from(payload, 0)  # type: ignore[return-value]
+
+
+def decode_request_header(payload: Any, header_version: int | None = None) -> tuple[Any, int]:
+    """The request header and the offset of the body. The version follows the api unless given."""
+    if header_version is None:
+        api_key, version = peek_api(payload)
+        a = BY_KEY.get(api_key)
+        if a is None or version not in a.versions:
+            raise UnsupportedVersion(api_key, version)
+        header_version = H.request_header_version(a.is_flexible(version))
+    try:
+        return _header_codec(False, header_version)[1](payload, 0)
+    except DecodeError as e:
+        e.what = f"request header v{header_version}"
+        raise
+
+
+def decode_request(payload: Any) -> tuple[Any, Any]:
+    """(header, body) of a request payload. Unknown api or version: UnsupportedVersion."""
+    header, pos = decode_request_header(payload)
+    body = decode_body(header.request_api_key, header.request_api_version, payload, pos)
+    return header, body
+
+
+def decode_response(payload: Any, api_key: int, version: int) -> tuple[int, Any]:
+    """(correlation id, body) of a response payload to a request of ``api_key`` v``version``."""
+    a = get_api(api_key)
+    hv = H.response_header_version(api_key, a.is_flexible(version))
+    try:
+        header, pos = _header_codec(True, hv)[1](payload, 0)
+    except DecodeError as e:
+        e.what = f"response header v{hv}"
+        e.api_key, e.api_version = api_key, version
+        raise
+    return header.correlation_id, decode_body(api_key, version, payload, pos, response=True)
