@@ -1,0 +1,3 @@
+"""kafkalite: a lightweight Kafka-compatible broker in Python."""
+
+__version__ = "0.1.0"
