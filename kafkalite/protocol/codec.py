@@ -117,7 +117,8 @@ def peek_api(payload: Any) -> tuple[int, int]:
     """The (api_key, api_version) a request payload starts with."""
     if len(payload) < 4:
         raise DecodeError("request shorter than its api key and version", offset=0, what="header")
-    return _KEY_VERSION.unpack_from(payload, 0)  # type: ignore[return-value]
+    key, version = _KEY_VERSION.unpack_from(payload, 0)
+    return key, version
 
 
 def decode_request_header(payload: Any, header_version: int | None = None) -> tuple[Any, int]:

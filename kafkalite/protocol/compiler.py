@@ -9,7 +9,8 @@ Generating code rather than interpreting the schema per message is what makes th
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import primitives as P
 from .errors import DecodeError, EncodeError
@@ -101,6 +102,11 @@ def min_size(t: Any, version: int, flexible: bool) -> int:
     return total
 
 
+def _code(f: Field) -> str:
+    assert isinstance(f.type, Primitive) and f.type.struct_code
+    return f.type.struct_code
+
+
 def _field_flexible(f: Field, version: int, flexible: bool) -> bool:
     if f.flexible is not None:
         return version in f.flexible
@@ -164,7 +170,7 @@ def _encoder_source(g: _Gen, s: Struct, version: int, flexible: bool) -> str:
 
     def flush() -> None:
         if run:
-            fmt = ">" + "".join(f.type.struct_code for f, _ in run)  # type: ignore[union-attr]
+            fmt = ">" + "".join(_code(f) for f, _ in run)
             packer = g.const(struct.Struct(fmt).pack, "pack")
             lines.append(f"out += {packer}({', '.join(e for _, e in run)})")
             run.clear()
@@ -264,7 +270,7 @@ def _decoder_source(g: _Gen, s: Struct, version: int, flexible: bool) -> str:
 
     def flush() -> None:
         if run:
-            fmt = ">" + "".join(f.type.struct_code for f in run)  # type: ignore[union-attr]
+            fmt = ">" + "".join(_code(f) for f in run)
             st = struct.Struct(fmt)
             unpacker = g.const(st.unpack_from, "unpack")
             targets = ", ".join(f"v_{f.name}" for f in run)
@@ -335,7 +341,8 @@ def _tag_reader(g: _Gen, f: Field, version: int) -> Callable:
     src = f"def read(buf, pos):\n{body}\n    return v, pos\n"
     env = dict(g.env)
     exec(compile(src, f"<kafkalite tag {f.name}>", "exec"), env)
-    return env["read"]  # type: ignore[no-any-return]
+    reader: Callable = env["read"]
+    return reader
 
 
 def _decode_value(

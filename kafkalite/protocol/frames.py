@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import DecodeError, FrameTooLarge
 
@@ -24,7 +24,7 @@ class FrameDecoder:
     buffered, and the decoder is then unusable (the connection must be closed), as in Kafka.
     """
 
-    __slots__ = ("max_size", "_buf", "_start", "_failed", "_consumed")
+    __slots__ = ("_buf", "_consumed", "_failed", "_start", "max_size")
 
     def __init__(self, max_size: int = DEFAULT_MAX_FRAME) -> None:
         self.max_size = max_size

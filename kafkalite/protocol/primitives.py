@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from .errors import DecodeError
 
@@ -223,12 +224,12 @@ def read_uuid(buf: bytes, pos: int) -> tuple[uuid.UUID, int]:
     return uuid.UUID(bytes=bytes(buf[pos:end])), end
 
 
-def read_unknown_tags(buf: bytes, pos: int) -> tuple[dict[int, bytes], int]:
+def read_unknown_tags(buf: bytes, pos: int) -> tuple[dict, int]:
     """Read a tagged-field section keeping every field as raw bytes."""
     return read_tags(buf, pos, {})
 
 
-TagReader = Callable[[bytes, int], tuple[object, int]]
+TagReader = Callable[[Any, int], tuple[object, int]]
 
 
 def read_tags(
@@ -275,7 +276,7 @@ def write_tags(out: bytearray, fields: list[tuple[int, bytes]]) -> None:
         out += data
 
 
-def _short(pos: int):  # type: ignore[no-untyped-def]
+def _short(pos: int) -> Any:
     raise DecodeError("truncated", offset=pos)
 
 

@@ -23,7 +23,7 @@ class Versions:
     high: int
 
     @classmethod
-    def parse(cls, text: "str | Versions") -> "Versions":
+    def parse(cls, text: str | Versions) -> Versions:
         if isinstance(text, Versions):
             return text
         text = text.strip()
@@ -82,7 +82,7 @@ PRIMITIVES = (INT8, INT16, INT32, INT64, UINT16, FLOAT64, BOOL, UUID, STRING, BY
 class Array:
     """An array of a primitive or of a struct."""
 
-    item: "Primitive | Struct"
+    item: Primitive | Struct
 
     def __repr__(self) -> str:
         return f"[]{self.item!r}"
@@ -191,7 +191,7 @@ class Struct:
     def __repr__(self) -> str:
         return self.name
 
-    def __getitem__(self, name: str) -> "Struct":
+    def __getitem__(self, name: str) -> Struct:
         """The struct a field holds (or holds an array of): ``RESPONSE["topics"](name=...)``."""
         for f in self.fields:
             if f.name == name:
@@ -207,7 +207,7 @@ class Struct:
                 return f
         raise KeyError(f"{self.name} has no field {name}")
 
-    def structs(self) -> list["Struct"]:
+    def structs(self) -> list[Struct]:
         """This struct and every struct nested in it, depth first."""
         found = [self]
         for f in self.fields:

@@ -75,7 +75,7 @@ def test_random_request_payloads(buf):
 @given(buf=st.binary(max_size=40), version=st.integers(0, 2))
 def test_random_request_headers(buf, version):
     try:
-        header, pos = decode_request_header(buf, header_version=version)
+        _header, pos = decode_request_header(buf, header_version=version)
     except DecodeError as e:
         assert 0 <= e.offset <= len(buf)
     else:
