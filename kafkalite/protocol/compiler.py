@@ -383,6 +383,8 @@ def _decode_value(
             f"{var} = list(_struct.unpack_from('>%d{code}' % {count}, buf, pos))",
             f"pos += {it.size} * {count}",
         ]
+    elif isinstance(it, Struct) and (layout := _fixed_layout(it, version, flexible)) is not None:
+        inner += _decode_fixed_array(g, it, version, flexible, layout, var, count, depth)
     elif isinstance(it, Struct):
         _, dec = g.struct_codec(it, version, flexible)
         item = f"_x{depth}"
@@ -398,4 +400,54 @@ def _decode_value(
         inner += ["    " + x for x in _decode_value(g, it, item, False, flexible, version, depth + 1)]
         inner.append(f"    {var}.append({item})")
     lines += [pad + x for x in inner]
+    return lines
+
+
+def _fixed_layout(s: Struct, version: int, flexible: bool) -> struct.Struct | None:
+    """The row layout of ``s`` when every field it has in ``version`` is fixed-size and untagged."""
+    if any(f.tagged_in(version) for f in s.fields):
+        return None
+    present = [f for f in s.fields if f.present_in(version)]
+    if not present or not all(isinstance(f.type, Primitive) and f.type.struct_code for f in present):
+        return None
+    # In flexible versions each element ends with its tagged-field count, one byte when it is 0.
+    return struct.Struct(">" + "".join(_code(f) for f in present) + ("B" if flexible else ""))
+
+
+def _decode_fixed_array(
+    g: _Gen, s: Struct, version: int, flexible: bool, layout: struct.Struct, var: str, count: str,
+    depth: int,
+) -> list[str]:
+    """An array of fixed-size structs read with one iter_unpack call: the hot shape of Kafka's
+    messages (api keys, partition states). Elements that carry tagged fields fall back to the
+    general decoder for the whole array."""
+    rows = g.const(layout.iter_unpack, "rows")
+    names = [f"_r{depth}_{f.name}" for f in s.fields if f.present_in(version)]
+    args = []
+    for f in s.fields:
+        args.append(f"_r{depth}_{f.name}" if f.present_in(version)
+                    else f"{g.const(f, 'f')}.default_value()")
+    cls = g.const(s.cls, "cls")
+    end = f"_e{depth}"
+    lines = [
+        f"{end} = pos + {count} * {layout.size}",
+        f"if {end} > _n: raise DecodeError('truncated array', offset=pos)",
+    ]
+    target = ", ".join(names) + (f", _t{depth}" if flexible else "")
+    cond = f" if not _t{depth}" if flexible else ""
+    lines.append(f"{var} = [{cls}({', '.join(args)}) for {target} in {rows}(memoryview(buf)[pos:{end}]){cond}]")
+    if flexible:
+        _, dec = g.struct_codec(s, version, flexible)
+        item = f"_x{depth}"
+        lines += [
+            f"if len({var}) != {count}:",
+            f"    {var} = []",
+            f"    for _ in range({count}):",
+            f"        {item}, pos = {dec}(buf, pos)",
+            f"        {var}.append({item})",
+            "else:",
+            f"    pos = {end}",
+        ]
+    else:
+        lines.append(f"pos = {end}")
     return lines

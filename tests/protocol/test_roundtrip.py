@@ -70,3 +70,17 @@ def test_unknown_tagged_fields_are_skipped_and_kept(api, version, response, data
     decoded = decode_body(api.key, version, encoded, response=response)
     assert decoded.unknown_tags == tags
     assert decoded == value
+
+
+def test_tagged_fields_inside_a_fixed_size_array_element():
+    """Arrays of fixed-size structs are read in one pass; an element with tagged fields takes the
+    general path and keeps them."""
+    from kafkalite.protocol.messages.api_versions import RESPONSE
+
+    item = RESPONSE["api_keys"]
+    value = RESPONSE(api_keys=[item(18, 0, 4), item(3, 0, 12, unknown_tags={7: b"x"}), item(1, 2, 3)])
+    encoded = encode_body(18, 3, value, response=True)
+    decoded = decode_body(18, 3, encoded, response=True)
+    assert decoded == value
+    assert decoded.api_keys[1].unknown_tags == {7: b"x"}
+    assert decoded.api_keys[0].unknown_tags is None
