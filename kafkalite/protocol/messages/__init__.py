@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from ..schema import Api
 from .api_versions import API_VERSIONS
+from .leader_and_isr import LEADER_AND_ISR
+from .stop_replica import STOP_REPLICA
+from .update_metadata import UPDATE_METADATA
 
-ALL: tuple[Api, ...] = (API_VERSIONS,)
+ALL: tuple[Api, ...] = (
+    LEADER_AND_ISR,
+    STOP_REPLICA,
+    UPDATE_METADATA,
+    API_VERSIONS,
+)
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}
 BY_NAME: dict[str, Api] = {a.name: a for a in ALL}
