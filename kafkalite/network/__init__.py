@@ -1,0 +1,1 @@
+"""Kafka's SocketServer: Acceptors, Processors and the RequestChannel (docs/architecture.md)."""

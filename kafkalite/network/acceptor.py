@@ -1,0 +1,155 @@
+"""The Acceptor thread of one listener (Kafka's SocketServer.Acceptor).
+
+Binds the listen socket when created (so a port of 0 is known before start-up), then accepts,
+configures each socket and hands it round-robin to the listener's Processors: each Processor is
+tried once without blocking and the last try blocks, as Kafka does. Time spent blocked there is
+measured (AcceptorBlockedPercent).
+"""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import socket
+import threading
+import time
+
+from .processor import Processor
+from .quotas import ConnectionQuotas, TooManyConnections
+
+log = logging.getLogger("kafkalite.network.acceptor")
+
+SELECT_TIMEOUT = 0.5  # Kafka's 500 ms
+
+
+class Acceptor(threading.Thread):
+    def __init__(
+        self,
+        listener: str,
+        security_protocol: str,
+        host: str,
+        port: int,
+        processors: list[Processor],
+        quotas: ConnectionQuotas,
+        *,
+        plane: str = "data-plane",
+        send_buffer_bytes: int = 102400,
+        recv_buffer_bytes: int = 102400,
+        backlog: int = 50,
+    ) -> None:
+        self.listener = listener
+        self.security_protocol = security_protocol
+        self.processors = processors
+        self.quotas = quotas
+        self.send_buffer_bytes = send_buffer_bytes
+        self._server = self._bind(host, port, recv_buffer_bytes, backlog)
+        self.host, self.port = self._server.getsockname()[:2]
+        super().__init__(
+            name=f"{plane}-kafka-socket-acceptor-{listener}-{security_protocol}-{self.port}",
+            daemon=True,
+        )
+        self._running = True
+        self._wake_r, self._wake_w = socket.socketpair()  # ends select() at once on shutdown
+        self._next = 0
+        self.blocked_ns = 0  # time spent waiting for a Processor's queue or a connection slot
+        self.started = threading.Event()
+
+    @staticmethod
+    def _bind(host: str, port: int, recv_buffer_bytes: int, backlog: int) -> socket.socket:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if recv_buffer_bytes != -1:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, recv_buffer_bytes)
+            sock.bind((host, port))
+            sock.listen(backlog)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+    def run(self) -> None:
+        self.started.set()
+        selector = selectors.DefaultSelector()
+        selector.register(self._server, selectors.EVENT_READ)
+        selector.register(self._wake_r, selectors.EVENT_READ)
+        try:
+            while self._running:
+                try:
+                    events = selector.select(SELECT_TIMEOUT)
+                    if any(key.fileobj is self._server for key, _ in events):
+                        self._accept_ready()
+                except Exception:  # noqa: BLE001 - every error is logged and the loop goes on
+                    log.exception("Acceptor %s got an unexpected error", self.name)
+        finally:
+            selector.close()
+            self._server.close()
+            self._wake_r.close()
+            self._wake_w.close()
+
+    def _accept_ready(self) -> None:
+        while self._running:
+            start = time.monotonic_ns()
+            while not self.quotas.wait_for_slot(self.listener, SELECT_TIMEOUT):
+                if not self._running:
+                    return
+            self.blocked_ns += time.monotonic_ns() - start
+            try:
+                sock, addr = self._server.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            ip = addr[0]
+            try:
+                self.quotas.inc(self.listener, ip)
+            except TooManyConnections as e:
+                log.info("Rejected connection from %s, address already has the configured "
+                         "maximum of %d connections", ip, e.limit)
+                sock.close()
+                continue
+            try:
+                self._configure(sock)
+            except OSError as e:
+                log.debug("Could not configure a connection from %s: %s", ip, e)
+                sock.close()
+                self.quotas.dec(self.listener, ip)
+                continue
+            self._assign(sock, ip)
+
+    def _configure(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if self.send_buffer_bytes != -1:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
+
+    def _assign(self, sock: socket.socket, ip: str) -> None:
+        retries_left = len(self.processors)
+        while True:
+            processor = self.processors[self._next % len(self.processors)]
+            self._next += 1
+            retries_left -= 1
+            may_block = retries_left == 0
+            start = time.monotonic_ns() if may_block else 0
+            if processor.accept(sock, ip, may_block):
+                if may_block:
+                    self.blocked_ns += time.monotonic_ns() - start
+                return
+            if may_block:  # the last Processor is shutting down: nobody will take it
+                sock.close()
+                self.quotas.dec(self.listener, ip)
+                return
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        self._running = False
+        if self.is_alive():
+            try:
+                self._wake_w.send(b"\x00")
+            except OSError:
+                pass  # already closed by the thread itself
+            self.join(timeout)
+        else:
+            self._server.close()
+            self._wake_r.close()
+            self._wake_w.close()

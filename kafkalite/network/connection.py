@@ -1,0 +1,73 @@
+"""One client connection as a Processor holds it (Kafka's KafkaChannel): the socket, the frames
+read but not yet handed over, the send in progress and the mute state."""
+
+from __future__ import annotations
+
+import collections
+import socket
+
+from kafkalite.protocol import FrameDecoder
+
+from .mute import MUTE, UNMUTE, MuteEvent, MuteState, next_state
+
+
+class Connection:
+    __slots__ = (
+        "client_software_name",
+        "client_software_version",
+        "closing",
+        "decoder",
+        "events",
+        "id",
+        "listener",
+        "local",
+        "mute_state",
+        "pending",
+        "remote",
+        "send_buffer",
+        "sock",
+    )
+
+    def __init__(
+        self, sock: socket.socket, conn_id: str, listener: str, max_request_size: int,
+        local: tuple[str, int], remote: tuple[str, int],
+    ) -> None:
+        self.sock = sock
+        self.id = conn_id
+        self.listener = listener
+        self.local = local
+        self.remote = remote
+        self.decoder = FrameDecoder(max_request_size)
+        # Whole request frames read from the socket but not yet handed to the handlers: a client
+        # may pipeline many; they wait here while the connection is muted.
+        self.pending: collections.deque[bytes] = collections.deque()
+        self.send_buffer: memoryview | None = None
+        self.mute_state = MuteState.NOT_MUTED
+        self.closing = False  # the peer closed its side; deliver what is buffered, then close
+        self.events = 0  # selector interest currently registered
+        self.client_software_name = "unknown"
+        self.client_software_version = "unknown"
+
+    @property
+    def muted(self) -> bool:
+        return self.mute_state is not MuteState.NOT_MUTED
+
+    def mute(self) -> None:
+        self.mute_state = MUTE.get(self.mute_state, self.mute_state)
+
+    def maybe_unmute(self) -> bool:
+        """Unmute a plainly MUTED connection; True if it is unmuted now."""
+        self.mute_state = UNMUTE.get(self.mute_state, self.mute_state)
+        return self.mute_state is MuteState.NOT_MUTED
+
+    def handle_event(self, event: MuteEvent) -> None:
+        self.mute_state = next_state(self.mute_state, event)
+
+    @property
+    def ready(self) -> bool:
+        """Has a whole request to hand over now."""
+        return bool(self.pending) and self.mute_state is MuteState.NOT_MUTED
+
+    @property
+    def remote_ip(self) -> str:
+        return self.remote[0]

@@ -1,0 +1,516 @@
+"""A Processor thread (Kafka's SocketServer.Processor).
+
+Each Processor owns a selector, its connections, their mute state, and a deque of responses that
+handler threads fill. Only this thread touches its sockets; other threads hand it new
+connections (bounded queue) and responses (deque) and wake it through a socket pair. The loop
+runs Kafka's steps in Kafka's order:
+
+    configure_new_connections, process_new_responses, poll, process_completed_receives,
+    process_completed_sends, process_disconnected, close_excess_connections
+
+An error in any step for one connection closes that connection only; the Processor lives on.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import queue
+import selectors
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from kafkalite.protocol import (
+    DecodeError,
+    ProtocolError,
+    UnsupportedVersion,
+    decode_request,
+    decode_request_header,
+    peek_api,
+)
+from kafkalite.protocol.schema import Versions
+
+from .connection import Connection
+from .mute import MuteEvent
+from .quotas import ConnectionQuotas
+from .request_channel import (
+    CloseConnectionResponse,
+    EndThrottlingResponse,
+    NoOpResponse,
+    Request,
+    RequestChannel,
+    Response,
+    SendResponse,
+    StartThrottlingResponse,
+)
+
+log = logging.getLogger("kafkalite.network.processor")
+
+CONNECTION_QUEUE_SIZE = 20  # Kafka's ConnectionQueueSize
+POLL_TIMEOUT = 0.3  # seconds, as Kafka's 300 ms
+READ_SIZE = 65536
+API_VERSIONS = 18
+
+
+class Processor(threading.Thread):
+    def __init__(
+        self,
+        processor_id: int,
+        request_channel: RequestChannel,
+        listener: str,
+        security_protocol: str,
+        apis: dict[int, Versions],
+        quotas: ConnectionQuotas,
+        *,
+        privileged: bool = False,
+        max_request_size: int = 104857600,
+        connections_max_idle_ms: int = 600000,
+        thread_name: str | None = None,
+        on_connection_closed: Callable[[Connection], None] | None = None,
+    ) -> None:
+        super().__init__(name=thread_name or f"kafka-network-thread-{listener}-{processor_id}",
+                         daemon=True)
+        self.id = processor_id
+        self.request_channel = request_channel
+        self.listener = listener
+        self.security_protocol = security_protocol
+        # Api keys and versions served on this listener; anything else closes the connection.
+        self.apis = apis
+        self.quotas = quotas
+        self.privileged = privileged
+        self.max_request_size = max_request_size
+        self.idle_ns = connections_max_idle_ms * 1_000_000
+        self.on_connection_closed = on_connection_closed
+
+        # New sockets with the peer's IP (counted in the quotas under that IP).
+        self.new_connections: queue.Queue[tuple[socket.socket, str]] = queue.Queue(
+            CONNECTION_QUEUE_SIZE)
+        self._responses: collections.deque[Response] = collections.deque()
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._woken = threading.Event()  # coalesces wake-ups: one byte until the loop drains it
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+
+        self.connections: dict[str, Connection] = {}
+        self._lru: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._inflight: dict[str, SendResponse] = {}
+        self._completed_receives: list[tuple[Connection, bytes]] = []
+        self._completed_sends: list[Connection] = []
+        self._disconnected: list[tuple[Connection, str]] = []
+        self._index = itertools.count()
+        self._running = True
+        self._accepting_requests = True
+        self.started = threading.Event()
+        # Counters read by metrics and tests.
+        self.idle_ns_total = 0
+        self.expired_connections_killed = 0
+        # Requests handed to the handlers and answers taken back (written by this thread only).
+        self.requests_handed_over = 0
+        self.answers_taken = 0
+
+    # --- called from other threads ------------------------------------------------------------
+
+    def accept(self, sock: socket.socket, ip: str, may_block: bool) -> bool:
+        """Queue a new connection; with ``may_block`` wait for room (the Acceptor's last try)."""
+        while True:
+            try:
+                self.new_connections.put((sock, ip), block=may_block, timeout=POLL_TIMEOUT)
+                break
+            except queue.Full:
+                if not may_block or not self._running:
+                    return False
+        self.wakeup()
+        return True
+
+    def enqueue_response(self, response: Response) -> None:
+        response.request.response_enqueue_ns = time.monotonic_ns()
+        self._responses.append(response)
+        self.wakeup()
+
+    def wakeup(self) -> None:
+        if not self._woken.is_set():
+            self._woken.set()
+            try:
+                self._wake_w.send(b"\x00")
+            except (BlockingIOError, OSError):
+                pass  # the pipe is full or closed: the loop will wake anyway
+
+    def stop_reading(self) -> None:
+        """Hand no more requests over (graceful shutdown); responses still go out."""
+        self._accepting_requests = False
+        self.wakeup()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        self._running = False
+        self.wakeup()
+        if self.is_alive():
+            self.join(timeout)
+
+    @property
+    def response_queue_size(self) -> int:
+        return len(self._responses)
+
+    @property
+    def has_requests_with_handlers(self) -> bool:
+        return self.requests_handed_over > self.answers_taken
+
+    @property
+    def inflight_responses(self) -> int:
+        return len(self._inflight) + len(self._responses)
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.started.set()
+        try:
+            while self._running:
+                try:
+                    self.configure_new_connections()
+                    self.process_new_responses()
+                    self.poll()
+                    self.process_completed_receives()
+                    self.process_completed_sends()
+                    self.process_disconnected()
+                    self.close_excess_connections()
+                except Exception:  # noqa: BLE001 - the Processor must live on
+                    log.exception("Processor %d got an unexpected error", self.id)
+        finally:
+            self._close_all()
+
+    def configure_new_connections(self) -> None:
+        for _ in range(CONNECTION_QUEUE_SIZE):  # at most 20 per iteration, as Kafka
+            try:
+                sock, ip = self.new_connections.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self._register(sock)
+            except Exception as e:  # noqa: BLE001
+                log.warning("Processor %d could not register a connection from %s: %s", self.id, ip, e)
+                self._close_raw(sock)
+                self.quotas.dec(self.listener, ip)
+
+    def _register(self, sock: socket.socket) -> None:
+        local = sock.getsockname()[:2]
+        remote = sock.getpeername()[:2]
+        # Kafka's connection id: localIp:localPort-remoteIp:remotePort-processorId-index.
+        conn_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{next(self._index)}"
+        conn = Connection(sock, conn_id, self.listener, self.max_request_size, local, remote)
+        self.connections[conn_id] = conn
+        self._lru[conn_id] = time.monotonic_ns()
+        self._set_interest(conn, selectors.EVENT_READ)
+
+    def process_new_responses(self) -> None:
+        responses = self._responses
+        while responses:
+            response = responses.popleft()
+            request = response.request
+            request.response_dequeue_ns = time.monotonic_ns()
+            if not isinstance(response, (StartThrottlingResponse, EndThrottlingResponse)):
+                self.answers_taken += 1
+            conn = self.connections.get(request.connection_id)
+            if conn is None:
+                log.debug("Processor %d: connection %s is gone, dropping its response",
+                          self.id, request.connection_id)
+                continue
+            try:
+                self._handle_response(conn, response)
+            except Exception as e:  # noqa: BLE001
+                self._close(conn, f"error while processing a response: {e!r}")
+
+    def _handle_response(self, conn: Connection, response: Response) -> None:
+        # The closed family of responses, handled here and only here.
+        match response:
+            case SendResponse():
+                self._inflight[conn.id] = response
+                self._send(conn, memoryview(response.payload))
+            case NoOpResponse():
+                conn.handle_event(MuteEvent.RESPONSE_SENT)
+                self._try_unmute(conn)
+            case CloseConnectionResponse():
+                self._close(conn, "the request handler asked to close it")
+            case StartThrottlingResponse():
+                conn.handle_event(MuteEvent.THROTTLE_STARTED)
+            case EndThrottlingResponse():
+                conn.handle_event(MuteEvent.THROTTLE_ENDED)
+                self._try_unmute(conn)
+            case _:
+                raise TypeError(f"unknown response kind {type(response).__name__}")
+
+    def _send(self, conn: Connection, data: memoryview) -> None:
+        """Write now; what the socket does not take is written when it becomes writable."""
+        try:
+            sent = conn.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as e:
+            self._send_failed(conn, e)
+            return
+        if sent == len(data):
+            conn.send_buffer = None
+            self._completed_sends.append(conn)
+            self._touch(conn)
+        else:
+            conn.send_buffer = data[sent:]
+            self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
+
+    def _send_failed(self, conn: Connection, error: OSError) -> None:
+        if conn.pending:
+            # The peer is gone (a muted connection may not have read its FIN yet) but had sent
+            # more requests: they are still handed over, as in Kafka's graceful close; this
+            # response has nobody to go to.
+            conn.closing = True
+            conn.send_buffer = None
+            self._set_interest(conn, conn.events & ~selectors.EVENT_WRITE)
+            self._completed_sends.append(conn)
+        else:
+            self._disconnected.append((conn, f"send failed: {error}"))
+
+    def _poll_timeout(self) -> float:
+        if not self.new_connections.empty() or self._completed_sends or self._disconnected:
+            # Completed sends unmute connections after this poll, and those may hold whole
+            # requests already read: no socket event would end a blocking poll for them.
+            return 0.0
+        if self._accepting_requests and any(c.ready for c in self.connections.values()):
+            return 0.0  # whole requests already buffered: no socket event will announce them
+        return POLL_TIMEOUT
+
+    def poll(self) -> None:
+        timeout = self._poll_timeout()
+        start = time.monotonic_ns()
+        events = self._selector.select(timeout)
+        self.idle_ns_total += time.monotonic_ns() - start
+        for key, mask in events:
+            conn = key.data
+            if conn is None:
+                self._drain_wakeups()
+                continue
+            if conn.id not in self.connections:
+                continue
+            try:
+                if mask & selectors.EVENT_WRITE and conn.send_buffer is not None:
+                    self._write(conn)
+                if mask & selectors.EVENT_READ and conn.id in self.connections:
+                    self._read(conn)
+            except Exception as e:  # noqa: BLE001
+                self._close(conn, f"error during poll: {e!r}")
+        # One whole request per unmuted connection per poll: strict per-connection order.
+        if self._accepting_requests:
+            for conn in self.connections.values():
+                if conn.ready:
+                    self._completed_receives.append((conn, conn.pending.popleft()))
+        self._expire_idle()
+
+    def _drain_wakeups(self) -> None:
+        self._woken.clear()
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+
+    def _read(self, conn: Connection) -> None:
+        try:
+            data = conn.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as e:
+            if conn.pending:
+                # Reset by a peer that had already sent whole requests: still hand them over.
+                data = b""
+            else:
+                self._disconnected.append((conn, f"read failed: {e}"))
+                return
+        if not data:
+            # The peer closed its side: hand over what is buffered, answer it if the peer still
+            # reads, then close (Kafka's graceful close).
+            conn.closing = True
+            self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+            if not conn.pending and not conn.muted:
+                self._disconnected.append((conn, "closed by the peer"))
+            return
+        self._touch(conn)
+        try:
+            conn.decoder.feed(data)
+            conn.pending.extend(conn.decoder.frames())
+        except DecodeError as e:
+            # Oversized or negative frame size: Kafka's InvalidReceiveException.
+            self._close(conn, str(e))
+
+    def _write(self, conn: Connection) -> None:
+        data = conn.send_buffer
+        assert data is not None
+        try:
+            sent = conn.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as e:
+            self._send_failed(conn, e)
+            return
+        self._touch(conn)
+        if sent == len(data):
+            conn.send_buffer = None
+            self._set_interest(conn, conn.events & ~selectors.EVENT_WRITE)
+            self._completed_sends.append(conn)
+        else:
+            conn.send_buffer = data[sent:]
+
+    def process_completed_receives(self) -> None:
+        receives, self._completed_receives = self._completed_receives, []
+        for conn, payload in receives:
+            if conn.id not in self.connections:
+                continue
+            try:
+                request = self._parse(conn, payload)
+            except (ProtocolError, ValueError) as e:
+                self._close(conn, f"error while parsing a request: {e}")
+                continue
+            except Exception as e:  # noqa: BLE001
+                self._close(conn, f"unexpected error while parsing a request: {e!r}")
+                continue
+            if request is None:
+                continue
+            # Blocks while the request queue is full (back-pressure), but not past shutdown.
+            while self._running:
+                try:
+                    self.request_channel.send_request(request, timeout=POLL_TIMEOUT)
+                    break
+                except queue.Full:
+                    continue
+            else:
+                return
+            self.requests_handed_over += 1
+            conn.mute()
+            conn.handle_event(MuteEvent.REQUEST_RECEIVED)
+            self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+
+    def _parse(self, conn: Connection, payload: bytes) -> Request | None:
+        api_key, version = peek_api(payload)
+        served = self.apis.get(api_key)
+        if served is None:
+            self._close(conn, f"api key {api_key} is not served on listener {self.listener}")
+            return None
+        if api_key == API_VERSIONS and version not in served:
+            # Answered anyway (v0 error body); its header is v2 from v3 on (flexible).
+            header, _ = decode_request_header(payload, header_version=2 if version >= 3 else 1)
+            body = None
+        elif version not in served:
+            raise UnsupportedVersion(api_key, version)
+        else:
+            header, body = decode_request(payload)
+            if api_key == API_VERSIONS and version >= 3:
+                conn.client_software_name = body.client_software_name
+                conn.client_software_version = body.client_software_version
+        return Request(
+            processor=self.id, connection_id=conn.id, listener=self.listener,
+            security_protocol=self.security_protocol, header=header, body=body,
+            size=len(payload), client_address=conn.remote_ip,
+            client_software_name=conn.client_software_name,
+            client_software_version=conn.client_software_version, privileged=self.privileged,
+        )
+
+    def process_completed_sends(self) -> None:
+        sends, self._completed_sends = self._completed_sends, []
+        for conn in sends:
+            if conn.id not in self.connections:
+                continue
+            try:
+                response = self._inflight.pop(conn.id, None)
+                if response is None:
+                    raise RuntimeError(f"send for {conn.id} completed with no response in flight")
+                conn.handle_event(MuteEvent.RESPONSE_SENT)
+                self._try_unmute(conn)
+            except Exception as e:  # noqa: BLE001
+                self._close(conn, f"error after a completed send: {e!r}")
+
+    def process_disconnected(self) -> None:
+        gone, self._disconnected = self._disconnected, []
+        for conn, reason in gone:
+            if conn.id in self.connections:
+                try:
+                    self._close(conn, reason, level=logging.DEBUG)
+                except Exception:  # noqa: BLE001
+                    log.exception("Processor %d: error closing %s", self.id, conn.id)
+
+    def close_excess_connections(self) -> None:
+        if self.connections and self.quotas.max_connections_exceeded(self.listener):
+            oldest = next(iter(self._lru))  # least recently active
+            self._close(self.connections[oldest], "over max.connections")
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _try_unmute(self, conn: Connection) -> None:
+        if conn.maybe_unmute():
+            if conn.closing:
+                if not conn.pending:
+                    self._close(conn, "closed by the peer", level=logging.DEBUG)
+                return
+            self._set_interest(conn, conn.events | selectors.EVENT_READ)
+
+    def _touch(self, conn: Connection) -> None:
+        self._lru[conn.id] = time.monotonic_ns()
+        self._lru.move_to_end(conn.id)
+
+    def _expire_idle(self) -> None:
+        if not self._lru:
+            return
+        conn_id, last = next(iter(self._lru.items()))
+        if time.monotonic_ns() - last > self.idle_ns:
+            self.expired_connections_killed += 1
+            self._close(self.connections[conn_id], "idle for longer than connections.max.idle.ms",
+                        level=logging.DEBUG)
+
+    def _set_interest(self, conn: Connection, events: int) -> None:
+        if events == conn.events:
+            return
+        if conn.events == 0:
+            self._selector.register(conn.sock, events, conn)
+        elif events == 0:
+            self._selector.unregister(conn.sock)
+        else:
+            self._selector.modify(conn.sock, events, conn)
+        conn.events = events
+
+    def _close(self, conn: Connection, reason: str, level: int = logging.INFO) -> None:
+        """Close one connection, once, and log why once."""
+        if self.connections.pop(conn.id, None) is None:
+            return
+        log.log(level, "Closing connection %s on listener %s: %s", conn.id, self.listener, reason)
+        self._lru.pop(conn.id, None)
+        self._inflight.pop(conn.id, None)
+        if conn.events:
+            try:
+                self._selector.unregister(conn.sock)
+            except (KeyError, ValueError):
+                pass
+            conn.events = 0
+        self._close_raw(conn.sock)
+        self.quotas.dec(self.listener, conn.remote_ip)
+        if self.on_connection_closed is not None:
+            self.on_connection_closed(conn)
+
+    @staticmethod
+    def _close_raw(sock: socket.socket) -> None:
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+    def _close_all(self) -> None:
+        for conn in list(self.connections.values()):
+            self._close(conn, "the processor is shutting down", level=logging.DEBUG)
+        while True:
+            try:
+                sock, ip = self.new_connections.get_nowait()
+            except queue.Empty:
+                break
+            self._close_raw(sock)
+            self.quotas.dec(self.listener, ip)
+        self._selector.close()
+        self._wake_r.close()
+        self._wake_w.close()

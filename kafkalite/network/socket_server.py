@@ -1,0 +1,148 @@
+"""The SocketServer: per listener one Acceptor and its Processors, one RequestChannel per plane.
+
+The control plane (control.plane.listener.name) has one Processor, its own request queue of 20
+and (in the broker) one handler thread; it is started first so that the controller can always
+reach the broker. Requests are read here and handed to whoever takes them from the channels: the
+broker's handler pool, or a test acting as one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kafkalite.protocol.schema import Versions
+
+from .acceptor import Acceptor
+from .processor import Processor
+from .quotas import ConnectionQuotas
+from .request_channel import RequestChannel
+
+log = logging.getLogger("kafkalite.network.socket_server")
+
+CONTROL_PLANE_QUEUE_SIZE = 20
+
+# (listener name, privileged) -> {api key: versions served there}
+ApiTable = Callable[[str, bool], dict[int, Versions]]
+
+
+class SocketServer:
+    def __init__(self, config: Any, apis_for: ApiTable) -> None:
+        self.config = config
+        self.apis_for = apis_for
+        g = config.get
+        self.quotas = ConnectionQuotas(
+            g("max.connections"), g("max.connections.per.ip"), g("max.connections.per.ip.overrides"),
+            protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
+        )
+        self.data_plane_request_channel = RequestChannel(g("queued.max.requests"), "data-plane")
+        self.control_plane_listener = config.control_plane_listener_name
+        self.control_plane_request_channel: RequestChannel | None = (
+            RequestChannel(CONTROL_PLANE_QUEUE_SIZE, "control-plane")
+            if self.control_plane_listener else None
+        )
+        self.acceptors: dict[str, Acceptor] = {}
+        self.processors: list[Processor] = []
+        self._next_processor_id = 0
+        self._started = False
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Bind every listener, then start the control plane first, then the data plane."""
+        endpoints = sorted(self.config.listeners, key=lambda e: e.name != self.control_plane_listener)
+        try:
+            for endpoint in endpoints:
+                self._create_listener(endpoint)
+        except Exception:
+            self.shutdown()
+            raise
+        for acceptor in self.acceptors.values():
+            for p in acceptor.processors:
+                p.start()
+            acceptor.start()
+        for acceptor in self.acceptors.values():
+            acceptor.started.wait(5)
+            for p in acceptor.processors:
+                p.started.wait(5)
+        self._started = True
+        for endpoint in endpoints:
+            a = self.acceptors[endpoint.name]
+            log.info("Listening on %s://%s:%d (%s, %d processor%s)", endpoint.name, a.host, a.port,
+                     "control plane" if endpoint.name == self.control_plane_listener else "data plane",
+                     len(a.processors), "" if len(a.processors) == 1 else "s")
+
+    def _create_listener(self, endpoint: Any) -> None:
+        g = self.config.get
+        control = endpoint.name == self.control_plane_listener
+        channel = self.control_plane_request_channel if control else self.data_plane_request_channel
+        assert channel is not None
+        privileged = endpoint.name == self.config.privileged_listener_name
+        plane = "control-plane" if control else "data-plane"
+        count = 1 if control else g("num.network.threads")
+        apis = self.apis_for(endpoint.name, privileged)
+        processors = []
+        for _ in range(count):
+            pid = self._next_processor_id
+            self._next_processor_id += 1
+            p = Processor(
+                pid, channel, endpoint.name, endpoint.security_protocol, apis, self.quotas,
+                privileged=privileged, max_request_size=g("socket.request.max.bytes"),
+                connections_max_idle_ms=g("connections.max.idle.ms"),
+                thread_name=(f"{plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-"
+                             f"{endpoint.security_protocol}-{pid}"),
+            )
+            channel.add_processor(p)
+            processors.append(p)
+            self.processors.append(p)
+        self.acceptors[endpoint.name] = Acceptor(
+            endpoint.name, endpoint.security_protocol, endpoint.host, endpoint.port, processors,
+            self.quotas, plane=plane, send_buffer_bytes=g("socket.send.buffer.bytes"),
+            recv_buffer_bytes=g("socket.receive.buffer.bytes"), backlog=g("socket.listen.backlog.size"),
+        )
+
+    def bound_port(self, listener: str) -> int:
+        return self.acceptors[listener].port
+
+    def bound_address(self, listener: str) -> tuple[str, int]:
+        a = self.acceptors[listener]
+        return a.host, a.port
+
+    @property
+    def request_channels(self) -> list[RequestChannel]:
+        channels = [self.data_plane_request_channel]
+        if self.control_plane_request_channel is not None:
+            channels.insert(0, self.control_plane_request_channel)
+        return channels
+
+    def stop_accepting(self) -> None:
+        """First step of a graceful stop: no new connections, no new requests read."""
+        for acceptor in self.acceptors.values():
+            acceptor.shutdown()
+        for p in self.processors:
+            p.stop_reading()
+
+    def wait_for_responses(self, timeout: float) -> bool:
+        """Wait until every request taken has been answered (bounded); True if all were."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            busy = any(ch.request_queue_size for ch in self.request_channels) or any(
+                p.inflight_responses or p.has_requests_with_handlers for p in self.processors)
+            if not busy:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop acceptors and processors, close every connection, join every thread."""
+        for acceptor in self.acceptors.values():
+            acceptor.shutdown(timeout)
+        for p in self.processors:
+            p.shutdown(timeout)
+        for ch in self.request_channels:
+            ch.clear()
+        stuck = [t.name for t in [*self.acceptors.values(), *self.processors] if t.is_alive()]
+        if stuck:
+            log.warning("Threads still alive after shutdown: %s", ", ".join(stuck))

@@ -1,0 +1,1 @@
+"""The broker: configuration, listeners, and (later) the socket server and request handling."""

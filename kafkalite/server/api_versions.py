@@ -1,0 +1,29 @@
+"""Which apis and versions the broker serves, per listener: the one table behind both the
+ApiVersions answer and the Processors' check of every request."""
+
+from __future__ import annotations
+
+from kafkalite.protocol.schema import Versions
+
+# Served on every listener. Only versions the broker implements fully are listed: clients use
+# min(their max, our max), so advertising more than is served breaks them.
+DATA_PLANE: dict[int, Versions] = {
+    3: Versions.parse("0-12"),  # Metadata
+    18: Versions.parse("0-4"),  # ApiVersions
+}
+
+# Controller-to-broker requests: advertised and served only on the privileged listener (the
+# control plane listener, else the inter-broker one). Advertising them to clients makes e.g.
+# kafka-python guess a wrong broker version.
+CONTROL: dict[int, Versions] = {
+    4: Versions.parse("0-7"),  # LeaderAndIsr
+    5: Versions.parse("0-4"),  # StopReplica
+    6: Versions.parse("0-8"),  # UpdateMetadata
+}
+
+
+def apis_for(listener: str, privileged: bool) -> dict[int, Versions]:
+    table = dict(DATA_PLANE)
+    if privileged:
+        table.update(CONTROL)
+    return dict(sorted(table.items()))

@@ -1,0 +1,152 @@
+"""A broker's life cycle: start the socket server (control plane first) and the handler pools,
+run until told to stop, then stop gracefully: stop accepting, answer the requests already
+taken, close connections, join every thread within a bound."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import signal
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kafkalite.network.socket_server import SocketServer
+
+from . import api_versions
+from .handlers import KafkaApis
+from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache
+from .request_handler import RequestHandlerPool
+
+log = logging.getLogger("kafkalite.server.broker")
+
+SHUTDOWN_TIMEOUT = 10.0
+
+
+def load_or_create_cluster_id(log_dirs: list[str], configured: str | None) -> str:
+    """The cluster id kept in meta.properties under the first log dir (Kafka's storage format)."""
+    path = os.path.join(log_dirs[0], "meta.properties")
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("cluster.id="):
+                    stored = line.split("=", 1)[1].strip()
+                    if configured and configured != stored:
+                        raise ValueError(f"cluster.id {configured} differs from {stored} in {path}")
+                    return stored
+    except FileNotFoundError:
+        pass
+    cluster_id = configured or base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    os.makedirs(log_dirs[0], exist_ok=True)
+    with open(path, "w") as f:
+        f.write(f"version=1\ncluster.id={cluster_id}\n")
+    return cluster_id
+
+
+class Broker:
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.node_id: int = config.node_id
+        self.socket_server: SocketServer | None = None
+        self.metadata_cache: MetadataCache | None = None
+        self.pools: list[RequestHandlerPool] = []
+        self._stopped = threading.Event()
+        self._stop_requested = threading.Event()
+
+    # --- start --------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        cfg = self.config
+        cluster_id = load_or_create_cluster_id(cfg.log_dirs, cfg.get("cluster.id"))
+        self.socket_server = SocketServer(cfg, api_versions.apis_for)
+        self.socket_server.startup()
+        me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.get("broker.rack"))
+        controller = self.node_id if cfg.is_controller else -1
+        self.metadata_cache = MetadataCache(cluster_id, controller, {self.node_id: me})
+        self.apis = KafkaApis(self.metadata_cache, self.node_id)
+        ss = self.socket_server
+        if ss.control_plane_request_channel is not None:
+            self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
+                                                 "control-plane-kafka-request-handler"))
+        self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
+                                             cfg.get("num.io.threads")))
+        for pool in self.pools:
+            pool.start()
+        for e in self._advertised_endpoints():
+            log.info("Broker %d advertises %s://%s:%d", self.node_id, e.listener, e.host, e.port)
+        log.info("Broker %d started (cluster id %s)", self.node_id, cluster_id)
+
+    def _advertised_endpoints(self) -> Iterator[BrokerEndpoint]:
+        assert self.socket_server is not None
+        for e in self.config.advertised_listeners:
+            port = e.port or self.socket_server.bound_port(e.name)  # port 0: the bound one
+            yield BrokerEndpoint(e.name, e.host, port, e.security_protocol)
+
+    def bound_port(self, listener: str | None = None) -> int:
+        assert self.socket_server is not None
+        return self.socket_server.bound_port(listener or self.config.listeners[0].name)
+
+    # --- stop ---------------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stop_requested.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._stop_requested.wait(timeout)
+
+    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT) -> None:
+        if self._stopped.is_set():
+            return
+        log.info("Broker %d shutting down", self.node_id)
+        ss = self.socket_server
+        if ss is not None:
+            ss.stop_accepting()
+            if not ss.wait_for_responses(timeout / 2):
+                log.warning("Some requests were still unanswered at shutdown")
+        for pool in self.pools:
+            pool.shutdown(timeout / 4)
+        if ss is not None:
+            ss.shutdown(timeout / 4)
+        self._stopped.set()
+        log.info("Broker %d shut down", self.node_id)
+
+
+@contextmanager
+def stop_on_signals(on_first: Any) -> Iterator[None]:
+    """SIGTERM/SIGINT call ``on_first()`` once; a second signal exits at once."""
+    seen = []
+
+    def handler(signum: int, _frame: Any) -> None:
+        if seen:
+            log.warning("Second signal %s: exiting now", signal.Signals(signum).name)
+            os._exit(1)
+        seen.append(signum)
+        log.info("Signal %s: stopping gracefully (send again to force)", signal.Signals(signum).name)
+        on_first()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def run(config: Any) -> int:
+    """Run a broker in the foreground until SIGTERM or SIGINT; the exit code."""
+    broker = Broker(config)
+    with stop_on_signals(broker.request_stop):
+        try:
+            broker.startup()
+        except Exception:
+            broker.shutdown()
+            raise
+        try:
+            while not broker.wait(1.0):
+                pass
+        finally:
+            broker.shutdown()
+    return 0

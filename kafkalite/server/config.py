@@ -1,0 +1,991 @@
+"""Broker settings: one declarative table that feeds loading, validation, ``--override`` and the docs.
+
+Every entry of ``SETTINGS`` carries Kafka's property name, type, default and meaning (from Kafka's
+KafkaConfig / SocketServerConfigs / ServerConfigs / ReplicationConfigs / KRaftConfigs /
+ServerLogConfigs), or is marked ``kafka=False`` when the setting exists only in kafkalite.
+``docs/configuration.md`` is generated from the same table (``python -m kafkalite.server.config_docs``).
+
+Values are parsed as Kafka parses them: text is trimmed; ``int``/``long`` are 32/64-bit signed;
+``bool`` is ``true``/``false`` in any case; ``list`` is comma separated with the items trimmed and an
+empty text meaning ``[]``; ``map`` is ``key:value`` entries separated by commas, split at the last
+colon (so IPv6 keys work). Unlike Kafka, an unknown setting is an error, not a warning, and an
+empty text for a string setting whose default is null means "unset".
+
+Sources, later ones winning: the properties file, then ``extra``, then each ``--override key=value``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import re
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafkalite.server.listeners import Endpoint, parse_listener
+
+__all__ = [
+    "GROUPS",
+    "METADATA_VERSIONS",
+    "SECURITY_PROTOCOLS",
+    "SETTINGS",
+    "SETTINGS_BY_NAME",
+    "TYPES",
+    "BrokerConfig",
+    "ConfigError",
+    "Endpoint",
+    "Setting",
+    "Validator",
+    "at_least",
+    "between",
+    "format_properties",
+    "load_properties_file",
+    "lookup",
+    "metadata_version_key",
+    "one_of",
+    "parse_properties",
+]
+
+
+class ConfigError(ValueError):
+    """A bad broker configuration; the message names the setting (also kept in ``setting``)."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class _Invalid(Exception):
+    """Internal: why a value is invalid; turned into a ConfigError naming the setting and the value."""
+
+
+# --- validators ----------------------------------------------------------------------------------
+
+
+class Validator:
+    """Checks a parsed value (``check`` returns the reason it is invalid, or None) and describes the
+    valid values for the docs (Kafka's notation: ``[1,...]``, ``[a, b]``)."""
+
+    def check(self, value: Any) -> str | None:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def __call__(self, value: Any) -> None:
+        reason = self.check(value)
+        if reason is not None:
+            raise _Invalid(reason)
+
+
+@dataclass(frozen=True)
+class _Range(Validator):
+    low: int | None
+    high: int | None
+
+    def check(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if self.low is not None and value < self.low:
+            return f"must be at least {self.low}" if self.high is None else self._between()
+        if self.high is not None and value > self.high:
+            return f"must be at most {self.high}" if self.low is None else self._between()
+        return None
+
+    def _between(self) -> str:
+        return f"must be between {self.low} and {self.high}"
+
+    def describe(self) -> str:
+        low = "..." if self.low is None else str(self.low)
+        high = "..." if self.high is None else str(self.high)
+        return f"[{low},...,{high}]" if self.low is not None and self.high is not None else f"[{low},{high}]"
+
+
+def at_least(low: int) -> Validator:
+    """Kafka's ``Range.atLeast``: the value (or, for a map, every value) is >= ``low``."""
+    return _Range(low, None)
+
+
+def between(low: int, high: int) -> Validator:
+    """Kafka's ``Range.between``: ``low <= value <= high``, both inclusive."""
+    return _Range(low, high)
+
+
+def _show(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class _OneOf(Validator):
+    choices: tuple[Any, ...]
+
+    def check(self, value: Any) -> str | None:
+        allowed = ", ".join(_show(c) for c in self.choices)
+        if isinstance(value, list):  # Kafka's ValidList.in: every item allowed, no duplicates
+            for item in value:
+                if item not in self.choices:
+                    return f"{item!r} is not one of {allowed}"
+            if len(set(value)) != len(value):
+                return "duplicate entries"
+            return None
+        if value is None or value in self.choices:
+            return None
+        return f"only {allowed} is supported" if len(self.choices) == 1 else f"must be one of {allowed}"
+
+    def describe(self) -> str:
+        return "[" + ", ".join(_show(c) for c in self.choices) + "]"
+
+
+def one_of(*choices: Any) -> Validator:
+    """Kafka's ``ValidString.in`` / ``ValidList.in``: the value, or every item of a list, is a choice."""
+    return _OneOf(tuple(choices))
+
+
+@dataclass(frozen=True)
+class _EachValue(Validator):
+    inner: Validator
+
+    def check(self, value: Any) -> str | None:
+        for key, item in (value or {}).items():
+            reason = self.inner.check(item)
+            if reason is not None:
+                return f"value for {key!r} {reason}"
+        return None
+
+    def describe(self) -> str:
+        return "each value " + self.inner.describe()
+
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+class _ProtocolMap(Validator):
+    def check(self, value: Any) -> str | None:
+        seen: set[str] = set()
+        for name, protocol in value.items():
+            if name.upper() in seen:
+                return f"listener name {name.upper()} appears more than once"
+            seen.add(name.upper())
+            if protocol.upper() not in SECURITY_PROTOCOLS:
+                return f"unknown security protocol {protocol!r} for listener {name}"
+        return None
+
+    def describe(self) -> str:
+        return "NAME:PROTOCOL entries, PROTOCOL one of " + ", ".join(SECURITY_PROTOCOLS)
+
+
+class _HostPorts(Validator):
+    def check(self, value: Any) -> str | None:
+        for entry in value:
+            host, sep, port = entry.rpartition(":")
+            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+            if not sep or not host or not port.isascii() or not port.isdigit() or int(port) > 65535:
+                return f"{entry!r} is not host:port"
+        return None
+
+    def describe(self) -> str:
+        return "host:port entries"
+
+
+def _metadata_versions() -> tuple[str, ...]:
+    """Kafka's MetadataVersion values (IBP strings) up to 3.9, plus each release's short form."""
+    table = [
+        ("0.8.0", 0), ("0.8.1", 0), ("0.8.2", 0), ("0.9.0", 0), ("0.10.0", 2), ("0.10.1", 3),
+        ("0.10.2", 1), ("0.11.0", 3), ("1.0", 1), ("1.1", 1), ("2.0", 2), ("2.1", 3), ("2.2", 2),
+        ("2.3", 2), ("2.4", 2), ("2.5", 1), ("2.6", 1), ("2.7", 3), ("2.8", 2), ("3.0", 2), ("3.1", 1),
+        ("3.2", 1), ("3.3", 4), ("3.4", 1), ("3.5", 3), ("3.6", 3), ("3.7", 5), ("3.8", 1), ("3.9", 1),
+    ]
+    versions: list[str] = []
+    for release, internal in table:
+        versions.append(release)
+        versions.extend(f"{release}-IV{i}" for i in range(internal))
+    return tuple(versions)
+
+
+METADATA_VERSIONS = _metadata_versions()
+
+
+def metadata_version_key(text: str) -> str:
+    """Kafka's MetadataVersion.fromVersionString lookup key: "3.9.1" -> "3.9", "0.10.2.1" -> "0.10.2"."""
+    segments = text.split(".")
+    keep = 3 if text.startswith("0.") else 2
+    return text if keep >= len(segments) else ".".join(segments[:keep])
+
+
+class _MetadataVersion(Validator):
+    def check(self, value: Any) -> str | None:
+        if value is None or metadata_version_key(value) in METADATA_VERSIONS:
+            return None
+        return "not a Kafka metadata version (for example 3.9 or 3.9-IV0)"
+
+    def describe(self) -> str:
+        return "a Kafka metadata version, 0.8.0 to 3.9 (e.g. 3.9, 3.9-IV0)"
+
+
+_CLUSTER_ID_RE = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+class _ClusterId(Validator):
+    def check(self, value: Any) -> str | None:
+        if value is None or _CLUSTER_ID_RE.fullmatch(value):
+            return None
+        return "must be 22 characters of URL-safe base64 (a Kafka UUID)"
+
+    def describe(self) -> str:
+        return "22-character base64url UUID"
+
+
+# --- the settings table --------------------------------------------------------------------------
+
+TYPES = ("int", "long", "string", "list", "bool", "map")
+_INT_BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_LIST_SPLIT = re.compile(r"\s*,\s*")
+
+
+def _parse_int(text: str, type_: str) -> int:
+    text = text.strip()
+    if not _INT_RE.fullmatch(text):
+        raise _Invalid("not an integer")
+    value = int(text)
+    low, high = _INT_BOUNDS[type_]
+    if not low <= value <= high:
+        raise _Invalid(f"out of range for {type_} ({low}..{high})")
+    return value
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered == "true":
+        return True
+    if lowered == "false":
+        return False
+    raise _Invalid("expected true or false")
+
+
+def _parse_list(text: str) -> list[str]:
+    text = text.strip()
+    if not text:
+        return []
+    items = _LIST_SPLIT.split(text)
+    if any(not item for item in items):
+        raise _Invalid("empty entry in comma-separated list")
+    return items
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One broker setting: Kafka's name, type, default and meaning, plus a validator.
+
+    ``default`` is the parsed (Python) value; None means "unset" (Kafka's null). ``item_type`` is the
+    type of a map's values ("string" or "int"). ``kafka`` is False for kafkalite-only settings.
+    """
+
+    name: str
+    type: str
+    default: Any
+    doc: str
+    validator: Validator | None = None
+    aliases: tuple[str, ...] = ()
+    group: str = "server"
+    kafka: bool = True
+    item_type: str = "string"
+
+    def __hash__(self) -> int:  # defaults may be lists or dicts; a setting is identified by its name
+        return hash(self.name)
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"setting {self.name}: unknown type {self.type!r}")
+
+    def parse(self, raw: object) -> Any:
+        """The value for ``raw`` (text as in a properties file, or an already typed value), validated.
+
+        Raises ConfigError naming this setting.
+        """
+        try:
+            value = self._convert(raw)
+            if self.validator is not None:
+                self.validator(value)
+        except _Invalid as e:
+            shown = raw if isinstance(raw, str) else str(raw)
+            raise ConfigError(f"invalid value {shown!r} for {self.name}: {e}", self.name) from None
+        return value
+
+    def _convert(self, raw: object) -> Any:
+        if isinstance(raw, str):
+            return self._parse_text(raw)
+        if self.type in ("int", "long") and isinstance(raw, int) and not isinstance(raw, bool):
+            return _parse_int(str(raw), self.type)
+        if self.type == "bool" and isinstance(raw, bool):
+            return raw
+        if self.type == "list" and isinstance(raw, list | tuple) and all(isinstance(i, str) for i in raw):
+            return _parse_list(",".join(raw))
+        if self.type == "map" and isinstance(raw, Mapping):
+            return self._parse_text(self.render(dict(raw)))
+        raise _Invalid(f"expected a value of type {self.type}, got {type(raw).__name__}")
+
+    def _parse_text(self, text: str) -> Any:
+        if self.type in ("int", "long"):
+            return _parse_int(text, self.type)
+        if self.type == "bool":
+            return _parse_bool(text)
+        if self.type == "list":
+            return _parse_list(text)
+        if self.type == "map":
+            return self._parse_map(text)
+        text = text.strip()
+        return None if text == "" and self.default is None else text
+
+    def _parse_map(self, text: str) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for entry in _parse_list(text):
+            key, sep, value = entry.rpartition(":")
+            key, value = key.strip(), value.strip()
+            if not sep or not key or not value:
+                raise _Invalid(f"entry {entry!r} is not key:value")
+            if key in result:
+                raise _Invalid(f"key {key!r} appears more than once")
+            if self.item_type == "int":
+                try:
+                    result[key] = _parse_int(value, "int")
+                except _Invalid as e:
+                    raise _Invalid(f"value {value!r} for {key!r}: {e}") from None
+            else:
+                result[key] = value
+        return result
+
+    def render(self, value: Any) -> str:
+        """``value`` as text in a properties file (the inverse of ``parse``); None renders as ""."""
+        if value is None:
+            return ""
+        if self.type == "bool":
+            return "true" if value else "false"
+        if self.type == "list":
+            return ",".join(value)
+        if self.type == "map":
+            return ",".join(f"{k}:{v}" for k, v in value.items())
+        return str(value)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # --- server ---------------------------------------------------------------------------------
+    Setting(
+        "node.id", "int", -1,
+        "The node ID associated with the roles this process is playing; kafkalite requires it "
+        "(a value >= 0) and accepts broker.id as an alias.",
+        aliases=("broker.id",), group="server",
+    ),
+    Setting(
+        "process.roles", "list", ["broker", "controller"],
+        "The roles that this process plays: broker, controller, or broker,controller if it is both "
+        "(kafkalite defaults to broker,controller, so that a lone broker is its own controller and "
+        "reports itself as such; Kafka's default is empty).",
+        validator=one_of("broker", "controller"), group="server",
+    ),
+    Setting(
+        "num.io.threads", "int", 8,
+        "The number of threads that the server uses for processing requests, which may include disk I/O.",
+        validator=at_least(1), group="server",
+    ),
+    Setting(
+        "broker.rack", "string", None,
+        "Rack of the broker, used in rack aware replication assignment for fault tolerance "
+        "(for example RACK1 or us-east-1d).",
+        group="server",
+    ),
+    Setting(
+        "delete.topic.enable", "bool", True,
+        "Enables delete topic; deleting a topic through the admin tool has no effect if this is turned off.",
+        group="server",
+    ),
+    Setting(
+        "cluster.id", "string", None,
+        "The cluster ID, a Kafka UUID; if unset, one is generated once and kept in meta.properties "
+        "under the first log directory.",
+        validator=_ClusterId(), group="server", kafka=False,
+    ),
+    Setting(
+        "metrics.port", "int", -1,
+        "TCP port of the Prometheus metrics HTTP endpoint; -1 turns it off and 0 picks a free port.",
+        validator=between(-1, 65535), group="server", kafka=False,
+    ),
+    Setting(
+        "request.log.dir", "string", None,
+        "Directory where the broker writes its request log; if unset, no request log is written.",
+        group="server", kafka=False,
+    ),
+    # --- network --------------------------------------------------------------------------------
+    Setting(
+        "listeners", "list", ["PLAINTEXT://:9092"],
+        "Comma-separated list of URIs (NAME://host:port) we will listen on and their listener names; "
+        "an empty host binds to the default interface, 0.0.0.0 to all interfaces, and port 0 to a free port.",
+        group="network",
+    ),
+    Setting(
+        "advertised.listeners", "list", None,
+        "The listener addresses advertised to clients and other brokers if they differ from listeners, "
+        "which is used when this is unset; kafkalite advertises an empty host (or 0.0.0.0) as 127.0.0.1 "
+        "where Kafka uses the machine's hostname.",
+        group="network",
+    ),
+    Setting(
+        "listener.security.protocol.map", "map",
+        {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"},
+        "Map between listener names and security protocols, as NAME:PROTOCOL entries separated by commas; "
+        "kafkalite's listeners support only PLAINTEXT for now.",
+        validator=_ProtocolMap(), group="network",
+    ),
+    Setting(
+        "inter.broker.listener.name", "string", None,
+        "Name of the listener used for communication between brokers; if unset, kafkalite uses the "
+        "listener named PLAINTEXT if there is one, else the first listener (Kafka: the listener for "
+        "security.inter.broker.protocol, PLAINTEXT).",
+        group="network",
+    ),
+    Setting(
+        "control.plane.listener.name", "string", None,
+        "Name of the listener used for communication between the controller and brokers; if unset, "
+        "controller requests share the inter-broker listener.",
+        group="network",
+    ),
+    Setting(
+        "num.network.threads", "int", 3,
+        "The number of threads that the server uses for receiving requests from the network and sending "
+        "responses to the network, per listener (except the control plane listener).",
+        validator=at_least(1), group="network",
+    ),
+    Setting(
+        "queued.max.requests", "int", 500,
+        "The number of queued requests allowed for data-plane, before blocking the network threads.",
+        validator=at_least(1), group="network",
+    ),
+    Setting(
+        "queued.max.request.bytes", "long", -1,
+        "The number of queued bytes allowed before no more requests are read (-1 for no limit).",
+        group="network",
+    ),
+    Setting(
+        "socket.send.buffer.bytes", "int", 102400,
+        "The SO_SNDBUF buffer of the socket server sockets; if the value is -1, the OS default will be used.",
+        group="network",
+    ),
+    Setting(
+        "socket.receive.buffer.bytes", "int", 102400,
+        "The SO_RCVBUF buffer of the socket server sockets; if the value is -1, the OS default will be used.",
+        group="network",
+    ),
+    Setting(
+        "socket.request.max.bytes", "int", 104857600,
+        "The maximum number of bytes in a socket request.",
+        validator=at_least(1), group="network",
+    ),
+    Setting(
+        "socket.listen.backlog.size", "int", 50,
+        "The maximum number of pending connections on the socket.",
+        validator=at_least(1), group="network",
+    ),
+    Setting(
+        "connections.max.idle.ms", "long", 600000,
+        "Idle connections timeout: the server socket processor threads close the connections that idle "
+        "more than this.",
+        group="network",
+    ),
+    Setting(
+        "max.connections", "int", 2147483647,
+        "The maximum number of connections we allow in the broker at any time, in addition to any per-ip "
+        "limits configured using max.connections.per.ip.",
+        validator=at_least(0), group="network",
+    ),
+    Setting(
+        "max.connections.per.ip", "int", 2147483647,
+        "The maximum number of connections we allow from each ip address (0 only if "
+        "max.connections.per.ip.overrides is set); new connections from the ip are dropped at the limit.",
+        validator=at_least(0), group="network",
+    ),
+    Setting(
+        "max.connections.per.ip.overrides", "map", {},
+        "A comma-separated list of per-ip or hostname overrides to the default maximum number of "
+        "connections, for example hostName:100,127.0.0.1:200.",
+        validator=_EachValue(at_least(0)), group="network", item_type="int",
+    ),
+    # --- controller (KRaft) ----------------------------------------------------------------------
+    Setting(
+        "controller.quorum.bootstrap.servers", "list", [],
+        "List of endpoints to use for bootstrapping the cluster metadata, as comma-separated "
+        "host:port entries.",
+        validator=_HostPorts(), group="controller",
+    ),
+    Setting(
+        "broker.session.timeout.ms", "int", 9000,
+        "The length of time in milliseconds that a broker lease lasts if no heartbeats are made.",
+        group="controller",
+    ),
+    Setting(
+        "broker.heartbeat.interval.ms", "int", 2000,
+        "The length of time in milliseconds between broker heartbeats.",
+        group="controller",
+    ),
+    # --- replication ----------------------------------------------------------------------------
+    Setting(
+        "controller.socket.timeout.ms", "int", 30000,
+        "The socket timeout for controller-to-broker channels.",
+        group="replication",
+    ),
+    Setting(
+        "inter.broker.protocol.version", "string", "3.9",
+        "Specify which version of the inter-broker protocol will be used, typically bumped after all "
+        "brokers were upgraded to a new version.",
+        validator=_MetadataVersion(), group="replication",
+    ),
+    Setting(
+        "default.replication.factor", "int", 1,
+        "The default replication factor for automatically created topics.",
+        group="replication",
+    ),
+    # --- log ------------------------------------------------------------------------------------
+    Setting(
+        "log.dirs", "list", None,
+        "A comma-separated list of the directories where the log data is stored; if not set, the value "
+        "in log.dir is used.",
+        group="log",
+    ),
+    Setting(
+        "log.dir", "string", "/tmp/kafka-logs",
+        "The directory in which the log data is kept (supplemental for the log.dirs property).",
+        group="log",
+    ),
+    Setting(
+        "num.partitions", "int", 1,
+        "The default number of log partitions per topic.",
+        validator=at_least(1), group="log",
+    ),
+    Setting(
+        "auto.create.topics.enable", "bool", False,
+        "Enable auto creation of topic on the server; kafkalite supports only false "
+        "(Kafka's default is true).",
+        validator=one_of(False), group="log",
+    ),
+)
+
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("server", "Server"),
+    ("network", "Network and listeners"),
+    ("controller", "Controller (KRaft)"),
+    ("replication", "Replication"),
+    ("log", "Log"),
+)
+
+SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+_BY_ANY_NAME: dict[str, Setting] = {n: s for s in SETTINGS for n in s.names}
+
+
+def lookup(name: str) -> Setting:
+    """The setting called ``name`` (or one of its aliases); ConfigError if there is none."""
+    setting = _BY_ANY_NAME.get(name)
+    if setting is None:
+        close = difflib.get_close_matches(name, list(_BY_ANY_NAME), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"unknown setting {name!r}{hint}", name)
+    return setting
+
+
+# --- Java .properties ----------------------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WS = " \t\f"
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _trailing_backslashes(line: str) -> int:
+    return len(line) - len(line.rstrip("\\"))
+
+
+def _unescape(text: str, *, trim: bool) -> str:
+    """Resolve backslash escapes; with ``trim``, drop trailing unescaped whitespace."""
+    out: list[str] = []
+    keep = 0
+    i = 0
+    while i < len(text):
+        c = text[i]
+        i += 1
+        if c != "\\":
+            out.append(c)
+            if c not in _WS:
+                keep = len(out)
+            continue
+        if i >= len(text):
+            break  # a lone backslash at the very end (continuation at end of input) is dropped
+        c = text[i]
+        i += 1
+        if c == "u":
+            digits = text[i:i + 4]
+            if len(digits) < 4 or any(d not in string.hexdigits for d in digits):
+                raise ConfigError(f"malformed \\uxxxx escape in properties: {text!r}")
+            out.append(chr(int(digits, 16)))
+            i += 4
+        else:
+            out.append(_ESCAPES.get(c, c))
+        keep = len(out)
+    result = "".join(out[:keep] if trim else out)
+    try:  # \ud83d\ude00 (Java's UTF-16 pair) -> one code point
+        return result.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        return result
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    """Java's rule: the key ends at the first unescaped '=', ':' or whitespace; then whitespace, at
+    most one '=' or ':' and more whitespace are skipped; the rest is the value."""
+    key_end = len(line)
+    value_start = len(line)
+    has_sep = False
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=:":
+            key_end, value_start, has_sep = i, i + 1, True
+            break
+        if c in _WS:
+            key_end, value_start = i, i + 1
+            break
+        i += 1
+    while value_start < len(line):
+        c = line[value_start]
+        if c not in _WS:
+            if not has_sep and c in "=:":
+                has_sep = True
+            else:
+                break
+        value_start += 1
+    return _unescape(line[:key_end], trim=False), _unescape(line[value_start:], trim=True)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java ``.properties`` text: ``#``/``!`` comments, ``key=value``, ``key: value`` or
+    ``key value``, backslash escapes and line continuation; later keys win. Values lose trailing
+    unescaped whitespace (Kafka trims them anyway)."""
+    lines = _LINE_BREAK.split(text)
+    result: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i].lstrip(_WS)
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        while _trailing_backslashes(line) % 2 == 1:
+            line = line[:-1]
+            if i >= len(lines):
+                break
+            line += lines[i].lstrip(_WS)
+            i += 1
+        key, value = _split_key_value(line)
+        result[key] = value
+    return result
+
+
+def _escape(text: str, specials: str) -> str:
+    out = []
+    for c in text:
+        if c == "\\":
+            out.append("\\\\")
+        elif c in "\t\n\r\f":
+            out.append("\\" + {"\t": "t", "\n": "n", "\r": "r", "\f": "f"}[c])
+        elif c in specials:
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def format_properties(props: Mapping[str, str]) -> str:
+    """Properties text that ``parse_properties`` reads back as ``props`` (one ``key=value`` a line)."""
+    lines = []
+    for key, value in props.items():
+        escaped = _escape(value, "")
+        if escaped.startswith(" "):
+            escaped = "\\" + escaped
+        if escaped.endswith(" ") and not escaped.endswith("\\ "):
+            escaped = escaped[:-1] + "\\ "
+        lines.append(f"{_escape(key, ' =:#!')}={escaped}\n")
+    return "".join(lines)
+
+
+def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read and parse a properties file (UTF-8); ConfigError if it cannot be read."""
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return parse_properties(f.read())
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config file {os.fspath(path)!r}: {e}") from None
+
+
+# --- the broker's configuration ------------------------------------------------------------------
+
+_WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+
+
+def _canonical(props: Mapping[str, object]) -> dict[str, object]:
+    """Map keys (and aliases) to setting names; unknown key -> ConfigError; None values are unset.
+    Within one source, an alias and its setting may both appear only with equal values."""
+    result: dict[str, object] = {}
+    origin: dict[str, str] = {}
+    for key, raw in props.items():
+        key = key.strip()
+        setting = lookup(key)
+        if raw is None:
+            continue
+        name = setting.name
+        if name in result and origin[name] != key and setting.parse(result[name]) != setting.parse(raw):
+            raise ConfigError(
+                f"{origin[name]} and {key} are both set, to different values ({result[name]!r} and {raw!r})",
+                name,
+            )
+        result[name] = raw
+        origin[name] = key
+    return result
+
+
+def _parse_override(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"invalid override {item!r}: expected key=value")
+    return key.strip(), value
+
+
+class BrokerConfig:
+    """A validated broker configuration: every setting's value (defaults filled) and derived views.
+
+    ``values`` holds the configured values (after parsing; the listener map's names and protocols in
+    upper case); the properties (``listeners``, ``inter_broker_listener_name``, ...) give the
+    effective ones, with Kafka's fallbacks applied.
+    """
+
+    def __init__(self, props: Mapping[str, object] | None = None) -> None:
+        raw = _canonical(props or {})
+        values: dict[str, Any] = {}
+        for setting in SETTINGS:
+            if setting.name in raw:
+                values[setting.name] = setting.parse(raw[setting.name])
+            else:
+                values[setting.name] = copy.deepcopy(setting.default)
+        self._values = values
+        self._explicit = frozenset(raw)
+        self._derive()
+
+    @classmethod
+    def from_sources(
+        cls,
+        file_path: str | os.PathLike[str] | None,
+        overrides: Iterable[str] = (),
+        extra: Mapping[str, object] | None = None,
+    ) -> BrokerConfig:
+        """The properties file (if any), then ``extra``, then each ``key=value`` override; later wins."""
+        merged: dict[str, object] = {}
+        if file_path is not None:
+            merged.update(_canonical(load_properties_file(file_path)))
+        if extra:
+            merged.update(_canonical(extra))
+        for item in overrides:
+            merged.update(_canonical(dict([_parse_override(item)])))
+        return cls(merged)
+
+    # --- access ---------------------------------------------------------------------------------
+
+    def get(self, name: str) -> Any:
+        """The value of setting ``name`` (or an alias); KeyError for an unknown name."""
+        setting = _BY_ANY_NAME.get(name)
+        if setting is None:
+            raise KeyError(f"unknown setting {name!r}")
+        return self._values[setting.name]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _BY_ANY_NAME
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every setting's value by name, defaults filled (a copy)."""
+        return dict(self._values)
+
+    @property
+    def explicit(self) -> frozenset[str]:
+        """Names of the settings the user set (aliases mapped to the setting's name)."""
+        return self._explicit
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={self._values[n]!r}" for n in sorted(self._explicit))
+        return f"BrokerConfig({shown})"
+
+    # --- derived --------------------------------------------------------------------------------
+
+    @property
+    def node_id(self) -> int:
+        return int(self._values["node.id"])
+
+    @property
+    def process_roles(self) -> list[str]:
+        return list(self._values["process.roles"])
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self._values["process.roles"]
+
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self._values["process.roles"]
+
+    @property
+    def security_protocol_map(self) -> dict[str, str]:
+        return dict(self._values["listener.security.protocol.map"])
+
+    @property
+    def listeners(self) -> list[Endpoint]:
+        return list(self._listeners)
+
+    @property
+    def advertised_listeners(self) -> list[Endpoint]:
+        return list(self._advertised)
+
+    @property
+    def inter_broker_listener_name(self) -> str:
+        return self._inter_broker
+
+    @property
+    def control_plane_listener_name(self) -> str | None:
+        return self._control_plane
+
+    @property
+    def privileged_listener_name(self) -> str:
+        """The control plane listener if there is one, else the inter-broker listener."""
+        return self._control_plane or self._inter_broker
+
+    @property
+    def log_dirs(self) -> list[str]:
+        return list(self._log_dirs)
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self._values["cluster.id"]
+
+    def _derive(self) -> None:
+        v = self._values
+        if v["node.id"] < 0:
+            raise ConfigError("node.id must be set to a value >= 0 (broker.id is accepted as an alias)",
+                              "node.id")
+        if not v["process.roles"]:
+            raise ConfigError("process.roles must name at least one role (broker, controller)",
+                              "process.roles")
+
+        protocols = {k.upper(): p.upper() for k, p in v["listener.security.protocol.map"].items()}
+        v["listener.security.protocol.map"] = protocols
+
+        self._listeners = [parse_listener(t, protocols, setting="listeners") for t in v["listeners"]]
+        if not self._listeners:
+            raise ConfigError("listeners must contain at least one listener", "listeners")
+        names = [e.name for e in self._listeners]
+        self._check_unique_names(names, "listeners")
+        self._check_ports()
+        for e in self._listeners:
+            if e.security_protocol != "PLAINTEXT":
+                raise ConfigError(
+                    f"listener {e.name} uses security protocol {e.security_protocol}, which is not "
+                    "supported yet (only PLAINTEXT)", "listeners")
+
+        if v["advertised.listeners"] is None:
+            self._advertised = [
+                _replace_host(e, _WILDCARDS.get(e.host, e.host) or "127.0.0.1") for e in self._listeners
+            ]
+        else:
+            self._advertised = []
+            for text in v["advertised.listeners"]:
+                e = parse_listener(text, protocols, setting="advertised.listeners")
+                if e.host in _WILDCARDS:
+                    raise ConfigError(
+                        f"invalid value {text!r} for advertised.listeners: cannot advertise the "
+                        f"non-routable meta-address {e.host}", "advertised.listeners")
+                if e.name not in names:
+                    raise ConfigError(
+                        f"invalid value {text!r} for advertised.listeners: {e.name} is not a listener "
+                        f"name in listeners ({', '.join(names)})", "advertised.listeners")
+                self._advertised.append(_replace_host(e, e.host or "127.0.0.1"))
+            self._check_unique_names([e.name for e in self._advertised], "advertised.listeners")
+        advertised_names = {e.name for e in self._advertised}
+
+        control_plane = v["control.plane.listener.name"]
+        self._control_plane = control_plane.upper() if control_plane is not None else None
+        if self._control_plane is not None and self._control_plane not in names:
+            raise ConfigError(
+                f"invalid value {control_plane!r} for control.plane.listener.name: not a listener name "
+                f"in listeners ({', '.join(names)})", "control.plane.listener.name")
+
+        inter_broker = v["inter.broker.listener.name"]
+        if inter_broker is not None:
+            self._inter_broker = inter_broker.upper()
+            if self._inter_broker not in names:
+                raise ConfigError(
+                    f"invalid value {inter_broker!r} for inter.broker.listener.name: not a listener name "
+                    f"in listeners ({', '.join(names)})", "inter.broker.listener.name")
+        else:
+            candidates = [n for n in names if n != self._control_plane]
+            if not candidates:
+                raise ConfigError(
+                    "control.plane.listener.name is the only listener; another listener is needed "
+                    "for inter-broker traffic", "control.plane.listener.name")
+            self._inter_broker = "PLAINTEXT" if "PLAINTEXT" in candidates else candidates[0]
+        if self._control_plane == self._inter_broker:
+            raise ConfigError(
+                f"control.plane.listener.name and inter.broker.listener.name must differ "
+                f"(both are {self._inter_broker})", "control.plane.listener.name")
+        for setting, name in (("inter.broker.listener.name", self._inter_broker),
+                              ("control.plane.listener.name", self._control_plane)):
+            if name is not None and name not in advertised_names:
+                raise ConfigError(
+                    f"{setting} is {name}, which must also be in advertised.listeners", setting)
+
+        if v["max.connections.per.ip"] == 0 and not v["max.connections.per.ip.overrides"]:
+            raise ConfigError(
+                "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides is set",
+                "max.connections.per.ip")
+
+        self._log_dirs = list(v["log.dirs"]) if v["log.dirs"] is not None else [v["log.dir"]]
+        if not self._log_dirs or not all(self._log_dirs):
+            raise ConfigError("at least one log directory must be defined via log.dirs or log.dir",
+                              "log.dirs")
+
+    @staticmethod
+    def _check_unique_names(names: list[str], setting: str) -> None:
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise ConfigError(f"{setting}: listener name {name} is used more than once", setting)
+            seen.add(name)
+
+    def _check_ports(self) -> None:
+        # Kafka: ports must be unique unless one listener is IPv4 and the other IPv6; 0 = any free port.
+        seen: dict[tuple[int, bool], Endpoint] = {}
+        for e in self._listeners:
+            if e.port == 0:
+                continue
+            key = (e.port, ":" in e.host)
+            if key in seen:
+                raise ConfigError(
+                    f"listeners: {seen[key]} and {e} use the same port {e.port}", "listeners")
+            seen[key] = e
+
+
+def _replace_host(endpoint: Endpoint, host: str) -> Endpoint:
+    return Endpoint(endpoint.name, host, endpoint.port, endpoint.security_protocol)
+

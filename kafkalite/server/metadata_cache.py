@@ -1,0 +1,86 @@
+"""What a broker knows of the cluster: brokers and their endpoints, the controller, topics and
+their partitions. Readers take the current snapshot (an immutable value) without locking; the
+controller's requests replace it whole, as Kafka's MetadataCache does."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import uuid
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerEndpoint:
+    listener: str
+    host: str
+    port: int
+    security_protocol: str
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerInfo:
+    id: int
+    endpoints: tuple[BrokerEndpoint, ...]
+    rack: str | None = None
+    epoch: int = -1
+
+    def endpoint(self, listener: str) -> BrokerEndpoint | None:
+        for e in self.endpoints:
+            if e.listener == listener:
+                return e
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class PartitionInfo:
+    index: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+    partition_epoch: int = 0
+    controller_epoch: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID
+    partitions: dict[int, PartitionInfo]
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    cluster_id: str
+    controller_id: int
+    brokers: dict[int, BrokerInfo]
+    topics: dict[str, TopicInfo]
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        for t in self.topics.values():
+            if t.topic_id == topic_id:
+                return t
+        return None
+
+
+class MetadataCache:
+    def __init__(self, cluster_id: str, controller_id: int = -1,
+                 brokers: dict[int, BrokerInfo] | None = None) -> None:
+        self._lock = threading.Lock()  # serialises writers; readers use the snapshot as is
+        self._snapshot = Snapshot(cluster_id, controller_id, dict(brokers or {}), {})
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def replace(self, **changes: object) -> Snapshot:
+        with self._lock:
+            self._snapshot = dataclasses.replace(self._snapshot, **changes)  # type: ignore[arg-type]
+            return self._snapshot
+
+    def update(self, fn):  # type: ignore[no-untyped-def]
+        """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""
+        with self._lock:
+            self._snapshot = fn(self._snapshot)
+            return self._snapshot

@@ -1,0 +1,427 @@
+"""Broker settings: Kafka's defaults, properties parsing, validation, cross-checks, generated docs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkalite.server.config import (
+    GROUPS,
+    SETTINGS,
+    SETTINGS_BY_NAME,
+    BrokerConfig,
+    ConfigError,
+    format_properties,
+    lookup,
+    metadata_version_key,
+    parse_properties,
+)
+from kafkalite.server.config_docs import render_markdown
+from kafkalite.server.listeners import Endpoint, parse_listener
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAIN = {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT", "SSL": "SSL"}
+
+
+def cfg(**props: str) -> BrokerConfig:
+    """A config from keyword props, ``_`` standing for ``.``; node.id defaults to 1."""
+    named = {k.replace("_", "."): v for k, v in props.items()}
+    named.setdefault("node.id", "1")
+    return BrokerConfig(named)
+
+
+def error_for(props: dict[str, object]) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        BrokerConfig({"node.id": "1", **props})
+    return info.value
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "default"),
+    [
+        ("num.network.threads", 3),
+        ("num.io.threads", 8),
+        ("queued.max.requests", 500),
+        ("queued.max.request.bytes", -1),
+        ("socket.send.buffer.bytes", 100 * 1024),
+        ("socket.receive.buffer.bytes", 100 * 1024),
+        ("socket.request.max.bytes", 100 * 1024 * 1024),
+        ("socket.listen.backlog.size", 50),
+        ("connections.max.idle.ms", 10 * 60 * 1000),
+        ("max.connections", 2**31 - 1),
+        ("max.connections.per.ip", 2**31 - 1),
+        ("max.connections.per.ip.overrides", {}),
+        ("listeners", ["PLAINTEXT://:9092"]),
+        ("advertised.listeners", None),
+        ("log.dir", "/tmp/kafka-logs"),
+        ("log.dirs", None),
+        ("broker.rack", None),
+        ("controller.quorum.bootstrap.servers", []),
+        ("controller.socket.timeout.ms", 30000),
+        ("broker.session.timeout.ms", 9000),
+        ("broker.heartbeat.interval.ms", 2000),
+        ("default.replication.factor", 1),
+        ("num.partitions", 1),
+        ("delete.topic.enable", True),
+        ("inter.broker.listener.name", None),
+        ("control.plane.listener.name", None),
+    ],
+)
+def test_defaults_match_kafka(name: str, default: object) -> None:
+    assert SETTINGS_BY_NAME[name].default == default
+    assert SETTINGS_BY_NAME[name].kafka
+    assert cfg().get(name) == default
+
+
+def test_kafkalite_specific_defaults() -> None:
+    c = cfg()
+    assert c["process.roles"] == ["broker", "controller"] and c.is_controller
+    assert c["auto.create.topics.enable"] is False
+    assert c["metrics.port"] == -1
+    assert c["request.log.dir"] is None and c["cluster.id"] is None
+    assert c["listener.security.protocol.map"] == {
+        "PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
+    assert {s.name for s in SETTINGS if not s.kafka} == {"metrics.port", "request.log.dir", "cluster.id"}
+
+
+def test_table_is_well_formed() -> None:
+    names = [n for s in SETTINGS for n in s.names]
+    assert len(names) == len(set(names))
+    groups = {g for g, _ in GROUPS}
+    for s in SETTINGS:
+        assert s.group in groups, s.name
+        assert s.doc.endswith(".") and s.doc[0].isupper(), s.name
+        if s.default is not None:  # every default survives its own rendering and validation
+            assert s.parse(s.render(s.default)) == s.default, s.name
+
+
+def test_values_and_explicit() -> None:
+    c = cfg(num_io_threads="4")
+    assert set(c.values) == set(SETTINGS_BY_NAME)
+    assert c.values["num.io.threads"] == 4
+    assert c.explicit == {"node.id", "num.io.threads"}
+    c.values["num.io.threads"] = 99  # a copy
+    assert c["num.io.threads"] == 4
+    with pytest.raises(KeyError):
+        c.get("no.such.setting")
+
+
+# --- .properties ---------------------------------------------------------------------------------
+
+
+def test_properties_comments_separators_whitespace() -> None:
+    text = (
+        "# a comment\n"
+        "   ! another comment\n"
+        "\n"
+        "a=1\n"
+        "b : 2\n"
+        "c 3\n"
+        "  d   =   spaced value   \n"
+        "e\t\tf\n"
+        "g=\n"
+        "h\n"
+        "i==x\n"
+        "j=x=y:z\n"
+        "a=later\n"
+    )
+    assert parse_properties(text) == {
+        "a": "later", "b": "2", "c": "3", "d": "spaced value", "e": "f", "g": "", "h": "", "i": "=x",
+        "j": "x=y:z",
+    }
+
+
+def test_properties_continuation_and_escapes() -> None:
+    text = (
+        "listeners=PLAINTEXT://:9092,\\\n"
+        "          INTERNAL://:9093\n"
+        "path=c:\\\\tmp\\\\logs\n"
+        "key\\ with\\=odd\\:chars = v\n"
+        "tab=a\\tb\n"
+        "uni=\\u00e9\\ud83d\\ude00\n"
+        "even=ends with two\\\\\n"
+        "next=line\r\n"
+        "cr=only\r"
+        "# comment \\\n"
+        "notcontinued=yes\n"
+        "eof=trailing\\"
+    )
+    assert parse_properties(text) == {
+        "listeners": "PLAINTEXT://:9092,INTERNAL://:9093",
+        "path": "c:\\tmp\\logs",
+        "key with=odd:chars": "v",
+        "tab": "a\tb",
+        "uni": "\u00e9\U0001f600",
+        "even": "ends with two\\",
+        "next": "line",
+        "cr": "only",
+        "notcontinued": "yes",
+        "eof": "trailing",
+    }
+
+
+def test_properties_bad_unicode_escape() -> None:
+    with pytest.raises(ConfigError):
+        parse_properties("a=\\u12\n")
+
+
+_text = st.text(max_size=20)  # no surrogates by default
+
+
+@given(st.dictionaries(_text, _text, max_size=8))
+def test_properties_round_trip(props: dict[str, str]) -> None:
+    assert parse_properties(format_properties(props)) == props
+
+
+# --- sources -------------------------------------------------------------------------------------
+
+
+def test_from_sources_overrides_beat_file(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text("broker.id=3\nnum.io.threads=2\nlog.dirs=/a, /b\nnum.partitions=5\n")
+    c = BrokerConfig.from_sources(
+        str(path), ["num.io.threads=6", "node.id = 7"], extra={"num.partitions": "9", "num.io.threads": "4"})
+    assert c.node_id == 7
+    assert c["num.io.threads"] == 6
+    assert c["num.partitions"] == 9
+    assert c.log_dirs == ["/a", "/b"]
+    assert c.explicit == {"node.id", "num.io.threads", "log.dirs", "num.partitions"}
+
+
+def test_from_sources_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        BrokerConfig.from_sources(str(tmp_path / "missing.properties"), [])
+    with pytest.raises(ConfigError, match="expected key=value"):
+        BrokerConfig.from_sources(None, ["node.id"])
+    with pytest.raises(ConfigError, match=r"unknown setting 'foo\.bar'"):
+        BrokerConfig.from_sources(None, ["node.id=1", "foo.bar=1"])
+
+
+def test_broker_id_alias() -> None:
+    c = BrokerConfig({"broker.id": "5"})
+    assert c.node_id == 5 and c["node.id"] == 5 and c["broker.id"] == 5
+    assert c.explicit == {"node.id"}
+    assert lookup("broker.id") is SETTINGS_BY_NAME["node.id"]
+    assert BrokerConfig({"broker.id": "5", "node.id": "5"}).node_id == 5
+    with pytest.raises(ConfigError, match=r"broker\.id") as info:
+        BrokerConfig({"broker.id": "5", "node.id": "6"})
+    assert info.value.setting == "node.id"
+
+
+def test_node_id_required() -> None:
+    with pytest.raises(ConfigError, match=r"node\.id"):
+        BrokerConfig({})
+    with pytest.raises(ConfigError, match=r"node\.id"):
+        BrokerConfig({"node.id": "-1"})
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+def test_unknown_setting() -> None:
+    e = error_for({"foo.bar": "1"})
+    assert "unknown setting 'foo.bar'" in str(e) and e.setting == "foo.bar"
+    assert "did you mean 'num.io.threads'" in str(error_for({"num.io.thread": "1"}))
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "reason"),
+    [
+        ("num.io.threads", "x", "not an integer"),
+        ("num.io.threads", "1.5", "not an integer"),
+        ("num.io.threads", "0", "at least 1"),
+        ("num.network.threads", "2147483648", "out of range"),
+        ("connections.max.idle.ms", "9223372036854775808", "out of range"),
+        ("max.connections", "-1", "at least 0"),
+        ("delete.topic.enable", "yes", "true or false"),
+        ("auto.create.topics.enable", "true", "only false"),
+        ("process.roles", "broker,zookeeper", "not one of"),
+        ("process.roles", "broker,broker", "duplicate"),
+        ("inter.broker.protocol.version", "4.7", "metadata version"),
+        ("metrics.port", "70000", "between -1 and 65535"),
+        ("max.connections.per.ip.overrides", "host:x", "not an integer"),
+        ("max.connections.per.ip.overrides", "host:-2", "at least 0"),
+        ("max.connections.per.ip.overrides", "host", "key:value"),
+        ("listener.security.protocol.map", "PLAINTEXT:TLS", "unknown security protocol"),
+        ("listener.security.protocol.map", "A:PLAINTEXT,a:SSL", "more than once"),
+        ("controller.quorum.bootstrap.servers", "localhost", "host:port"),
+        ("cluster.id", "short", "22 characters"),
+        ("log.dirs", "/a,,/b", "empty entry"),
+    ],
+)
+def test_invalid_values_name_the_setting(name: str, raw: str, reason: str) -> None:
+    e = error_for({name: raw})
+    assert f"invalid value {raw!r} for {name}" in str(e)
+    assert reason in str(e)
+    assert e.setting == name
+
+
+def test_type_parsing() -> None:
+    c = cfg(
+        num_io_threads=" +12 ",
+        delete_topic_enable="FALSE",
+        log_dirs=" /a ,/b,  /c ",
+        max_connections_per_ip_overrides="hostName:100, 127.0.0.1 : 200,::1:3",
+        listener_security_protocol_map="plaintext:plaintext,internal:PlainText",
+        listeners="PLAINTEXT://:9092,INTERNAL://:9093",
+        controller_quorum_bootstrap_servers="localhost:9093,[::1]:9094",
+        inter_broker_protocol_version="3.9.1",
+        broker_rack="",
+    )
+    assert c["num.io.threads"] == 12
+    assert c["delete.topic.enable"] is False
+    assert c.log_dirs == ["/a", "/b", "/c"]
+    assert c["max.connections.per.ip.overrides"] == {"hostName": 100, "127.0.0.1": 200, "::1": 3}
+    assert c.security_protocol_map == {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT"}
+    assert c["controller.quorum.bootstrap.servers"] == ["localhost:9093", "[::1]:9094"]
+    assert c["broker.rack"] is None  # empty text unsets a setting whose default is null
+    assert cfg(process_roles=" broker , controller ").is_controller
+
+
+def test_typed_values_are_accepted() -> None:
+    c = BrokerConfig({"node.id": 2, "delete.topic.enable": False, "log.dirs": ["/x"],
+                      "max.connections.per.ip.overrides": {"h": 1}})
+    assert c.node_id == 2 and c["delete.topic.enable"] is False and c.log_dirs == ["/x"]
+    assert c["max.connections.per.ip.overrides"] == {"h": 1}
+    assert "not an integer" not in str(error_for({"num.io.threads": True}))  # a bool is not an int
+    assert "expected a value of type int" in str(error_for({"num.io.threads": True}))
+    assert "expected a value of type list" in str(error_for({"log.dirs": [1]}))
+
+
+def test_metadata_version_key() -> None:
+    assert metadata_version_key("3.9.1") == "3.9"
+    assert metadata_version_key("3.9-IV0") == "3.9-IV0"
+    assert metadata_version_key("0.10.2.1") == "0.10.2"
+    for ok in ("2.8", "3.0", "3.3-IV3", "3.7-IV4", "3.9", "0.8.2"):
+        assert cfg(inter_broker_protocol_version=ok)["inter.broker.protocol.version"] == ok
+
+
+# --- listeners and cross-checks ------------------------------------------------------------------
+
+
+def test_parse_listener() -> None:
+    assert parse_listener("PLAINTEXT://localhost:9092", PLAIN) == Endpoint(
+        "PLAINTEXT", "localhost", 9092, "PLAINTEXT")
+    assert parse_listener(" internal://:0 ", PLAIN) == Endpoint("INTERNAL", "", 0, "PLAINTEXT")
+    e = parse_listener("SSL://[::1]:9093", PLAIN)
+    assert e == Endpoint("SSL", "::1", 9093, "SSL") and str(e) == "SSL://[::1]:9093"
+    assert str(parse_listener("PLAINTEXT://0.0.0.0:1", PLAIN)) == "PLAINTEXT://0.0.0.0:1"
+    for bad in ("PLAINTEXT://host", "PLAINTEXT:/host:1", "://h:1", "PLAINTEXT://h:-1", "PLAINTEXT://h:65536",
+                "PLAINTEXT://a b:1", "PLAINTEXT://::1:9092"):
+        with pytest.raises(ConfigError, match="listeners"):
+            parse_listener(bad, PLAIN)
+    with pytest.raises(ConfigError, match="no security protocol defined for listener OTHER") as info:
+        parse_listener("OTHER://:1", PLAIN, setting="advertised.listeners")
+    assert info.value.setting == "advertised.listeners"
+
+
+def test_advertised_listeners_fall_back_to_listeners() -> None:
+    c = cfg(
+        listeners="PLAINTEXT://:9092,INTERNAL://0.0.0.0:9093,V6://[::]:9094,HOST://myhost:0",
+        listener_security_protocol_map="PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,V6:PLAINTEXT,HOST:PLAINTEXT",
+    )
+    assert [str(e) for e in c.listeners] == [
+        "PLAINTEXT://:9092", "INTERNAL://0.0.0.0:9093", "V6://[::]:9094", "HOST://myhost:0"]
+    assert [str(e) for e in c.advertised_listeners] == [
+        "PLAINTEXT://127.0.0.1:9092", "INTERNAL://127.0.0.1:9093", "V6://[::1]:9094", "HOST://myhost:0"]
+
+
+def test_explicit_advertised_listeners() -> None:
+    c = cfg(listeners="PLAINTEXT://:9092,INTERNAL://:9093",
+            advertised_listeners="PLAINTEXT://broker1:19092,INTERNAL://:9093",
+            listener_security_protocol_map="PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT")
+    assert [str(e) for e in c.advertised_listeners] == ["PLAINTEXT://broker1:19092", "INTERNAL://127.0.0.1:9093"]
+    assert "not a listener name" in str(error_for({"advertised.listeners": "OTHER://h:1",
+                                                   "listener.security.protocol.map": "OTHER:PLAINTEXT,"
+                                                   "PLAINTEXT:PLAINTEXT"}))
+    assert "meta-address" in str(error_for({"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}))
+    e = error_for({"listeners": "PLAINTEXT://:9092,INTERNAL://:9093",
+                   "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+                   "advertised.listeners": "INTERNAL://h:9093"})
+    assert "inter.broker.listener.name is PLAINTEXT" in str(e) and e.setting == "inter.broker.listener.name"
+
+
+def test_listener_names_and_ports_are_unique() -> None:
+    e = error_for({"listeners": "PLAINTEXT://:9092,plaintext://:9093"})
+    assert "PLAINTEXT is used more than once" in str(e) and e.setting == "listeners"
+    assert "same port" in str(error_for({
+        "listeners": "PLAINTEXT://:9092,INTERNAL://localhost:9092",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"}))
+    both_families = cfg(listeners="PLAINTEXT://127.0.0.1:9092,INTERNAL://[::1]:9092,A://:0,B://:0",
+                        listener_security_protocol_map="PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,A:PLAINTEXT,"
+                                                       "B:PLAINTEXT")
+    assert len(both_families.listeners) == 4
+    assert "at least one listener" in str(error_for({"listeners": ""}))
+
+
+def test_listener_needs_protocol_and_plaintext() -> None:
+    e = error_for({"listeners": "CLIENT://:9092"})
+    assert "CLIENT" in str(e) and "listener.security.protocol.map" in str(e)
+    e = error_for({"listeners": "PLAINTEXT://:9092,SSL://:9093"})
+    assert "SSL" in str(e) and "not supported yet" in str(e)
+    e = error_for({"listeners": "SECURE://:9093", "listener.security.protocol.map": "SECURE:SASL_SSL"})
+    assert "not supported yet" in str(e)
+
+
+def test_inter_broker_and_control_plane_listeners() -> None:
+    proto = "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+    c = cfg(listeners="CLIENT://:9092,REPLICATION://:9093", listener_security_protocol_map=proto)
+    assert c.inter_broker_listener_name == "CLIENT"  # no PLAINTEXT listener: the first
+    assert c.control_plane_listener_name is None and c.privileged_listener_name == "CLIENT"
+
+    c = cfg(listeners="CLIENT://:9092,PLAINTEXT://:9093", listener_security_protocol_map=proto)
+    assert c.inter_broker_listener_name == "PLAINTEXT"
+
+    c = cfg(listeners="CONTROLLER://:9094,CLIENT://:9092,REPLICATION://:9093",
+            listener_security_protocol_map=proto, control_plane_listener_name="controller",
+            inter_broker_listener_name="replication")
+    assert c.control_plane_listener_name == "CONTROLLER"
+    assert c.inter_broker_listener_name == "REPLICATION"
+    assert c.privileged_listener_name == "CONTROLLER"
+
+    c = cfg(listeners="CONTROLLER://:9094,CLIENT://:9092", listener_security_protocol_map=proto,
+            control_plane_listener_name="CONTROLLER")
+    assert c.inter_broker_listener_name == "CLIENT"  # the default skips the control plane listener
+
+    base = {"listeners": "CONTROLLER://:9094,CLIENT://:9092", "listener.security.protocol.map": proto}
+    e = error_for({**base, "control.plane.listener.name": "CONTROLLER",
+                   "inter.broker.listener.name": "CONTROLLER"})
+    assert "must differ" in str(e)
+    e = error_for({**base, "control.plane.listener.name": "NOPE"})
+    assert "control.plane.listener.name" in str(e) and e.setting == "control.plane.listener.name"
+    e = error_for({**base, "inter.broker.listener.name": "NOPE"})
+    assert "inter.broker.listener.name" in str(e) and e.setting == "inter.broker.listener.name"
+    e = error_for({"listeners": "CONTROLLER://:9094", "listener.security.protocol.map": proto,
+                   "control.plane.listener.name": "CONTROLLER"})
+    assert "another listener" in str(e)
+
+
+def test_other_cross_checks() -> None:
+    assert "can be set to zero only if" in str(error_for({"max.connections.per.ip": "0"}))
+    assert cfg(max_connections_per_ip="0", max_connections_per_ip_overrides="10.0.0.1:5")[
+        "max.connections.per.ip"] == 0
+    assert "at least one log directory" in str(error_for({"log.dirs": ""}))
+    assert "at least one role" in str(error_for({"process.roles": ""}))
+    assert cfg(log_dir="/var/k").log_dirs == ["/var/k"]
+
+
+# --- docs ----------------------------------------------------------------------------------------
+
+
+def test_docs_are_up_to_date() -> None:
+    path = ROOT / "docs" / "configuration.md"
+    assert path.read_text() == render_markdown(), (
+        "docs/configuration.md is stale: python -m kafkalite.server.config_docs > docs/configuration.md")
+
+
+def test_docs_cover_every_setting() -> None:
+    md = render_markdown()
+    for s in SETTINGS:
+        assert f"`{s.name}`" in md
+    assert "`metrics.port` (kafkalite)" in md and "alias `broker.id`" in md
