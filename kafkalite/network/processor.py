@@ -307,12 +307,15 @@ class Processor(threading.Thread):
         self._expire_idle()
 
     def _drain_wakeups(self) -> None:
-        self._woken.clear()
+        # Drain first, clear second: a wake-up sent in between leaves its byte unread, so the next
+        # select returns at once. The other order could eat that byte with the flag still set,
+        # and later wake-ups would be skipped until the poll timed out.
         try:
             while self._wake_r.recv(4096):
                 pass
         except (BlockingIOError, InterruptedError):
             pass
+        self._woken.clear()
 
     def _read(self, conn: Connection) -> None:
         try:

@@ -73,12 +73,15 @@ def _encode_into(out: bytearray, api_key: int, version: int, body: Any, response
         raise EncodeError(f"cannot encode api_key={api_key} v{version} {kind}: {e}") from e
 
 
-def decode_body(api_key: int, version: int, buf: Any, pos: int = 0, response: bool = False) -> Any:
-    """Decode a whole body from ``buf[pos:]``; trailing bytes are an error."""
+def decode_body(
+    api_key: int, version: int, buf: Any, pos: int = 0, response: bool = False, strict: bool = True
+) -> Any:
+    """Decode a body from ``buf[pos:]``. With ``strict``, trailing bytes are an error; without it
+    they are ignored, as Kafka's request parser ignores them (librdkafka sends some)."""
     _, dec = body_codec(api_key, version, response)
     try:
         obj, end = dec(buf, pos)
-        if end != len(buf):
+        if strict and end != len(buf):
             raise DecodeError(f"{len(buf) - end} trailing bytes", offset=end)
     except DecodeError as e:
         e.api_key, e.api_version = api_key, version
@@ -136,10 +139,12 @@ def decode_request_header(payload: Any, header_version: int | None = None) -> tu
         raise
 
 
-def decode_request(payload: Any) -> tuple[Any, Any]:
-    """(header, body) of a request payload. Unknown api or version: UnsupportedVersion."""
+def decode_request(payload: Any, strict: bool = False) -> tuple[Any, Any]:
+    """(header, body) of a request payload. Unknown api or version: UnsupportedVersion.
+
+    Bytes after the body are ignored unless ``strict``, as in Kafka."""
     header, pos = decode_request_header(payload)
-    body = decode_body(header.request_api_key, header.request_api_version, payload, pos)
+    body = decode_body(header.request_api_key, header.request_api_version, payload, pos, strict=strict)
     return header, body
 
 

@@ -45,7 +45,7 @@ class RequestHandlerPool:
                 return  # the shutdown sentinel
             try:
                 response = self.handle(request)
-            except Exception:  # noqa: BLE001 - a handler thread never dies of a request
+            except Exception:  # a handler thread never dies of a request
                 log.exception("Unexpected error handling a request; closing its connection")
                 response = CloseConnectionResponse(request)
             channel.send_response(response)

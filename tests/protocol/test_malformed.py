@@ -131,3 +131,12 @@ def test_unknown_api_and_version():
         decode_request(struct.pack(">hhi", 18, 99, 1) + b"\xff\xff")
     with pytest.raises(UnsupportedVersion):
         decode_request(struct.pack(">hhi", 9999, 0, 1) + b"\xff\xff")
+
+
+def test_request_trailing_bytes_ignored_as_kafka_does_unless_strict():
+    # librdkafka 2.16's Metadata v12 request, captured: three bytes follow the body.
+    payload = bytes.fromhex("0003000c00000003000772646b61666b610000000000010000")
+    header, body = decode_request(payload)
+    assert (header.request_api_version, header.client_id, body.topics) == (12, "rdkafka", None)
+    with pytest.raises(DecodeError, match="trailing"):
+        decode_request(payload, strict=True)

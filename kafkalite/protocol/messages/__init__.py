@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from ..schema import Api
 from .api_versions import API_VERSIONS
+from .create_topics import CREATE_TOPICS
+from .delete_topics import DELETE_TOPICS
 from .leader_and_isr import LEADER_AND_ISR
+from .metadata import METADATA
 from .stop_replica import STOP_REPLICA
 from .update_metadata import UPDATE_METADATA
 
 ALL: tuple[Api, ...] = (
+    METADATA,
     LEADER_AND_ISR,
     STOP_REPLICA,
     UPDATE_METADATA,
     API_VERSIONS,
+    CREATE_TOPICS,
+    DELETE_TOPICS,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}

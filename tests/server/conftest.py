@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from kafkalite.server.broker import Broker
+from kafkalite.server.config import BrokerConfig
+
+
+@contextlib.contextmanager
+def running_broker(tmp_path, **overrides: str) -> Iterator[Broker]:
+    props = {
+        "node.id": "1",
+        "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
+        "log.dirs": str(tmp_path),
+    }
+    props.update({k.replace("_", "."): v for k, v in overrides.items()})
+    broker = Broker(BrokerConfig(props))
+    broker.startup()
+    try:
+        yield broker
+    finally:
+        broker.shutdown()
+        threads = [*broker.socket_server.acceptors.values(), *broker.socket_server.processors,
+                   *(t for pool in broker.pools for t in pool.threads)]
+        assert not [t.name for t in threads if t.is_alive()]

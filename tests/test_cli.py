@@ -1,0 +1,98 @@
+"""The ``kafkalite`` command: start-up errors, signals, and ``python -m kafkalite``."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from kafkalite.cli import main
+from kafkalite.server.broker import stop_on_signals
+
+from .broker_process import BrokerProcess, free_port, wait_exit
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kafkalite", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_python_dash_m_is_the_command():
+    out = run_cli("--help")
+    assert out.returncode == 0
+    assert "broker" in out.stdout and "bench" in out.stdout
+
+
+@pytest.mark.parametrize(("override", "named"), [
+    ("no.such.setting=1", "no.such.setting"),
+    ("num.io.threads=zero", "num.io.threads"),
+    ("num.network.threads=0", "num.network.threads"),
+    ("listeners=NOPE://127.0.0.1:9", "NOPE"),
+])
+def test_bad_setting_stops_startup_naming_it(tmp_path, override, named):
+    result = CliRunner().invoke(main, ["broker", "--override", "node.id=1", "--override",
+                                       f"log.dirs={tmp_path}", "--override", override])
+    assert result.exit_code != 0
+    assert named in result.output
+
+
+def test_bad_config_file_setting(tmp_path):
+    props = tmp_path / "server.properties"
+    props.write_text("# a comment\nnode.id=1\nlog.dirs=/tmp/x\nsocket.request.max.byte=5\n")
+    result = CliRunner().invoke(main, ["broker", "--config", str(props)])
+    assert result.exit_code != 0
+    assert "socket.request.max.byte" in result.output
+
+
+def test_port_in_use_stops_startup(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = run_cli("broker", "--override", "node.id=1", "--override", f"log.dirs={tmp_path}",
+                      "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}")
+    assert out.returncode != 0
+    assert "cannot start the broker" in out.stderr and "in use" in out.stderr
+
+
+def test_port_zero_binds_a_free_port_and_logs_it(tmp_path):
+    b = BrokerProcess(tmp_path, "listeners=PLAINTEXT://127.0.0.1:0")
+    try:
+        b.wait_started()
+        bound = [m for line in b.lines if (m := re.search(r"Listening on PLAINTEXT://127\.0\.0\.1:(\d+)", line))]
+        assert bound and int(bound[0].group(1)) > 0
+    finally:
+        assert b.stop() == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_stops_gracefully(tmp_path, sig):
+    b = BrokerProcess(tmp_path).wait_started()
+    b.signal(sig)
+    assert wait_exit(b.proc, 20) == 0
+    b.stop()
+    assert any("shut down" in line for line in b.lines)
+
+
+def test_second_signal_forces_exit(monkeypatch):
+    """In-process: the first SIGTERM asks for a graceful stop, the second exits at once."""
+    exits, stops = [], []
+    monkeypatch.setattr(os, "_exit", lambda code: exits.append(code))
+    with stop_on_signals(lambda: stops.append(1)):
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stops == [1] and exits == []
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert exits == [1]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(signal.getsignal(signal.SIGTERM))
+
+
+def test_free_port_helper_gives_bindable_port():
+    port = free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
