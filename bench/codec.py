@@ -85,7 +85,7 @@ def _update_metadata_case(partitions: int = 1000) -> Case:
             topic_state(
                 topic_name=f"topic-{t:04d}", topic_id=uuid.UUID(int=t + 1),
                 partition_states=[
-                    pstate(topic_name=f"topic-{t:04d}", partition_index=p, controller_epoch=1, leader=p % 3,
+                    pstate(partition_index=p, controller_epoch=1, leader=p % 3,
                            leader_epoch=0, isr=[0, 1, 2], zk_version=0, replicas=[0, 1, 2],
                            offline_replicas=[])
                     for p in range(per_topic)

@@ -28,7 +28,9 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request_bytes(self, api_key: int, version: int, body: Any, correlation_id: int | None = None) -> bytes:
+    def request_bytes(
+        self, api_key: int, version: int, body: Any, correlation_id: int | None = None
+    ) -> bytes:
         if correlation_id is None:
             self._corr += 1
             correlation_id = self._corr

@@ -65,7 +65,8 @@ def test_port_zero_binds_a_free_port_and_logs_it(tmp_path):
     b = BrokerProcess(tmp_path, "listeners=PLAINTEXT://127.0.0.1:0")
     try:
         b.wait_started()
-        bound = [m for line in b.lines if (m := re.search(r"Listening on PLAINTEXT://127\.0\.0\.1:(\d+)", line))]
+        pattern = re.compile(r"Listening on PLAINTEXT://127\.0\.0\.1:(\d+)")
+        bound = [m for line in b.lines if (m := pattern.search(line))]
         assert bound and int(bound[0].group(1)) > 0
     finally:
         assert b.stop() == 0

@@ -81,7 +81,7 @@ class Acceptor(threading.Thread):
                     events = selector.select(SELECT_TIMEOUT)
                     if any(key.fileobj is self._server for key, _ in events):
                         self._accept_ready()
-                except Exception:  # noqa: BLE001 - every error is logged and the loop goes on
+                except Exception:
                     log.exception("Acceptor %s got an unexpected error", self.name)
         finally:
             selector.close()

@@ -177,7 +177,7 @@ class Processor(threading.Thread):
                     self.process_completed_sends()
                     self.process_disconnected()
                     self.close_excess_connections()
-                except Exception:  # noqa: BLE001 - the Processor must live on
+                except Exception:
                     log.exception("Processor %d got an unexpected error", self.id)
         finally:
             self._close_all()
@@ -190,7 +190,7 @@ class Processor(threading.Thread):
                 return
             try:
                 self._register(sock)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 log.warning("Processor %d could not register a connection from %s: %s", self.id, ip, e)
                 self._close_raw(sock)
                 self.quotas.dec(self.listener, ip)
@@ -220,7 +220,7 @@ class Processor(threading.Thread):
                 continue
             try:
                 self._handle_response(conn, response)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 self._close(conn, f"error while processing a response: {e!r}")
 
     def _handle_response(self, conn: Connection, response: Response) -> None:
@@ -297,7 +297,7 @@ class Processor(threading.Thread):
                     self._write(conn)
                 if mask & selectors.EVENT_READ and conn.id in self.connections:
                     self._read(conn)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 self._close(conn, f"error during poll: {e!r}")
         # One whole request per unmuted connection per poll: strict per-connection order.
         if self._accepting_requests:
@@ -373,7 +373,7 @@ class Processor(threading.Thread):
             except (ProtocolError, ValueError) as e:
                 self._close(conn, f"error while parsing a request: {e}")
                 continue
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 self._close(conn, f"unexpected error while parsing a request: {e!r}")
                 continue
             if request is None:
@@ -428,7 +428,7 @@ class Processor(threading.Thread):
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
                 conn.handle_event(MuteEvent.RESPONSE_SENT)
                 self._try_unmute(conn)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 self._close(conn, f"error after a completed send: {e!r}")
 
     def process_disconnected(self) -> None:
@@ -437,7 +437,7 @@ class Processor(threading.Thread):
             if conn.id in self.connections:
                 try:
                     self._close(conn, reason, level=logging.DEBUG)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.exception("Processor %d: error closing %s", self.id, conn.id)
 
     def close_excess_connections(self) -> None:

@@ -7,6 +7,7 @@ frame decoder yields it.
 
 from __future__ import annotations
 
+import gc
 import struct
 from typing import Any
 
@@ -20,6 +21,21 @@ _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
 _ENCODE_ERRORS = (struct.error, TypeError, ValueError, AttributeError, OverflowError)
 _cache: dict = {}
+
+# Decoding a large body allocates thousands of lists and objects, all of them live: generation-0
+# collections triggered meanwhile only re-scan them (about 40% of the decode time of a 1000-
+# partition Metadata response). Above this size the collector is paused for the decode.
+_GC_PAUSE_BYTES = 4096
+
+
+def _decode_without_gc(dec: Decoder, buf: Any, pos: int) -> tuple[Any, int]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return dec(buf, pos)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def get_api(api_key: int) -> Api:
@@ -80,7 +96,10 @@ def decode_body(
     they are ignored, as Kafka's request parser ignores them (librdkafka sends some)."""
     _, dec = body_codec(api_key, version, response)
     try:
-        obj, end = dec(buf, pos)
+        if len(buf) - pos > _GC_PAUSE_BYTES:
+            obj, end = _decode_without_gc(dec, buf, pos)
+        else:
+            obj, end = dec(buf, pos)
         if strict and end != len(buf):
             raise DecodeError(f"{len(buf) - end} trailing bytes", offset=end)
     except DecodeError as e:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import primitives as P
-from .errors import DecodeError, EncodeError
+from .errors import DecodeError
 from .schema import Array, Field, Primitive, Struct
 
 Encoder = Callable[[Any, bytearray], None]
@@ -114,6 +114,16 @@ def _field_flexible(f: Field, version: int, flexible: bool) -> bool:
 
 
 # --- code generation -------------------------------------------------------------------------
+#
+# A struct's encoder and decoder are one function each; structs nested in it (array elements,
+# struct fields) are generated inline, inside the parent's loop, so an element costs no function
+# call. Every local name carries a number from the generator so that inlined bodies never clash.
+
+_SMALL = 127  # arrays shorter than this use a prebuilt struct for their exact length
+
+
+def _sized_structs(code: str) -> list[struct.Struct]:
+    return [struct.Struct(f">{n}{code}") for n in range(_SMALL)]
 
 
 class _Gen:
@@ -125,25 +135,32 @@ class _Gen:
             "DecodeError": DecodeError,
             "_struct": struct,
             "_write_uvarint": P.write_uvarint,
-            "_read_uvarint": P.read_uvarint,
             "_ral": P.read_array_length,
             "_wal": P.write_array_length,
             "_read_tags": P.read_tags,
             "_write_tags": P.write_tags,
-            "_UUID": P.uuid.UUID,
+            "_UUID": P.uuid_from_bytes,
+            "_I32": P.INT32.unpack_from,
+            "_PI32": P.INT32.pack,
         }
         self.cache = cache
         self.n = 0
 
-    def const(self, value: Any, prefix: str = "c") -> str:
+    def uid(self) -> int:
         self.n += 1
-        name = f"_{prefix}{self.n}"
+        return self.n
+
+    def const(self, value: Any, prefix: str = "c") -> str:
+        name = f"_{prefix}{self.uid()}"
         self.env[name] = value
         return name
 
-    def struct_codec(self, s: Struct, version: int, flexible: bool) -> tuple[str, str]:
-        enc, dec = compile_struct(s, version, flexible, self.cache)
-        return self.const(enc, "enc"), self.const(dec, "dec")
+    def sized(self, code: str, unpack: bool) -> str:
+        """A constant naming the list of prebuilt pack/unpack functions for arrays of ``code``."""
+        key = f"_{'U' if unpack else 'W'}{code}"
+        if key not in self.env:
+            self.env[key] = [st.unpack_from if unpack else st.pack for st in _sized_structs(code)]
+        return key
 
 
 def compile_struct(
@@ -155,16 +172,44 @@ def compile_struct(
     if key in cache:
         return cache[key]
     g = _Gen(cache)
-    enc_src = _encoder_source(g, s, version, flexible)
-    dec_src = _decoder_source(g, s, version, flexible)
-    g.env["_C"] = s.cls
-    g.env["EncodeError"] = EncodeError
-    exec(compile(enc_src + dec_src, f"<kafkalite {s.name} v{version}>", "exec"), g.env)
+    enc_lines = _encode_struct(g, s, version, flexible, "o", "out")
+    dec_lines, ctor = _decode_struct(g, s, version, flexible)
+    what = g.const(f"{s.name} v{version}", "w")
+    src = (
+        "def encode(o, out):\n" + _indent(enc_lines or ["pass"], 1) + "\n"
+        "def decode(buf, pos):\n"
+        "    _n = len(buf)\n"
+        "    try:\n" + _indent(dec_lines, 2) + "\n"
+        f"        return {ctor}, pos\n"
+        "    except DecodeError:\n"
+        "        raise\n"
+        "    except (_struct.error, IndexError, ValueError, OverflowError, TypeError) as e:\n"
+        f"        raise DecodeError(f'malformed {{{what}}}: {{e}}', offset=pos) from None\n"
+    )
+    exec(compile(src, f"<kafkalite {s.name} v{version}>", "exec"), g.env)
     cache[key] = (g.env["encode"], g.env["decode"])
     return cache[key]
 
 
-def _encoder_source(g: _Gen, s: Struct, version: int, flexible: bool) -> str:
+def _indent(lines: list[str], depth: int) -> str:
+    pad = "    " * depth
+    return "\n".join(pad + line for line in lines)
+
+
+def generated_source(s: Struct, version: int, flexible: bool) -> str:
+    """The Python source the compiler writes for ``s`` at ``version`` (for docs and debugging)."""
+    g = _Gen({})
+    dec_lines, ctor = _decode_struct(g, s, version, flexible)
+    return ("def encode(o, out):\n" + _indent(_encode_struct(g, s, version, flexible, "o", "out"), 1)
+            + "\n\ndef decode(buf, pos):  # inside try/except -> DecodeError\n"
+            + _indent(dec_lines, 1) + f"\n    return {ctor}, pos\n")
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+
+def _encode_struct(g: _Gen, s: Struct, version: int, flexible: bool, obj: str, out: str) -> list[str]:
+    """Lines appending struct value ``obj`` to bytearray ``out``."""
     lines: list[str] = []
     run: list[tuple[Field, str]] = []  # pending fixed-size fields merged into one pack call
 
@@ -172,29 +217,34 @@ def _encoder_source(g: _Gen, s: Struct, version: int, flexible: bool) -> str:
         if run:
             fmt = ">" + "".join(_code(f) for f, _ in run)
             packer = g.const(struct.Struct(fmt).pack, "pack")
-            lines.append(f"out += {packer}({', '.join(e for _, e in run)})")
+            lines.append(f"{out} += {packer}({', '.join(e for _, e in run)})")
             run.clear()
 
     for f in s.fields:
         if not f.present_in(version):
             continue
-        expr = f"o.{f.name}"
+        expr = f"{obj}.{f.name}"
         if isinstance(f.type, Primitive) and f.type.struct_code:
             run.append((f, expr))
             continue
         flush()
         lines += _encode_value(g, f.type, expr, version in f.nullable,
-                               _field_flexible(f, version, flexible), version, "out", 0)
+                               _field_flexible(f, version, flexible), version, out)
     flush()
     if flexible:
-        lines += _encode_tags(g, s, version)
-    body = "\n".join("    " + line for line in lines) or "    pass"
-    return f"def encode(o, out):\n{body}\n"
+        lines += _encode_tags(g, s, version, obj, out)
+    return lines
 
 
-def _encode_value(
-    g: _Gen, t: Any, expr: str, nullable: bool, flexible: bool, version: int, out: str, depth: int
-) -> list[str]:
+def _encode_length(out: str, n: str, flexible: bool) -> list[str]:
+    if flexible:
+        return [f"if {n} < 127:", f"    {out}.append({n} + 1)", "else:",
+                f"    _write_uvarint({out}, {n} + 1)"]
+    return [f"{out} += _PI32({n})"]
+
+
+def _encode_value(g: _Gen, t: Any, expr: str, nullable: bool, flexible: bool, version: int,
+                  out: str) -> list[str]:
     """Lines that append ``expr`` (of type ``t``) to the bytearray named ``out``."""
     if isinstance(t, Primitive):
         if t.struct_code:
@@ -208,76 +258,69 @@ def _encode_value(
         fn = "write_compact_bytes" if flexible else "write_bytes"
         return [f"P.{fn}({out}, {expr}, {nullable})"]
     if isinstance(t, Struct):
-        enc, _ = g.struct_codec(t, version, flexible)
-        return [f"{enc}({expr}, {out})"]
-    # Array
-    v = f"_a{depth}"
-    item = f"_i{depth}"
+        obj = f"_s{g.uid()}"
+        return [f"{obj} = {expr}"] + _encode_struct(g, t, version, flexible, obj, out)
+    k = g.uid()
+    v, n, item = f"_a{k}", f"_l{k}", f"_i{k}"
     lines = [f"{v} = {expr}"]
-    null_line = f"_wal({out}, -1, {flexible})"
     if nullable:
-        lines += [f"if {v} is None:", f"    {null_line}", "else:"]
+        lines += [f"if {v} is None:", f"    _wal({out}, -1, {flexible})", "else:"]
         pad = "    "
     else:
         pad = ""
-    inner = [f"_wal({out}, len({v}), {flexible})"]
+    inner = [f"{n} = len({v})"] + _encode_length(out, n, flexible)
     it = t.item
     if isinstance(it, Primitive) and it.struct_code:
-        code = it.struct_code
-        inner.append(f"{out} += _struct.pack('>%d{code}' % len({v}), *{v})")
-    elif isinstance(it, Struct):
-        enc, _ = g.struct_codec(it, version, flexible)
-        inner += [f"for {item} in {v}:", f"    {enc}({item}, {out})"]
+        w = g.sized(it.struct_code, unpack=False)
+        inner += [f"if {n} < {_SMALL}:", f"    {out} += {w}[{n}](*{v})", "else:",
+                  f"    {out} += _struct.pack('>%d{it.struct_code}' % {n}, *{v})"]
     else:
-        inner.append(f"for {item} in {v}:")
-        inner += ["    " + x for x in _encode_value(g, it, item, False, flexible, version, out, depth + 1)]
-    lines += [pad + x for x in inner]
-    return lines
+        body = (_encode_struct(g, it, version, flexible, item, out) if isinstance(it, Struct)
+                else _encode_value(g, it, item, False, flexible, version, out))
+        inner += [f"for {item} in {v}:"] + ["    " + x for x in body]
+    return lines + [pad + x for x in inner]
 
 
-def _encode_tags(g: _Gen, s: Struct, version: int) -> list[str]:
+def _encode_tags(g: _Gen, s: Struct, version: int, obj: str, out: str) -> list[str]:
     tagged = sorted((f for f in s.fields if f.tagged_in(version)), key=lambda f: f.tag or 0)
+    u = f"_u{g.uid()}"
     if not tagged:
-        return [
-            "_u = o.unknown_tags",
-            "if _u:",
-            "    _write_tags(out, sorted(_u.items()))",
-            "else:",
-            "    out.append(0)",
-        ]
-    lines = ["_t = []"]
+        return [f"{u} = {obj}.unknown_tags", f"if {u}:", f"    _write_tags({out}, sorted({u}.items()))",
+                "else:", f"    {out}.append(0)"]
+    t = f"_t{g.uid()}"
+    lines = [f"{t} = []"]
     for f in tagged:
         d = g.const(f.default_value(), "d")
-        lines.append(f"if o.{f.name} != {d}:")
-        lines.append("    _b = bytearray()")
-        lines += ["    " + x for x in _encode_value(g, f.type, f"o.{f.name}", version in f.nullable,
-                                                     True, version, "_b", 0)]
-        lines.append(f"    _t.append(({f.tag}, _b))")
-    lines += [
-        "_u = o.unknown_tags",
-        "if _u:",
-        "    _t.extend(_u.items())",
-        "    _t.sort(key=lambda x: x[0])",
-        "_write_tags(out, _t)",
-    ]
-    return lines
+        b = f"_b{g.uid()}"
+        lines += [f"if {obj}.{f.name} != {d}:", f"    {b} = bytearray()"]
+        lines += ["    " + x for x in _encode_value(g, f.type, f"{obj}.{f.name}", version in f.nullable,
+                                                     True, version, b)]
+        lines.append(f"    {t}.append(({f.tag}, {b}))")
+    return lines + [f"{u} = {obj}.unknown_tags", f"if {u}:", f"    {t}.extend({u}.items())",
+                    f"    {t}.sort(key=lambda x: x[0])", f"_write_tags({out}, {t})"]
 
 
-def _decoder_source(g: _Gen, s: Struct, version: int, flexible: bool) -> str:
-    lines: list[str] = ["_n = len(buf)"]
+# --- decoding --------------------------------------------------------------------------------
+
+
+def _decode_struct(g: _Gen, s: Struct, version: int, flexible: bool) -> tuple[list[str], str]:
+    """Lines reading struct ``s`` at ``pos`` into locals, and the expression that builds it."""
+    k = g.uid()
+    lines: list[str] = []
     run: list[Field] = []
     values: dict[str, str] = {}
 
+    def var(f: Field) -> str:
+        return f"v{k}_{f.name}"
+
     def flush() -> None:
         if run:
-            fmt = ">" + "".join(_code(f) for f in run)
-            st = struct.Struct(fmt)
+            st = struct.Struct(">" + "".join(_code(f) for f in run))
             unpacker = g.const(st.unpack_from, "unpack")
-            targets = ", ".join(f"v_{f.name}" for f in run)
-            lines.append(f"{targets}, = {unpacker}(buf, pos)")
+            lines.append(f"{', '.join(var(f) for f in run)}, = {unpacker}(buf, pos)")
             lines.append(f"pos += {st.size}")
             for f in run:
-                values[f.name] = f"v_{f.name}"
+                values[f.name] = var(f)
             run.clear()
 
     for f in s.fields:
@@ -287,67 +330,58 @@ def _decoder_source(g: _Gen, s: Struct, version: int, flexible: bool) -> str:
             run.append(f)
             continue
         flush()
-        var = f"v_{f.name}"
-        lines += _decode_value(g, f.type, var, version in f.nullable,
-                               _field_flexible(f, version, flexible), version, 0)
-        values[f.name] = var
+        lines += _decode_value(g, f.type, var(f), version in f.nullable,
+                               _field_flexible(f, version, flexible), version)
+        values[f.name] = var(f)
     flush()
     unknown = "None"
     if flexible:
+        u = f"_u{k}"
         tagged = [f for f in s.fields if f.tagged_in(version)]
-        readers = {}
-        for f in tagged:
-            readers[f.tag] = (f.name, _tag_reader(g, f, version))
+        readers = {f.tag: (f.name, _tag_reader(g, f, version)) for f in tagged}
         r = g.const(readers, "tags")
-        lines += [
-            "if buf[pos] == 0:",
-            "    pos += 1",
-            "    _u = None",
-            "else:",
-            f"    _u, pos = _read_tags(buf, pos, {r})",
-        ]
+        lines += ["if buf[pos] == 0:", "    pos += 1", f"    {u} = None", "else:",
+                  f"    {u}, pos = _read_tags(buf, pos, {r})"]
+        if not tagged:
+            lines.append(f"    {u} = {u} or None")
         for f in tagged:
             d = g.const(f, "f")
-            lines.append(
-                f"v_{f.name} = _u.pop({f.name!r}) if _u and {f.name!r} in _u else {d}.default_value()"
-            )
-            values[f.name] = f"v_{f.name}"
-        lines.append("_u = _u or None")
-        unknown = "_u"
-    args = []
-    for f in s.fields:
-        if f.name in values:
-            args.append(values[f.name])
-        else:
-            args.append(f"{g.const(f, 'f')}.default_value()")
-    args.append(unknown)
-    what = g.const(f"{s.name} v{version}", "w")
-    body = "\n".join("        " + line for line in lines)
-    return (
-        "def decode(buf, pos):\n"
-        "    try:\n"
-        f"{body}\n"
-        "    except DecodeError:\n"
-        "        raise\n"
-        "    except (_struct.error, IndexError, ValueError, OverflowError, TypeError) as e:\n"
-        f"        raise DecodeError(f'malformed {{{what}}}: {{e}}', offset=pos) from None\n"
-        f"    return _C({', '.join(args)}), pos\n"
-    )
+            lines.append(f"{var(f)} = {u}.pop({f.name!r}) if {u} and {f.name!r} in {u} "
+                         f"else {d}.default_value()")
+            values[f.name] = var(f)
+        if tagged:
+            lines.append(f"{u} = {u} or None")
+        unknown = u
+    args = [values[f.name] if f.name in values else f"{g.const(f, 'f')}.default_value()"
+            for f in s.fields]
+    cls = g.const(s.cls, "cls")
+    return lines, f"{cls}({', '.join([*args, unknown])})"
 
 
 def _tag_reader(g: _Gen, f: Field, version: int) -> Callable:
-    lines = ["_n = len(buf)"] + _decode_value(g, f.type, "v", version in f.nullable, True, version, 0)
-    body = "\n".join("    " + x for x in lines)
-    src = f"def read(buf, pos):\n{body}\n    return v, pos\n"
+    lines = ["_n = len(buf)"] + _decode_value(g, f.type, "v", version in f.nullable, True, version)
+    src = "def read(buf, pos):\n" + _indent(lines, 1) + "\n    return v, pos\n"
     env = dict(g.env)
     exec(compile(src, f"<kafkalite tag {f.name}>", "exec"), env)
     reader: Callable = env["read"]
     return reader
 
 
-def _decode_value(
-    g: _Gen, t: Any, var: str, nullable: bool, flexible: bool, version: int, depth: int
-) -> list[str]:
+def _decode_length(g: _Gen, count: str, flexible: bool, nullable: bool, min_item: int) -> list[str]:
+    """Read an array length into ``count`` (-1: null). The common case, a one-byte compact length,
+    is inline: under 127 elements nothing large is allocated and a short buffer fails in the reads
+    that follow. Anything else goes through read_array_length, which checks the length against
+    the bytes left before anything is allocated."""
+    m = max(min_item, 1)
+    slow = f"    {count}, pos = _ral(buf, pos, {flexible}, {nullable}, {min_item})"
+    if flexible:
+        return [f"{count} = buf[pos] - 1", f"if 0 <= {count} < 127:", "    pos += 1", "else:", slow]
+    return [f"{count}, = _I32(buf, pos)",
+            f"if 0 <= {count} and {count} * {m} <= _n - pos - 4:",
+            "    pos += 4", "else:", slow]
+
+
+def _decode_value(g: _Gen, t: Any, var: str, nullable: bool, flexible: bool, version: int) -> list[str]:
     """Lines that read a value of type ``t`` at ``pos`` into ``var`` and advance ``pos``."""
     if isinstance(t, Primitive):
         if t.struct_code:
@@ -355,22 +389,32 @@ def _decode_value(
             unpacker = g.const(st.unpack_from, "unpack")
             return [f"{var}, = {unpacker}(buf, pos)", f"pos += {st.size}"]
         if t.name == "uuid":
-            return [
-                "if pos + 16 > _n: raise DecodeError('truncated uuid', offset=pos)",
-                f"{var} = _UUID(bytes=bytes(buf[pos:pos + 16]))",
-                "pos += 16",
-            ]
+            return ["if pos + 16 > _n: raise DecodeError('truncated uuid', offset=pos)",
+                    f"{var} = _UUID(buf[pos:pos + 16])", "pos += 16"]
         if t.name == "string":
             fn = "read_compact_string" if flexible else "read_string"
         else:
             fn = "read_compact_bytes" if flexible else "read_bytes"
         return [f"{var}, pos = P.{fn}(buf, pos, {nullable})"]
     if isinstance(t, Struct):
-        _, dec = g.struct_codec(t, version, flexible)
-        return [f"{var}, pos = {dec}(buf, pos)"]
+        lines, ctor = _decode_struct(g, t, version, flexible)
+        return [*lines, f"{var} = {ctor}"]
     it = t.item
-    count = f"_c{depth}"
-    lines = [f"{count}, pos = _ral(buf, pos, {flexible}, {nullable}, {min_size(it, version, flexible)})"]
+    k = g.uid()
+    count = f"_c{k}"
+    if flexible and isinstance(it, Primitive) and it.struct_code:
+        # The hot shape (replica and ISR lists): a one-byte length and the elements in one branch.
+        u = g.sized(it.struct_code, unpack=True)
+        slow = [f"{count}, pos = _ral(buf, pos, True, {nullable}, {it.size})"]
+        if nullable:
+            slow += [f"if {count} < 0:", f"    {var} = None", "else:"]
+        fmt = f"'>%d{it.struct_code}' % {count}"
+        slow += [("    " if nullable else "") + x for x in
+                 [f"{var} = list(_struct.unpack_from({fmt}, buf, pos))", f"pos += {it.size} * {count}"]]
+        return [f"{count} = buf[pos] - 1", f"if 0 <= {count} < {_SMALL}:",
+                f"    {var} = list({u}[{count}](buf, pos + 1))",
+                f"    pos += 1 + {it.size} * {count}", "else:"] + ["    " + x for x in slow]
+    lines = _decode_length(g, count, flexible, nullable, min_size(it, version, flexible))
     if nullable:
         lines += [f"if {count} < 0:", f"    {var} = None", "else:"]
         pad = "    "
@@ -378,29 +422,25 @@ def _decode_value(
         pad = ""
     inner: list[str] = []
     if isinstance(it, Primitive) and it.struct_code:
-        code = it.struct_code
-        inner += [
-            f"{var} = list(_struct.unpack_from('>%d{code}' % {count}, buf, pos))",
-            f"pos += {it.size} * {count}",
-        ]
+        u = g.sized(it.struct_code, unpack=True)
+        inner += [f"if {count} < {_SMALL}:",
+                  f"    {var} = list({u}[{count}](buf, pos))",
+                  "else:",
+                  f"    {var} = list(_struct.unpack_from('>%d{it.struct_code}' % {count}, buf, pos))",
+                  f"pos += {it.size} * {count}"]
     elif isinstance(it, Struct) and (layout := _fixed_layout(it, version, flexible)) is not None:
-        inner += _decode_fixed_array(g, it, version, flexible, layout, var, count, depth)
+        inner += _decode_fixed_array(g, it, version, flexible, layout, var, count)
     elif isinstance(it, Struct):
-        _, dec = g.struct_codec(it, version, flexible)
-        item = f"_x{depth}"
-        inner += [
-            f"{var} = []",
-            f"for _ in range({count}):",
-            f"    {item}, pos = {dec}(buf, pos)",
-            f"    {var}.append({item})",
-        ]
+        body, ctor = _decode_struct(g, it, version, flexible)
+        app = f"_ap{k}"
+        inner += [f"{var} = []", f"{app} = {var}.append", f"for _ in range({count}):"]
+        inner += ["    " + x for x in body] + [f"    {app}({ctor})"]
     else:
-        item = f"_x{depth}"
+        item = f"_x{k}"
         inner += [f"{var} = []", f"for _ in range({count}):"]
-        inner += ["    " + x for x in _decode_value(g, it, item, False, flexible, version, depth + 1)]
+        inner += ["    " + x for x in _decode_value(g, it, item, False, flexible, version)]
         inner.append(f"    {var}.append({item})")
-    lines += [pad + x for x in inner]
-    return lines
+    return lines + [pad + x for x in inner]
 
 
 def _fixed_layout(s: Struct, version: int, flexible: bool) -> struct.Struct | None:
@@ -414,40 +454,26 @@ def _fixed_layout(s: Struct, version: int, flexible: bool) -> struct.Struct | No
     return struct.Struct(">" + "".join(_code(f) for f in present) + ("B" if flexible else ""))
 
 
-def _decode_fixed_array(
-    g: _Gen, s: Struct, version: int, flexible: bool, layout: struct.Struct, var: str, count: str,
-    depth: int,
-) -> list[str]:
+def _decode_fixed_array(g: _Gen, s: Struct, version: int, flexible: bool, layout: struct.Struct,
+                        var: str, count: str) -> list[str]:
     """An array of fixed-size structs read with one iter_unpack call: the hot shape of Kafka's
     messages (api keys, partition states). Elements that carry tagged fields fall back to the
-    general decoder for the whole array."""
+    general loop for the whole array."""
+    k = g.uid()
     rows = g.const(layout.iter_unpack, "rows")
-    names = [f"_r{depth}_{f.name}" for f in s.fields if f.present_in(version)]
-    args = []
-    for f in s.fields:
-        args.append(f"_r{depth}_{f.name}" if f.present_in(version)
-                    else f"{g.const(f, 'f')}.default_value()")
+    names = [f"_r{k}_{f.name}" for f in s.fields if f.present_in(version)]
+    args = [f"_r{k}_{f.name}" if f.present_in(version) else f"{g.const(f, 'f')}.default_value()"
+            for f in s.fields]
     cls = g.const(s.cls, "cls")
-    end = f"_e{depth}"
-    lines = [
-        f"{end} = pos + {count} * {layout.size}",
-        f"if {end} > _n: raise DecodeError('truncated array', offset=pos)",
-    ]
-    target = ", ".join(names) + (f", _t{depth}" if flexible else "")
-    cond = f" if not _t{depth}" if flexible else ""
-    lines.append(f"{var} = [{cls}({', '.join(args)}) for {target} in {rows}(memoryview(buf)[pos:{end}]){cond}]")
-    if flexible:
-        _, dec = g.struct_codec(s, version, flexible)
-        item = f"_x{depth}"
-        lines += [
-            f"if len({var}) != {count}:",
-            f"    {var} = []",
-            f"    for _ in range({count}):",
-            f"        {item}, pos = {dec}(buf, pos)",
-            f"        {var}.append({item})",
-            "else:",
-            f"    pos = {end}",
-        ]
-    else:
-        lines.append(f"pos = {end}")
-    return lines
+    end = f"_e{k}"
+    lines = [f"{end} = pos + {count} * {layout.size}",
+             f"if {end} > _n: raise DecodeError('truncated array', offset=pos)"]
+    target = ", ".join(names) + (f", _t{k}" if flexible else "")
+    cond = f" if not _t{k}" if flexible else ""
+    lines.append(f"{var} = [{cls}({', '.join(args)}) for {target} in "
+                 f"{rows}(memoryview(buf)[pos:{end}]){cond}]")
+    if not flexible:
+        return lines + [f"pos = {end}"]
+    body, ctor = _decode_struct(g, s, version, flexible)
+    return lines + [f"if len({var}) != {count}:", f"    {var} = []", f"    for _ in range({count}):"] \
+        + ["        " + x for x in body] + [f"        {var}.append({ctor})", "else:", f"    pos = {end}"]

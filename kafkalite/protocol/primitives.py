@@ -219,9 +219,23 @@ def write_array_length(out: bytearray, n: int, compact: bool) -> None:
         out += INT32.pack(n)
 
 
+_new_uuid = object.__new__
+_set = object.__setattr__
+_UNKNOWN_SAFETY = uuid.SafeUUID.unknown
+
+
+def uuid_from_bytes(b: bytes) -> uuid.UUID:
+    """A uuid.UUID from 16 bytes, without UUID.__init__'s argument checks (a hot path when reading
+    Metadata with topic ids); the same object uuid.UUID(bytes=b) gives."""
+    u = _new_uuid(uuid.UUID)
+    _set(u, "int", int.from_bytes(b, "big"))
+    _set(u, "is_safe", _UNKNOWN_SAFETY)
+    return u
+
+
 def read_uuid(buf: bytes, pos: int) -> tuple[uuid.UUID, int]:
     end = _take(buf, pos, 16)
-    return uuid.UUID(bytes=bytes(buf[pos:end])), end
+    return uuid_from_bytes(buf[pos:end]), end
 
 
 def read_unknown_tags(buf: bytes, pos: int) -> tuple[dict, int]:

@@ -273,7 +273,7 @@ def test_control_plane_listener_has_its_own_channel():
         assert server.control_plane_request_channel.queue_size == 20
         assert len(server.acceptors["CONTROL"].processors) == 1
         assert len(server.acceptors["PLAINTEXT"].processors) == 2
-        assert list(server.acceptors)[0] == "CONTROL"  # started first
+        assert next(iter(server.acceptors)) == "CONTROL"  # started first
         with connect(server, "CONTROL") as c:
             c.send(18, 0, API_VERSIONS_V0)
             request = take(server.control_plane_request_channel)

@@ -105,3 +105,10 @@ def test_unknown_tags_kept_as_bytes():
     out = bytearray()
     P.write_tags(out, [(1, b"ab"), (300, b"")])
     assert P.read_unknown_tags(bytes(out), 0) == ({1: b"ab", 300: b""}, len(out))
+
+
+@given(st.uuids())
+def test_fast_uuid_is_the_same_uuid(u):
+    fast = P.uuid_from_bytes(u.bytes)
+    assert fast == u and hash(fast) == hash(u) and str(fast) == str(u)
+    assert P.read_uuid(memoryview(u.bytes), 0) == (u, 16)

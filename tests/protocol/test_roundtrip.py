@@ -84,3 +84,26 @@ def test_tagged_fields_inside_a_fixed_size_array_element():
     assert decoded == value
     assert decoded.api_keys[1].unknown_tags == {7: b"x"}
     assert decoded.api_keys[0].unknown_tags is None
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_large_decodes_restore_the_collectors_state(enabled):
+    """Large bodies are decoded with the garbage collector paused (codec.py); whatever state the
+    caller had is restored, also when decoding fails."""
+    import gc
+
+    from kafkalite.protocol import DecodeError
+    from kafkalite.protocol.messages.api_versions import RESPONSE
+
+    item = RESPONSE["api_keys"]
+    big = encode_body(18, 3, RESPONSE(api_keys=[item(k % 100, 0, 1) for k in range(2000)]), response=True)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        assert len(decode_body(18, 3, big, response=True).api_keys) == 2000
+        assert gc.isenabled() is enabled
+        with pytest.raises(DecodeError):
+            decode_body(18, 3, big[:-3], response=True)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()

@@ -145,7 +145,7 @@ def test_concurrent_clients_pipelining(broker):
                 c.send_raw(b"".join(c.request_bytes(3, 12, metadata.REQUEST(topics=None), i)
                                     for i in range(50)))
                 assert [c.receive(3, 12)[0] for _ in range(50)] == list(range(50))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
