@@ -7,27 +7,35 @@ the whole encoded frame. Anything that goes wrong in a handler closes that conne
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 
 from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response, SendResponse
 from kafkalite.protocol import encode_response
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import api_versions, metadata
+from kafkalite.protocol.messages import api_versions, leader_and_isr, metadata, stop_replica, update_metadata
 
 from . import api_versions as supported
 from .metadata_cache import MetadataCache, Snapshot
+from .replica_manager import NO_EPOCH, ReplicaManager, update_metadata_partitions
 
 log = logging.getLogger("kafkalite.server.handlers")
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # Kafka's "not requested"
+_ZERO = uuid.UUID(int=0)
 
 
 class KafkaApis:
-    def __init__(self, metadata_cache: MetadataCache, node_id: int) -> None:
+    def __init__(self, metadata_cache: MetadataCache, node_id: int,
+                 replica_manager: ReplicaManager | None = None) -> None:
         self.metadata_cache = metadata_cache
         self.node_id = node_id
+        self.replica_manager = replica_manager or ReplicaManager(node_id, metadata_cache)
         self.handlers: dict[int, Callable[[Request], Response]] = {
             3: self.handle_metadata,
+            4: self.handle_leader_and_isr,
+            5: self.handle_stop_replica,
+            6: self.handle_update_metadata,
             18: self.handle_api_versions,
         }
         self._api_versions_bodies: dict[tuple[bool, int], bytes] = {}
@@ -75,6 +83,56 @@ class KafkaApis:
         frame += request.correlation_id.to_bytes(4, "big", signed=True)
         frame += body
         return bytes(frame)
+
+    # --- control requests (privileged listener only; the Processor enforces it) ---------------
+
+    def handle_leader_and_isr(self, request: Request) -> Response:
+        req, version = request.body, request.api_version
+        if version < 2:
+            states = [(s.topic_name, _ZERO, s) for s in req.ungrouped_partition_states]
+        else:
+            states = [(t.topic_name, t.topic_id, s) for t in req.topic_states for s in t.partition_states]
+        error, results = self.replica_manager.become_leader_or_follower(
+            req.controller_epoch, req.broker_epoch, states)
+        R = leader_and_isr.RESPONSE
+        if version < 5:
+            body = R(error_code=error, partition_errors=[
+                R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
+                for r in results])
+        else:
+            by_topic: dict = {}
+            for r in results:
+                by_topic.setdefault(r.topic_id, []).append(
+                    R["partition_errors"](partition_index=r.index, error_code=r.error_code))
+            body = R(error_code=error, topics=[R["topics"](topic_id=tid, partition_errors=errs)
+                                               for tid, errs in by_topic.items()])
+        return _respond(request, 4, body, error)
+
+    def handle_stop_replica(self, request: Request) -> Response:
+        req, version = request.body, request.api_version
+        if version == 0:
+            parts = [(p.topic_name, p.partition_index, NO_EPOCH, req.delete_partitions)
+                     for p in req.ungrouped_partitions]
+        elif version < 3:
+            parts = [(t.name, i, NO_EPOCH, req.delete_partitions)
+                     for t in req.topics for i in t.partition_indexes]
+        else:
+            parts = [(t.topic_name, p.partition_index, p.leader_epoch, p.delete_partition)
+                     for t in req.topic_states for p in t.partition_states]
+        error, results = self.replica_manager.stop_replicas(req.controller_epoch, req.broker_epoch, parts)
+        R = stop_replica.RESPONSE
+        body = R(error_code=error, partition_errors=[
+            R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
+            for r in results])
+        return _respond(request, 5, body, error)
+
+    def handle_update_metadata(self, request: Request) -> Response:
+        error = self.replica_manager.update_metadata(request.body, request.api_version)
+        if error == E.NONE:
+            count = len(update_metadata_partitions(request.body, request.api_version))
+            log.debug("Applied UpdateMetadata (controller epoch %d, %d partitions)",
+                      request.body.controller_epoch, count)
+        return _respond(request, 6, update_metadata.RESPONSE(error_code=error), error)
 
     # --- Metadata -----------------------------------------------------------------------------
 
@@ -128,6 +186,11 @@ class KafkaApis:
             ))
         return T(error_code=E.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
                  partitions=partitions, topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+
+
+def _respond(request: Request, api_key: int, body: object, error_code: int = 0) -> SendResponse:
+    return SendResponse(request, encode_response(api_key, request.api_version, request.correlation_id,
+                                                 body), error_code)
 
 
 def _range(v) -> tuple[int, int]:  # type: ignore[no-untyped-def]

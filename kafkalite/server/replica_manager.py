@@ -1,0 +1,179 @@
+"""What the controller tells a broker, applied with Kafka's fencing (Kafka's ReplicaManager and
+MetadataCache.updateMetadata): LeaderAndIsr and StopReplica change the table of partitions this
+broker hosts; UpdateMetadata changes the MetadataCache that every Metadata answer reads.
+
+Fencing, as Kafka does it:
+- a request from an older controller epoch than the newest seen: STALE_CONTROLLER_EPOCH, nothing
+  applied;
+- a request for an older broker epoch than this broker's (and not -1, unknown): STALE_BROKER_EPOCH;
+- LeaderAndIsr for a partition with a leader epoch not above the one held: STALE_CONTROLLER_EPOCH
+  for that partition; a partition this broker is not a replica of: UNKNOWN_TOPIC_OR_PARTITION;
+- StopReplica with a leader epoch not above the one held: FENCED_LEADER_EPOCH for that partition,
+  except the sentinels -1 (no epoch) and -2 (topic being deleted), which always apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import uuid
+from typing import Any
+
+from kafkalite.protocol import error_codes as E
+
+from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache, PartitionInfo, Snapshot, TopicInfo
+
+log = logging.getLogger("kafkalite.server.replica_manager")
+
+NO_EPOCH = -1
+EPOCH_DURING_DELETE = -2  # Kafka's LeaderAndIsr.EpochDuringDelete
+LEADER_DURING_DELETE = -2  # Kafka's LeaderAndIsr.LeaderDuringDelete
+UNKNOWN_BROKER_EPOCH = -1
+ZERO_UUID = uuid.UUID(int=0)
+SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+
+
+@dataclasses.dataclass(frozen=True)
+class HostedPartition:
+    topic: str
+    topic_id: uuid.UUID
+    index: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    partition_epoch: int
+
+
+@dataclasses.dataclass
+class PartitionResult:
+    topic: str
+    topic_id: uuid.UUID
+    index: int
+    error_code: int
+
+
+class ReplicaManager:
+    def __init__(self, node_id: int, metadata_cache: MetadataCache) -> None:
+        self.node_id = node_id
+        self.metadata_cache = metadata_cache
+        self.controller_epoch = 0  # the newest seen
+        self.broker_epoch = UNKNOWN_BROKER_EPOCH  # given by the controller at registration
+        self.partitions: dict[tuple[str, int], HostedPartition] = {}
+        self.deleted: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()  # handler threads may apply requests concurrently
+
+    # --- fencing ------------------------------------------------------------------------------
+
+    def _fence(self, controller_epoch: int, broker_epoch: int) -> int:
+        if broker_epoch != UNKNOWN_BROKER_EPOCH and broker_epoch < self.broker_epoch:
+            return E.STALE_BROKER_EPOCH
+        if controller_epoch < self.controller_epoch:
+            return E.STALE_CONTROLLER_EPOCH
+        self.controller_epoch = controller_epoch
+        return E.NONE
+
+    # --- LeaderAndIsr -------------------------------------------------------------------------
+
+    def become_leader_or_follower(self, controller_epoch: int, broker_epoch: int,
+                                  states: list[tuple[str, uuid.UUID, Any]]) -> tuple[int, list[PartitionResult]]:
+        """``states``: (topic, topic id, LeaderAndIsrPartitionState) for every partition."""
+        with self._lock:
+            error = self._fence(controller_epoch, broker_epoch)
+            if error:
+                return error, [PartitionResult(t, tid, s.partition_index, error) for t, tid, s in states]
+            results = []
+            for topic, topic_id, s in states:
+                key = (topic, s.partition_index)
+                current = self.partitions.get(key)
+                if self.node_id not in s.replicas:
+                    code = E.UNKNOWN_TOPIC_OR_PARTITION
+                elif current is not None and topic_id != ZERO_UUID and current.topic_id not in (
+                        ZERO_UUID, topic_id):
+                    code = E.INCONSISTENT_TOPIC_ID
+                elif current is not None and s.leader_epoch <= current.leader_epoch:
+                    code = E.STALE_CONTROLLER_EPOCH
+                else:
+                    self.partitions[key] = HostedPartition(
+                        topic, topic_id, s.partition_index, s.leader, s.leader_epoch, tuple(s.isr),
+                        tuple(s.replicas), s.partition_epoch)
+                    self.deleted.discard(key)
+                    code = E.NONE
+                results.append(PartitionResult(topic, topic_id, s.partition_index, code))
+            return E.NONE, results
+
+    # --- StopReplica --------------------------------------------------------------------------
+
+    def stop_replicas(self, controller_epoch: int, broker_epoch: int,
+                      partitions: list[tuple[str, int, int, bool]]) -> tuple[int, list[PartitionResult]]:
+        """``partitions``: (topic, partition, leader epoch, delete)."""
+        with self._lock:
+            error = self._fence(controller_epoch, broker_epoch)
+            if error:
+                return error, [PartitionResult(t, ZERO_UUID, p, error) for t, p, _, _ in partitions]
+            results = []
+            for topic, index, epoch, delete in partitions:
+                key = (topic, index)
+                current = self.partitions.get(key)
+                if (current is not None and epoch not in (NO_EPOCH, EPOCH_DURING_DELETE)
+                        and epoch <= current.leader_epoch):
+                    code = E.FENCED_LEADER_EPOCH
+                else:
+                    self.partitions.pop(key, None)
+                    if delete:
+                        self.deleted.add(key)
+                    code = E.NONE
+                results.append(PartitionResult(topic, ZERO_UUID, index, code))
+            return E.NONE, results
+
+    # --- UpdateMetadata -----------------------------------------------------------------------
+
+    def update_metadata(self, request: Any, version: int) -> int:
+        with self._lock:
+            error = self._fence(request.controller_epoch, request.broker_epoch)
+            if error:
+                return error
+            self.metadata_cache.update(lambda snap: apply_update_metadata(snap, request, version))
+            return E.NONE
+
+
+def update_metadata_partitions(request: Any, version: int) -> list[tuple[str, uuid.UUID, Any]]:
+    """(topic, topic id, partition state) of an UpdateMetadata request, any version."""
+    if version < 5:
+        return [(s.topic_name, ZERO_UUID, s) for s in request.ungrouped_partition_states]
+    return [(t.topic_name, t.topic_id, s) for t in request.topic_states for s in t.partition_states]
+
+
+def _broker_endpoints(b: Any, version: int) -> tuple[BrokerEndpoint, ...]:
+    if version == 0:
+        return (BrokerEndpoint("PLAINTEXT", b.v0_host, b.v0_port, "PLAINTEXT"),)
+    out = []
+    for e in b.endpoints:
+        protocol = SECURITY_PROTOCOLS.get(e.security_protocol, "PLAINTEXT")
+        out.append(BrokerEndpoint(e.listener if version >= 3 else protocol, e.host, e.port, protocol))
+    return tuple(out)
+
+
+def apply_update_metadata(snap: Snapshot, request: Any, version: int) -> Snapshot:
+    """The snapshot after an UpdateMetadata request: brokers replaced by the live brokers, the
+    partitions it names replaced (or removed, leader -2: the topic is being deleted), the others
+    kept, as Kafka's MetadataCache does."""
+    brokers = {b.id: BrokerInfo(b.id, _broker_endpoints(b, version), b.rack)
+               for b in request.live_brokers}
+    topics: dict[str, TopicInfo] = dict(snap.topics)
+    for topic, topic_id, s in update_metadata_partitions(request, version):
+        current = topics.get(topic)
+        parts = dict(current.partitions) if current else {}
+        if s.leader == LEADER_DURING_DELETE:
+            parts.pop(s.partition_index, None)
+        else:
+            parts[s.partition_index] = PartitionInfo(
+                s.partition_index, s.leader, s.leader_epoch, tuple(s.replicas), tuple(s.isr),
+                tuple(getattr(s, "offline_replicas", ()) or ()), s.zk_version, s.controller_epoch)
+        tid = topic_id if topic_id != ZERO_UUID else (current.topic_id if current else ZERO_UUID)
+        if parts:
+            topics[topic] = TopicInfo(topic, tid, parts)
+        else:
+            topics.pop(topic, None)
+    return Snapshot(snap.cluster_id, request.controller_id, brokers, topics)
