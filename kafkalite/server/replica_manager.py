@@ -76,8 +76,9 @@ class ReplicaManager:
 
     # --- LeaderAndIsr -------------------------------------------------------------------------
 
-    def become_leader_or_follower(self, controller_epoch: int, broker_epoch: int,
-                                  states: list[tuple[str, uuid.UUID, Any]]) -> tuple[int, list[PartitionResult]]:
+    def become_leader_or_follower(
+        self, controller_epoch: int, broker_epoch: int, states: list[tuple[str, uuid.UUID, Any]]
+    ) -> tuple[int, list[PartitionResult]]:
         """``states``: (topic, topic id, LeaderAndIsrPartitionState) for every partition."""
         with self._lock:
             error = self._fence(controller_epoch, broker_epoch)

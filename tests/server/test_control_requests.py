@@ -80,7 +80,8 @@ def test_update_metadata_v0_single_endpoint(broker):
     R = um.REQUEST
     state = R["ungrouped_partition_states"]
     req = R(controller_id=1, controller_epoch=1,
-            live_brokers=[R["live_brokers"](id=1, v0_host="127.0.0.1", v0_port=broker.bound_port("PLAINTEXT"))],
+            live_brokers=[R["live_brokers"](id=1, v0_host="127.0.0.1",
+                                            v0_port=broker.bound_port("PLAINTEXT"))],
             ungrouped_partition_states=[state(topic_name="old", partition_index=0, controller_epoch=1,
                                               leader=1, leader_epoch=0, isr=[1], zk_version=0, replicas=[1])])
     with control(broker) as c:
@@ -171,6 +172,7 @@ def test_stop_replica_v0_and_v1_shapes(broker):
                                                                             partition_index=0)]))
         v1 = c.call(5, 1, R(controller_id=2, controller_epoch=1, delete_partitions=True,
                             topics=[R["topics"](name="orders", partition_indexes=[1])]))
-    assert [(p.topic_name, p.partition_index, p.error_code) for p in v0.partition_errors] == [("orders", 0, 0)]
+    assert [(p.topic_name, p.partition_index, p.error_code)
+            for p in v0.partition_errors] == [("orders", 0, 0)]
     assert [(p.partition_index, p.error_code) for p in v1.partition_errors] == [(1, 0)]
     assert broker.apis.replica_manager.partitions == {}
