@@ -144,6 +144,10 @@ def run(config: Any) -> int:
         except Exception:
             broker.shutdown()
             raise
+        servers = ",".join(f"{e.host}:{e.port}" for e in broker._advertised_endpoints()
+                           if e.listener != config.control_plane_listener_name)
+        print(f"kafkalite broker {broker.node_id} is up: bootstrap.servers={servers} "
+              "(Ctrl-C to stop)", flush=True)
         try:
             while not broker.wait(1.0):
                 pass

@@ -383,3 +383,50 @@ def test_buffered_requests_are_served_without_waiting_for_socket_data(monkeypatc
             answer(channel, request)
         assert served == corrs
         assert [c.receive(18, 0)[0] for _ in corrs] == corrs
+
+
+def test_max_connections_makes_the_acceptor_wait_for_a_slot():
+    """Over max.connections the Acceptor stops accepting until a connection closes (Kafka's
+    waitForConnectionSlot); the time it waits is counted as blocked."""
+    with socket_server(max_connections="2") as server:
+        acceptor = server.acceptors["PLAINTEXT"]
+        first, second = connect(server), connect(server)
+        third = connect(server)  # TCP-connected by the kernel, but not accepted yet
+        try:
+            assert wait_for(lambda: server.quotas.total == 2)
+            blocked_before = acceptor.blocked_ns
+            third.send(18, 0, API_VERSIONS_V0)
+            assert server.data_plane_request_channel.receive_request(timeout=0.5) is None
+            first.close()
+            request = take(server.data_plane_request_channel)
+            assert request.client_address == "127.0.0.1"
+            answer(server.data_plane_request_channel, request)
+            assert third.receive(18, 0)[1].error_code == 0
+            # It waited at least through the 0.5 s in which the request did not arrive.
+            assert acceptor.blocked_ns - blocked_before >= 400_000_000
+            assert server.quotas.total == 2
+        finally:
+            for c in (first, second, third):
+                c.close()
+
+
+def test_exception_while_configuring_a_new_connection(server, monkeypatch):
+    processor = server.processors[0]
+    original = processor._register
+    calls = []
+
+    def boom(sock):
+        if not calls:
+            calls.append(1)
+            raise RuntimeError("injected failure in configure_new_connections")
+        return original(sock)
+
+    monkeypatch.setattr(processor, "_register", boom)
+    with connect(server) as victim:
+        assert victim.closed_by_server()
+    assert wait_for(lambda: server.quotas.total == 0)
+    with connect(server) as c:
+        corr = c.send(18, 0, API_VERSIONS_V0)
+        answer(server.data_plane_request_channel, take(server.data_plane_request_channel))
+        assert c.receive(18, 0)[0] == corr
+    assert processor.is_alive()
