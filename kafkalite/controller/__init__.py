@@ -1,0 +1,1 @@
+"""The controller: its view of the cluster, the channel to the brokers, request batches."""
