@@ -1,0 +1,111 @@
+"""The controller's state on disk: an sqlite3 database under the first log dir.
+
+Holds what must survive a controller restart: the controller epoch (bumped on every start), the
+last broker epoch given (so epochs always grow), and every topic with its id, replica assignment
+and leadership. Each change is one transaction. Only the controller's event thread writes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+import uuid
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, topic_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS partitions (
+    topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
+    partition INTEGER NOT NULL,
+    replicas TEXT NOT NULL,
+    leader INTEGER NOT NULL,
+    leader_epoch INTEGER NOT NULL,
+    isr TEXT NOT NULL,
+    partition_epoch INTEGER NOT NULL,
+    PRIMARY KEY (topic, partition)
+);
+"""
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class StoredPartition:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int
+
+
+class ControllerStore:
+    def __init__(self, directory: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        self.path = os.path.join(directory, "controller.db")
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _get(self, key: str, default: int) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return int(row[0]) if row else default
+
+    def _set(self, key: str, value: int) -> None:
+        self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+                         "SET value = excluded.value", (key, value))
+
+    def bump_controller_epoch(self) -> int:
+        """The epoch for this controller's term: one above any before it."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            epoch = self._get("controller_epoch", 0) + 1
+            self._set("controller_epoch", epoch)
+        return epoch
+
+    def next_broker_epoch(self) -> int:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            epoch = self._get("broker_epoch", 0) + 1
+            self._set("broker_epoch", epoch)
+        return epoch
+
+    def create_topic(self, name: str, topic_id: uuid.UUID, partitions: list[StoredPartition]) -> None:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT INTO topics(name, topic_id) VALUES (?, ?)", (name, str(topic_id)))
+            self._db.executemany(
+                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
+                  json.dumps(p.isr), p.partition_epoch) for p in partitions])
+
+    def update_partitions(self, partitions: list[StoredPartition]) -> None:
+        if not partitions:
+            return
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "UPDATE partitions SET replicas = ?, leader = ?, leader_epoch = ?, isr = ?, "
+                "partition_epoch = ? WHERE topic = ? AND partition = ?",
+                [(json.dumps(p.replicas), p.leader, p.leader_epoch, json.dumps(p.isr),
+                  p.partition_epoch, p.topic, p.partition) for p in partitions])
+
+    def delete_topic(self, name: str) -> None:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM topics WHERE name = ?", (name,))
+
+    def load(self) -> tuple[dict[str, uuid.UUID], list[StoredPartition]]:
+        topics = {name: uuid.UUID(tid) for name, tid in self._db.execute("SELECT name, topic_id FROM topics")}
+        parts = [
+            StoredPartition(t, p, tuple(json.loads(r)), leader, epoch, tuple(json.loads(isr)), pe)
+            for t, p, r, leader, epoch, isr, pe in self._db.execute(
+                "SELECT topic, partition, replicas, leader, leader_epoch, isr, partition_epoch "
+                "FROM partitions ORDER BY topic, partition")
+        ]
+        return topics, parts
