@@ -147,7 +147,10 @@ def kio_to_dict(entity: Any) -> dict:
     for f, name, nested in kio_fields(type(entity)):
         v = getattr(entity, f.name)
         if f.metadata.get("kafka_type") == "uuid":
-            v = ZERO_UUID if v is None else v
+            if isinstance(v, tuple):  # an array of uuids
+                v = [ZERO_UUID if x is None else x for x in v]
+            else:
+                v = ZERO_UUID if v is None else v
         elif nested is not None:
             if isinstance(v, tuple):
                 v = [kio_to_dict(x) for x in v]

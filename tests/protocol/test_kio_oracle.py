@@ -37,7 +37,8 @@ from .kio_bridge import (
     to_kio,
 )
 
-APIS = [BY_KEY[k] for k in (18, 3, 19, 20)]  # ApiVersions, Metadata, CreateTopics, DeleteTopics
+# ApiVersions, Metadata, CreateTopics, DeleteTopics, BrokerRegistration, BrokerHeartbeat
+APIS = [BY_KEY[k] for k in (18, 3, 19, 20, 62, 63)]
 
 CASES = [
     pytest.param(a, v, r, id=f"{a.name}-v{v}-{'response' if r else 'request'}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..schema import Api
 from .api_versions import API_VERSIONS
+from .broker_heartbeat import BROKER_HEARTBEAT
+from .broker_registration import BROKER_REGISTRATION
 from .create_topics import CREATE_TOPICS
 from .delete_topics import DELETE_TOPICS
 from .leader_and_isr import LEADER_AND_ISR
@@ -19,6 +21,8 @@ ALL: tuple[Api, ...] = (
     API_VERSIONS,
     CREATE_TOPICS,
     DELETE_TOPICS,
+    BROKER_REGISTRATION,
+    BROKER_HEARTBEAT,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}
