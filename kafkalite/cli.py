@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -40,6 +41,19 @@ def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) 
     except OSError as e:
         raise click.ClickException(f"cannot start the broker: {e}") from None
     sys.exit(code)
+
+
+@main.command()
+@click.option("--brokers", default=3, show_default=True, type=click.IntRange(1, 50))
+@click.option("--dir", "directory", default=".kafkalite/cluster", show_default=True,
+              type=click.Path(file_okay=False), help="Logs and data of every broker.")
+@click.option("--base-port", default=9092, show_default=True, type=click.IntRange(1024, 65000),
+              help="Broker i listens on base-port + 2(i-1) (clients) and the next port (internal).")
+def cluster(brokers: int, directory: str, base_port: int) -> None:
+    """Run a local cluster of N brokers (the first is also the controller) until Ctrl-C."""
+    from kafkalite.cluster import run
+
+    sys.exit(run(brokers, os.path.abspath(directory), base_port))
 
 
 @main.group()

@@ -10,6 +10,8 @@ from kafkalite.protocol.schema import Versions
 DATA_PLANE: dict[int, Versions] = {
     3: Versions.parse("0-12"),  # Metadata
     18: Versions.parse("0-4"),  # ApiVersions
+    19: Versions.parse("0-7"),  # CreateTopics (NOT_CONTROLLER unless this broker is the controller)
+    20: Versions.parse("0-6"),  # DeleteTopics
 }
 
 # Controller-to-broker requests: advertised and served only on the privileged listener (the
@@ -22,8 +24,17 @@ CONTROL: dict[int, Versions] = {
 }
 
 
-def apis_for(listener: str, privileged: bool) -> dict[int, Versions]:
+# Brokers' registration and heartbeats: served by the controller, on its privileged listener.
+MEMBERSHIP: dict[int, Versions] = {
+    62: Versions.parse("0-4"),  # BrokerRegistration
+    63: Versions.parse("0-1"),  # BrokerHeartbeat
+}
+
+
+def apis_for(listener: str, privileged: bool, is_controller: bool = False) -> dict[int, Versions]:
     table = dict(DATA_PLANE)
     if privileged:
         table.update(CONTROL)
+        if is_controller:
+            table.update(MEMBERSHIP)
     return dict(sorted(table.items()))

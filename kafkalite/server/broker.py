@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kafkalite.controller.controller import KafkaController
 from kafkalite.network.socket_server import SocketServer
 
 from . import api_versions
 from .handlers import KafkaApis
+from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache
 from .request_handler import RequestHandlerPool
 
@@ -53,6 +55,8 @@ class Broker:
         self.socket_server: SocketServer | None = None
         self.metadata_cache: MetadataCache | None = None
         self.pools: list[RequestHandlerPool] = []
+        self.controller: KafkaController | None = None
+        self.lifecycle: BrokerLifecycleManager | None = None
         self._stopped = threading.Event()
         self._stop_requested = threading.Event()
 
@@ -61,12 +65,17 @@ class Broker:
     def startup(self) -> None:
         cfg = self.config
         cluster_id = load_or_create_cluster_id(cfg.log_dirs, cfg.get("cluster.id"))
-        self.socket_server = SocketServer(cfg, api_versions.apis_for)
+        self.cluster_id = cluster_id
+        self.socket_server = SocketServer(
+            cfg, lambda name, privileged: api_versions.apis_for(name, privileged, cfg.is_controller))
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.get("broker.rack"))
-        controller = self.node_id if cfg.is_controller else -1
-        self.metadata_cache = MetadataCache(cluster_id, controller, {self.node_id: me})
-        self.apis = KafkaApis(self.metadata_cache, self.node_id)
+        controller_id = self.node_id if cfg.is_controller else -1
+        self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
+        if cfg.is_controller:
+            self.controller = KafkaController(cfg, cfg.log_dirs[0], cluster_id)
+            self.controller.startup()
+        self.apis = KafkaApis(self.metadata_cache, self.node_id, controller=self.controller)
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
@@ -75,9 +84,35 @@ class Broker:
                                              cfg.get("num.io.threads")))
         for pool in self.pools:
             pool.start()
+        self._start_lifecycle()
         for e in self._advertised_endpoints():
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.listener, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id, cluster_id)
+
+    def _start_lifecycle(self) -> None:
+        """Register with the controller and heartbeat: the one named by
+        controller.quorum.bootstrap.servers, else this broker's own controller."""
+        cfg = self.config
+        servers = cfg.get("controller.quorum.bootstrap.servers")
+        if servers:
+            host, _, port = servers[0].rpartition(":")
+            target = (host.strip("[]"), int(port))
+        elif self.controller is not None:
+            assert self.socket_server is not None
+            target = self.socket_server.bound_address(cfg.privileged_listener_name)
+        else:
+            log.warning("Broker %d has no controller to register with (set "
+                        "controller.quorum.bootstrap.servers)", self.node_id)
+            return
+        rm = self.apis.replica_manager
+
+        def registered(epoch: int) -> None:
+            rm.broker_epoch = epoch
+
+        self.lifecycle = BrokerLifecycleManager(
+            self.node_id, self.cluster_id, target, list(self._advertised_endpoints()),
+            cfg.get("broker.rack"), cfg.get("broker.heartbeat.interval.ms"), registered)
+        self.lifecycle.start()
 
     def _advertised_endpoints(self) -> Iterator[BrokerEndpoint]:
         assert self.socket_server is not None
@@ -101,11 +136,15 @@ class Broker:
         if self._stopped.is_set():
             return
         log.info("Broker %d shutting down", self.node_id)
+        if self.lifecycle is not None:
+            self.lifecycle.shutdown()
         ss = self.socket_server
         if ss is not None:
             ss.stop_accepting()
             if not ss.wait_for_responses(timeout / 2):
                 log.warning("Some requests were still unanswered at shutdown")
+        if self.controller is not None:
+            self.controller.shutdown()
         for pool in self.pools:
             pool.shutdown(timeout / 4)
         if ss is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response, SendResponse
 from kafkalite.protocol import encode_response
@@ -16,6 +17,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, leader_and_isr, metadata, stop_replica, update_metadata
 
 from . import api_versions as supported
+from .admin import AdminApis
 from .metadata_cache import MetadataCache, Snapshot
 from .replica_manager import NO_EPOCH, ReplicaManager, update_metadata_partitions
 
@@ -27,16 +29,21 @@ _ZERO = uuid.UUID(int=0)
 
 class KafkaApis:
     def __init__(self, metadata_cache: MetadataCache, node_id: int,
-                 replica_manager: ReplicaManager | None = None) -> None:
+                 replica_manager: ReplicaManager | None = None, controller: Any = None) -> None:
         self.metadata_cache = metadata_cache
         self.node_id = node_id
         self.replica_manager = replica_manager or ReplicaManager(node_id, metadata_cache)
+        self.admin = AdminApis(controller, metadata_cache)
         self.handlers: dict[int, Callable[[Request], Response]] = {
             3: self.handle_metadata,
             4: self.handle_leader_and_isr,
             5: self.handle_stop_replica,
             6: self.handle_update_metadata,
             18: self.handle_api_versions,
+            19: self.admin.create_topics,
+            20: self.admin.delete_topics,
+            62: self.admin.broker_registration,
+            63: self.admin.broker_heartbeat,
         }
         self._api_versions_bodies: dict[tuple[bool, int], bytes] = {}
 
@@ -72,7 +79,8 @@ class KafkaApis:
         if body is None:
             # The answer only depends on the listener kind and the version: built once.
             item = api_versions.RESPONSE["api_keys"]
-            table = supported.apis_for(request.listener, request.privileged)
+            is_controller = self.admin.controller is not None
+            table = supported.apis_for(request.listener, request.privileged, is_controller)
             value = api_versions.RESPONSE(
                 error_code=0, throttle_time_ms=0,
                 api_keys=[item(k, *_range(v)) for k, v in table.items()],

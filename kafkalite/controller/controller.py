@@ -1,0 +1,324 @@
+"""The controller (Kafka's KafkaController, run inside one broker as before KRaft).
+
+All controller state is changed on one event thread, in order: registrations and heartbeats from
+brokers, the session checker's "broker expired" events, and topic creation and deletion from the
+request handlers. Each event updates the ControllerContext, persists what must survive a restart
+in the ControllerStore, and sends LeaderAndIsr / UpdateMetadata / StopReplica through one
+ControllerBrokerRequestBatch and the ControllerChannelManager.
+
+Broker changes follow Kafka's processBrokerChange: new brokers get full metadata and the
+LeaderAndIsr of partitions they replicate; dead brokers lose leadership (a new leader from the
+live ISR, leader epoch + 1) and ISR membership; a bounced broker (same id, new epoch) is handled as
+dead then new.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import queue
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kafkalite.protocol import error_codes as E
+from kafkalite.server.listeners import Endpoint
+
+from .assignment import AdminError, assign_replicas, validate_topic_name
+from .channel_manager import ControllerChannelManager
+from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
+from .request_batch import ControllerBrokerRequestBatch
+from .store import ControllerStore, StoredPartition
+
+log = logging.getLogger("kafkalite.controller")
+
+NO_LEADER = -1
+SESSION_CHECK_INTERVAL = 0.1
+PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+
+
+class KafkaController:
+    def __init__(self, config: Any, store_dir: str, cluster_id: str) -> None:
+        self.config = config
+        self.node_id: int = config.node_id
+        self.cluster_id = cluster_id
+        self.listener = config.privileged_listener_name
+        self.session_timeout = config.get("broker.session.timeout.ms") / 1000
+        self.store = ControllerStore(store_dir)
+        self.context = ControllerContext()
+        self.channel = ControllerChannelManager(self.node_id, config.get("controller.socket.timeout.ms"))
+        self.batch = ControllerBrokerRequestBatch(
+            self.context, self.channel.send_request, config.get("inter.broker.protocol.version"),
+            self.node_id, inter_broker_listener=self.listener)
+        self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
+        self._checker = threading.Thread(target=self._check_sessions, name="controller-session-checker",
+                                         daemon=True)
+        self._stopping = threading.Event()
+        self._last_seen: dict[int, float] = {}
+        self._rng = random.Random()
+
+    # --- life cycle -----------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        self.context.epoch = self.store.bump_controller_epoch()
+        topics, partitions = self.store.load()
+        self.context.topic_ids.update(topics)
+        for p in partitions:
+            tp = TopicPartition(p.topic, p.partition)
+            self.context.update_partition_replica_assignment(tp, list(p.replicas))
+            self.context.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                p.leader, p.leader_epoch, p.isr, p.partition_epoch, self.context.epoch)
+        self.channel.startup({})
+        self._thread.start()
+        self._checker.start()
+        log.info("Controller %d started with epoch %d (%d topics recovered)", self.node_id,
+                 self.context.epoch, len(topics))
+
+    def shutdown(self) -> None:
+        self._stopping.set()
+        self._events.put(None)
+        for t in (self._thread, self._checker):
+            if t.is_alive():
+                t.join(5)
+        self.channel.shutdown()
+        self.store.close()
+
+    @property
+    def epoch(self) -> int:
+        return int(self.context.epoch)
+
+    def _run(self) -> None:
+        while True:
+            item = self._events.get()
+            if item is None:
+                return
+            fn, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as e:
+                log.exception("Controller event failed")
+                future.set_exception(e)
+
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._events.put((fn, future))
+        return future
+
+    def call(self, fn: Callable[[], Any], timeout: float = 30.0) -> Any:
+        return self.submit(fn).result(timeout)
+
+    # --- membership ---------------------------------------------------------------------------
+
+    def register(self, request: Any) -> tuple[int, int]:
+        """(error code, broker epoch) for a BrokerRegistration request."""
+        return self.call(lambda: self._register(request))  # type: ignore[no-any-return]
+
+    def _register(self, request: Any) -> tuple[int, int]:
+        if request.cluster_id != self.cluster_id:
+            return E.INCONSISTENT_CLUSTER_ID, -1
+        endpoints = tuple(Endpoint(x.name, x.host, x.port, PROTOCOLS.get(x.security_protocol, "PLAINTEXT"))
+                          for x in request.listeners)
+        if not any(e.name == self.listener for e in endpoints):
+            log.warning("Broker %d registered without a %s listener", request.broker_id, self.listener)
+            return E.INVALID_REQUEST, -1
+        epoch = self.store.next_broker_epoch()
+        broker = ControllerBroker(request.broker_id, epoch, endpoints, request.rack)
+        bounced = request.broker_id in self.context.live_broker_ids
+        if bounced:
+            log.info("Broker %d bounced (new epoch %d)", request.broker_id, epoch)
+            self._on_broker_failure([request.broker_id])
+        self.context.add_live_brokers([broker])
+        self._last_seen[broker.id] = time.monotonic()
+        self._on_broker_startup([broker])
+        return E.NONE, epoch
+
+    def heartbeat(self, broker_id: int, broker_epoch: int) -> int:
+        """The error code for a BrokerHeartbeat (no event needed for a known, current broker)."""
+        broker = self.context.live_broker(broker_id) if broker_id in self.context.live_broker_ids else None
+        if broker is None:
+            return E.BROKER_ID_NOT_REGISTERED
+        if broker.epoch != broker_epoch:
+            return E.STALE_BROKER_EPOCH
+        self._last_seen[broker_id] = time.monotonic()
+        return E.NONE
+
+    def _check_sessions(self) -> None:
+        while not self._stopping.wait(SESSION_CHECK_INTERVAL):
+            now = time.monotonic()
+            expired = [b for b, seen in list(self._last_seen.items()) if now - seen > self.session_timeout]
+            if expired:
+                self.submit(lambda expired=expired: self._expire(expired))
+
+    def _expire(self, broker_ids: list[int]) -> None:
+        now = time.monotonic()
+        dead = [b for b in broker_ids
+                if b in self._last_seen and now - self._last_seen[b] > self.session_timeout]
+        if dead:
+            log.info("Brokers %s missed their session timeout: handling as failed", dead)
+            self._on_broker_failure(dead)
+
+    def _endpoint(self, broker: ControllerBroker) -> tuple[str, int]:
+        for e in broker.endpoints:
+            if e.name == self.listener:
+                return e.host, e.port
+        e = broker.endpoints[0]
+        return e.host, e.port
+
+    def _on_broker_startup(self, brokers: list[ControllerBroker]) -> None:
+        for b in brokers:
+            self.channel.add_broker(b.id, self._endpoint(b))
+        new_ids = {b.id for b in brokers}
+        ctx = self.context
+        changed = []
+        # Offline partitions with a live replica again get that replica as leader.
+        for tp in ctx.all_partitions:
+            lead = ctx.partition_leadership.get(tp)
+            if lead is None or lead.leader != NO_LEADER:
+                continue
+            live = [r for r in ctx.partition_replica_assignment(tp) if r in ctx.live_broker_ids]
+            if live:
+                isr = tuple(r for r in lead.isr if r in ctx.live_broker_ids) or (live[0],)
+                leader = isr[0]
+                ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                    leader, lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
+                changed.append(tp)
+        self._persist(changed)
+        self.batch.new_batch()
+        # Full metadata to everyone (the new brokers need all of it).
+        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
+                                                           list(ctx.all_partitions))
+        for tp in ctx.all_partitions:
+            replicas = ctx.partition_replica_assignment(tp)
+            targets = [r for r in replicas if r in new_ids or (tp in changed and r in ctx.live_broker_ids)]
+            lead = ctx.partition_leadership.get(tp)
+            if targets and lead is not None:
+                self.batch.add_leader_and_isr_request_for_brokers(targets, tp, lead, replicas, False)
+        self.batch.send_requests_to_brokers(ctx.epoch)
+
+    def _on_broker_failure(self, broker_ids: list[int]) -> None:
+        ctx = self.context
+        dead = set(broker_ids)
+        for b in broker_ids:
+            self._last_seen.pop(b, None)
+            self.channel.remove_broker(b)
+        ctx.remove_live_brokers(dead)
+        changed = []
+        for tp in ctx.all_partitions:
+            lead = ctx.partition_leadership.get(tp)
+            if lead is None or not (lead.leader in dead or dead & set(lead.isr)):
+                continue
+            isr = tuple(r for r in lead.isr if r not in dead)
+            if lead.leader in dead or lead.leader == NO_LEADER:
+                leader = isr[0] if isr else NO_LEADER
+                # Kafka keeps the last ISR member when no live one is left.
+                isr = isr or lead.isr
+            else:
+                leader = lead.leader
+            ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                leader, lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
+            changed.append(tp)
+        self._persist(changed)
+        self.batch.new_batch()
+        for tp in changed:
+            replicas = ctx.partition_replica_assignment(tp)
+            live = [r for r in replicas if r in ctx.live_broker_ids]
+            if live:
+                self.batch.add_leader_and_isr_request_for_brokers(live, tp, ctx.partition_leadership[tp],
+                                                                  replicas, False)
+        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
+                                                           changed)
+        self.batch.send_requests_to_brokers(ctx.epoch)
+
+    def _persist(self, partitions: list[TopicPartition]) -> None:
+        ctx = self.context
+        self.store.update_partitions([
+            StoredPartition(tp.topic, tp.partition, tuple(ctx.partition_replica_assignment(tp)),
+                            lead.leader, lead.leader_epoch, tuple(lead.isr), lead.partition_epoch)
+            for tp in partitions if (lead := ctx.partition_leadership.get(tp)) is not None])
+
+    # --- topics -------------------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int,
+                     assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
+        """Create a topic (on the event thread); AdminError with Kafka's code when refused."""
+        return self.call(lambda: self._create_topic(name, partitions, replication_factor, assignment,
+                                                    validate_only))  # type: ignore[no-any-return]
+
+    def _create_topic(self, name: str, partitions: int, replication_factor: int,
+                      assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
+        ctx = self.context
+        validate_topic_name(name)
+        if name in ctx.topic_ids:
+            raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        live = sorted(ctx.live_broker_ids)
+        if assignment:
+            bad = E.INVALID_REPLICA_ASSIGNMENT
+            if sorted(assignment) != list(range(len(assignment))):
+                raise AdminError(bad, "Partitions should be consecutive and start at 0.")
+            for p, replicas in assignment.items():
+                if len(set(replicas)) != len(replicas) or not replicas:
+                    raise AdminError(bad, f"Duplicate or empty replicas for partition {p}.")
+                if any(r not in ctx.live_broker_ids for r in replicas):
+                    raise AdminError(bad, f"Unknown broker in assignment of partition {p}.")
+        else:
+            if partitions == -1:
+                partitions = self.config.get("num.partitions")
+            if replication_factor == -1:
+                replication_factor = self.config.get("default.replication.factor")
+            assignment = assign_replicas(partitions, replication_factor, live, self._rng)
+        topic_id = uuid.uuid4()
+        if validate_only:
+            return topic_id, assignment
+        stored = []
+        for p, replicas in assignment.items():
+            isr = tuple(r for r in replicas if r in ctx.live_broker_ids)
+            leader = isr[0] if isr else NO_LEADER
+            stored.append(StoredPartition(name, p, tuple(replicas), leader, 0, isr or tuple(replicas), 0))
+        self.store.create_topic(name, topic_id, stored)
+        ctx.topic_ids[name] = topic_id
+        self.batch.new_batch()
+        for sp in stored:
+            tp = TopicPartition(name, sp.partition)
+            ctx.update_partition_replica_assignment(tp, list(sp.replicas))
+            lead = LeaderIsrAndControllerEpoch(sp.leader, 0, sp.isr, 0, ctx.epoch)
+            ctx.partition_leadership[tp] = lead
+            self.batch.add_leader_and_isr_request_for_brokers(
+                [r for r in sp.replicas if r in ctx.live_broker_ids], tp, lead, list(sp.replicas), True)
+        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
+                                                           [TopicPartition(name, p) for p in assignment])
+        self.batch.send_requests_to_brokers(ctx.epoch)
+        log.info("Created topic %s (%d partitions, id %s)", name, len(assignment), topic_id)
+        return topic_id, assignment
+
+    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
+        return self.call(lambda: self._delete_topic(name, topic_id))  # type: ignore[no-any-return]
+
+    def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
+        ctx = self.context
+        if name is None:
+            name = next((n for n, i in ctx.topic_ids.items() if i == topic_id), None)
+            if name is None:
+                raise AdminError(E.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
+        if name not in ctx.topic_ids:
+            raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+        partitions = list(ctx.partitions_for_topic(name))
+        ctx.queue_topic_deletion([name])
+        ctx.topics_with_deletion_started.add(name)
+        self.batch.new_batch()
+        for tp in partitions:
+            replicas = [r for r in ctx.partition_replica_assignment(tp) if r in ctx.live_broker_ids]
+            self.batch.add_stop_replica_request_for_brokers(replicas, tp, True)
+        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
+                                                           partitions)
+        self.batch.send_requests_to_brokers(ctx.epoch)
+        # The requests are queued per broker and delivered in order: the topic can go now.
+        self.store.delete_topic(name)
+        ctx.remove_topic(name)
+        log.info("Deleted topic %s", name)
+        return name

@@ -1,0 +1,128 @@
+"""CreateTopics, DeleteTopics, BrokerRegistration and BrokerHeartbeat: requests a broker passes
+to its controller. A broker without the controller role answers NOT_CONTROLLER, as Kafka does,
+so that clients go to the controller named in Metadata.
+
+Topic requests answer once this broker's own metadata cache shows the change (the controller
+sends it UpdateMetadata over a socket like any broker), or REQUEST_TIMED_OUT after the request's
+timeout: a client that gets an answer can then see the topic in Metadata."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kafkalite.controller.assignment import AdminError
+from kafkalite.network.request_channel import Request, SendResponse
+from kafkalite.protocol import encode_response
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import broker_heartbeat, broker_registration, create_topics, delete_topics
+
+from .metadata_cache import MetadataCache
+
+WAIT_STEP = 0.01
+
+
+def _respond(request: Request, api_key: int, body: Any) -> SendResponse:
+    return SendResponse(request, encode_response(api_key, request.api_version, request.correlation_id, body))
+
+
+def _wait(predicate: Any, timeout_ms: int) -> bool:
+    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+    while not predicate():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(WAIT_STEP)
+    return True
+
+
+class AdminApis:
+    def __init__(self, controller: Any, metadata_cache: MetadataCache) -> None:
+        self.controller = controller  # None on a broker without the controller role
+        self.cache = metadata_cache
+
+    # --- CreateTopics -------------------------------------------------------------------------
+
+    def create_topics(self, request: Request) -> SendResponse:
+        req = request.body
+        R = create_topics.RESPONSE
+        results = []
+        created: list[tuple[Any, int]] = []
+        for topic in req.topics:
+            result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
+            if self.controller is None:
+                result.error_code = E.NOT_CONTROLLER
+                result.error_message = E.BY_CODE[E.NOT_CONTROLLER].message
+            else:
+                assignment = {a.partition_index: list(a.broker_ids) for a in topic.assignments} or None
+                if assignment and (topic.num_partitions != -1 or topic.replication_factor != -1):
+                    result.error_code = E.INVALID_REQUEST
+                    result.error_message = ("Both numPartitions or replicationFactor and replicasAssignments "
+                                            "were set. Both cannot be used at the same time.")
+                else:
+                    try:
+                        topic_id, layout = self.controller.create_topic(
+                            topic.name, topic.num_partitions, topic.replication_factor, assignment,
+                            req.validate_only)
+                    except AdminError as e:
+                        result.error_code, result.error_message = e.code, e.message
+                    else:
+                        result.num_partitions = len(layout)
+                        result.replication_factor = len(next(iter(layout.values())))
+                        result.configs = []
+                        if not req.validate_only:
+                            result.topic_id = topic_id
+                            created.append((result, len(layout)))
+            results.append(result)
+        for result, count in created:
+            if not _wait(lambda r=result, n=count: self._visible(r.name, n), req.timeout_ms):
+                result.error_code = E.REQUEST_TIMED_OUT
+                result.error_message = "The topic was created but its metadata did not arrive in time."
+        return _respond(request, 19, R(throttle_time_ms=0, topics=results))
+
+    def _visible(self, name: str, partitions: int) -> bool:
+        topic = self.cache.snapshot.topics.get(name)
+        return topic is not None and len(topic.partitions) == partitions and all(
+            p.leader >= 0 for p in topic.partitions.values())
+
+    # --- DeleteTopics -------------------------------------------------------------------------
+
+    def delete_topics(self, request: Request) -> SendResponse:
+        req, version = request.body, request.api_version
+        R = delete_topics.RESPONSE
+        wanted = ([(t.name, t.topic_id if t.name is None else None) for t in req.topics] if version >= 6
+                  else [(name, None) for name in req.topic_names])
+        results, deleted = [], []
+        for name, topic_id in wanted:
+            result = R["responses"](name=name, error_code=E.NONE)
+            if topic_id is not None:
+                result.topic_id = topic_id
+            if self.controller is None:
+                result.error_code = E.NOT_CONTROLLER
+            else:
+                try:
+                    result.name = self.controller.delete_topic(name, topic_id)
+                    deleted.append(result)
+                except AdminError as e:
+                    result.error_code, result.error_message = e.code, e.message
+            results.append(result)
+        for result in deleted:
+            if not _wait(lambda n=result.name: n not in self.cache.snapshot.topics, req.timeout_ms):
+                result.error_code = E.REQUEST_TIMED_OUT
+        return _respond(request, 20, R(throttle_time_ms=0, responses=results))
+
+    # --- membership (served by a controller only) --------------------------------------------
+
+    def broker_registration(self, request: Request) -> SendResponse:
+        R = broker_registration.RESPONSE
+        if self.controller is None:
+            return _respond(request, 62, R(error_code=E.NOT_CONTROLLER))
+        error, epoch = self.controller.register(request.body)
+        return _respond(request, 62, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
+
+    def broker_heartbeat(self, request: Request) -> SendResponse:
+        R = broker_heartbeat.RESPONSE
+        if self.controller is None:
+            return _respond(request, 63, R(error_code=E.NOT_CONTROLLER))
+        error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
+        return _respond(request, 63, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
+                                       is_fenced=error != 0))
