@@ -15,6 +15,7 @@ dead then new.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import queue
 import random
@@ -117,7 +118,7 @@ class KafkaController:
 
     def register(self, request: Any) -> tuple[int, int]:
         """(error code, broker epoch) for a BrokerRegistration request."""
-        return self.call(lambda: self._register(request))  # type: ignore[no-any-return]
+        return self.call(lambda: self._register(request))
 
     def _register(self, request: Any) -> tuple[int, int]:
         if request.cluster_id != self.cluster_id:
@@ -153,7 +154,7 @@ class KafkaController:
             now = time.monotonic()
             expired = [b for b, seen in list(self._last_seen.items()) if now - seen > self.session_timeout]
             if expired:
-                self.submit(lambda expired=expired: self._expire(expired))
+                self.submit(functools.partial(self._expire, expired))
 
     def _expire(self, broker_ids: list[int]) -> None:
         now = time.monotonic()
@@ -248,7 +249,7 @@ class KafkaController:
                      assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
         """Create a topic (on the event thread); AdminError with Kafka's code when refused."""
         return self.call(lambda: self._create_topic(name, partitions, replication_factor, assignment,
-                                                    validate_only))  # type: ignore[no-any-return]
+                                                    validate_only))
 
     def _create_topic(self, name: str, partitions: int, replication_factor: int,
                       assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
@@ -297,7 +298,7 @@ class KafkaController:
         return topic_id, assignment
 
     def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
-        return self.call(lambda: self._delete_topic(name, topic_id))  # type: ignore[no-any-return]
+        return self.call(lambda: self._delete_topic(name, topic_id))
 
     def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
         ctx = self.context

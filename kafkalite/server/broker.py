@@ -156,7 +156,7 @@ class Broker:
 @contextmanager
 def stop_on_signals(on_first: Any) -> Iterator[None]:
     """SIGTERM/SIGINT call ``on_first()`` once; a second signal exits at once."""
-    seen = []
+    seen: list[int] = []
 
     def handler(signum: int, _frame: Any) -> None:
         if seen:

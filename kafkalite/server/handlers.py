@@ -164,14 +164,14 @@ class KafkaApis:
         return SendResponse(request, encode_response(3, version, request.correlation_id, body))
 
     @staticmethod
-    def _requested_topics(snap: Snapshot, req, version: int):  # type: ignore[no-untyped-def]
+    def _requested_topics(snap: Snapshot, req, version: int):
         if req.topics is None or (version == 0 and not req.topics):
             # Null asks for every topic (v1+); in v0 an empty list does.
             return [(name, None) for name in sorted(snap.topics)]
         return [(t.name, t.topic_id if t.name is None else None) for t in req.topics]
 
     @staticmethod
-    def _topic_metadata(snap: Snapshot, name, topic_id, version: int):  # type: ignore[no-untyped-def]
+    def _topic_metadata(snap: Snapshot, name, topic_id, version: int):
         T = metadata.RESPONSE["topics"]
         P = T["partitions"]
         topic = snap.topics.get(name) if name is not None else snap.topic_by_id(topic_id)
@@ -201,5 +201,5 @@ def _respond(request: Request, api_key: int, body: object, error_code: int = 0) 
                                                  body), error_code)
 
 
-def _range(v) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _range(v) -> tuple[int, int]:
     return v.low, v.high

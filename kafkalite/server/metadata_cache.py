@@ -79,7 +79,7 @@ class MetadataCache:
             self._snapshot = dataclasses.replace(self._snapshot, **changes)  # type: ignore[arg-type]
             return self._snapshot
 
-    def update(self, fn):  # type: ignore[no-untyped-def]
+    def update(self, fn):
         """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""
         with self._lock:
             self._snapshot = fn(self._snapshot)
