@@ -182,3 +182,72 @@ def test_controller_restart_keeps_topics_and_fences_the_old_epoch(cluster):
 def _update_metadata_error(node, request) -> int:
     with Client("127.0.0.1", node.internal_port) as c:
         return int(c.call(6, 8, request).error_code)
+
+
+def _create(node, topics, validate_only=False, version=7):
+    from kafkalite.protocol.messages import create_topics as ct
+
+    R = ct.REQUEST
+    with Client("127.0.0.1", node.client_port) as c:
+        return c.call(19, version, R(timeout_ms=20000, validate_only=validate_only, topics=[
+            R["topics"](name=name, num_partitions=p, replication_factor=rf) for name, p, rf in topics]))
+
+
+def test_create_topics_answers_not_controller_from_other_brokers(cluster):
+    from kafkalite.protocol import error_codes as E
+
+    response = _create(cluster["nodes"][1], [("elsewhere", 1, 1)])
+    assert [(t.name, t.error_code) for t in response.topics] == [("elsewhere", E.NOT_CONTROLLER)]
+
+
+def test_create_topics_validation_and_validate_only(cluster):
+    from kafkalite.protocol import error_codes as E
+
+    controller = cluster["nodes"][0]
+    response = _create(controller, [
+        ("", 1, 1), ("bad/name", 1, 1), ("zero", 0, 1), ("rf-zero", 1, 0), ("rf-four", 1, 4),
+        ("dry-run", 4, 3)], validate_only=True)
+    codes = {t.name: t.error_code for t in response.topics}
+    assert codes == {"": E.INVALID_TOPIC_EXCEPTION, "bad/name": E.INVALID_TOPIC_EXCEPTION,
+                     "zero": E.INVALID_PARTITIONS, "rf-zero": E.INVALID_REPLICATION_FACTOR,
+                     "rf-four": E.INVALID_REPLICATION_FACTOR, "dry-run": E.NONE}
+    dry = next(t for t in response.topics if t.name == "dry-run")
+    assert (dry.num_partitions, dry.replication_factor) == (4, 3)
+    with Client("127.0.0.1", controller.client_port) as c:
+        from kafkalite.protocol.messages import metadata
+
+        names = [t.name for t in c.call(3, 12, metadata.REQUEST(topics=None)).topics]
+    assert "dry-run" not in names  # validate_only created nothing
+
+
+def test_cluster_command_starts_reports_and_stops(tmp_path):
+    import os
+    import sys
+
+    base = free_base_port()
+    proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "cluster", "--brokers", "2", "--dir",
+                             str(tmp_path), "--base-port", str(base)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "Ctrl-C stops" in line:
+                break
+        text = "".join(lines)
+        assert f"bootstrap.servers=127.0.0.1:{base},127.0.0.1:{base + 2}" in text
+        pids = [int(p) for p in re.findall(r"pid (\d+)", text)]
+        assert len(pids) == 2 and all(os.path.exists(f"/proc/{p}") for p in pids)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert "all brokers stopped" in proc.stdout.read()
+        assert wait_for(lambda: not any(os.path.exists(f"/proc/{p}") and
+                                         "Z" not in open(f"/proc/{p}/stat").read().split()[2]
+                                         for p in pids), timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if proc.stdout:
+            proc.stdout.close()
