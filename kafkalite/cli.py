@@ -71,3 +71,15 @@ def bench_codec(seconds: float, repeat: int, write_md: str | None) -> None:
     from bench import codec
 
     codec.run(seconds=seconds, repeat=repeat, write_md=write_md)
+
+
+@bench.command("controller")
+@click.option("--repeat", default=3, show_default=True, help="Timed runs per size, after a warm-up.")
+@click.option("--sizes", default="1000,10000,100000", show_default=True, help="Partition counts.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the controller section of this markdown file (docs/benchmarks.md).")
+def bench_controller(repeat: int, sizes: str, write_md: str | None) -> None:
+    """Time for the controller to bring 3 brokers' metadata up to date (UpdateMetadata fan-out)."""
+    from bench import controller
+
+    controller.run(tuple(int(s) for s in sizes.split(",")), repeat, write_md)
