@@ -106,6 +106,12 @@ def test_kafka_python_creates_and_deletes_and_sees_errors(cluster):
     try:
         admin.create_topics([NewTopic("kp-a", 3, 2)])
         assert "kp-a" in admin.list_topics()
+
+        def created(view):
+            parts = [v for (t, _), v in view.items() if t == "kp-a"]
+            return len(parts) == 3 and all(len(r.split(",")) == 2 and r == i for _, r, i in parts)
+
+        assert wait_for(lambda: same_everywhere(cluster, created), timeout=20)
         from kafka.errors import InvalidReplicationFactorError, TopicAlreadyExistsError
 
         with pytest.raises(TopicAlreadyExistsError):
@@ -114,6 +120,8 @@ def test_kafka_python_creates_and_deletes_and_sees_errors(cluster):
             admin.create_topics([NewTopic("kp-b", 1, 4)])
         admin.delete_topics(["kp-a"])
         assert wait_for(lambda: "kp-a" not in admin.list_topics(), timeout=20)
+        assert wait_for(lambda: same_everywhere(cluster, lambda v: not any(t == "kp-a" for t, _ in v)),
+                        timeout=20)
     finally:
         admin.close()
 

@@ -29,11 +29,16 @@ Callback = Callable[[Any], None]
 
 @dataclasses.dataclass
 class QueueItem:
+    """``request`` is the request value or, as Kafka queues it, a builder called at send time."""
+
     api_key: int
     version: int
     request: Any
     callback: Callback | None
     enqueue_ns: int
+
+    def build(self) -> Any:
+        return self.request() if callable(self.request) else self.request
 
 
 class RequestSendThread(threading.Thread):
@@ -74,9 +79,10 @@ class RequestSendThread(threading.Thread):
 
     def _send_until_answered(self, item: QueueItem) -> Any:
         attempt = 0
+        body = item.build()
         while not self._stopping.is_set():
             try:
-                response = self.client.send_and_receive(item.api_key, item.version, item.request)
+                response = self.client.send_and_receive(item.api_key, item.version, body)
             except Exception as e:
                 attempt += 1
                 if attempt == 1 or attempt % 50 == 0:
