@@ -53,7 +53,10 @@ class KafkaController:
         self.channel = ControllerChannelManager(self.node_id, config.get("controller.socket.timeout.ms"))
         self.batch = ControllerBrokerRequestBatch(
             self.context, self.channel.send_request, config.get("inter.broker.protocol.version"),
-            self.node_id, inter_broker_listener=self.listener)
+            self.node_id, inter_broker_listener=self.listener,
+            on_stop_replica_response=self._on_stop_replica_response)
+        # Topic -> replicas (broker, partition) whose StopReplica (delete) is not answered yet.
+        self._deleting: dict[str, set[tuple[int, TopicPartition]]] = {}
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
         self._checker = threading.Thread(target=self._check_sessions, name="controller-session-checker",
@@ -209,6 +212,11 @@ class KafkaController:
             self._last_seen.pop(b, None)
             self.channel.remove_broker(b)
         ctx.remove_live_brokers(dead)
+        # Deletions wait for no answer from a dead replica (Kafka retries it when the broker is back;
+        # here a restarted broker starts with no partitions of a deleted topic anyway).
+        for name in list(self._deleting):
+            self._deleting[name] = {(b, tp) for b, tp in self._deleting[name] if b not in dead}
+            self._maybe_finish_deletion(name)
         changed = []
         for tp in ctx.all_partitions:
             lead = ctx.partition_leadership.get(tp)
@@ -255,6 +263,8 @@ class KafkaController:
                       assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
         ctx = self.context
         validate_topic_name(name)
+        if name in self._deleting:
+            raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         if name in ctx.topic_ids:
             raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         live = sorted(ctx.live_broker_ids)
@@ -306,20 +316,51 @@ class KafkaController:
             name = next((n for n, i in ctx.topic_ids.items() if i == topic_id), None)
             if name is None:
                 raise AdminError(E.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
-        if name not in ctx.topic_ids:
+        if name not in ctx.topic_ids or name in self._deleting:
             raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         partitions = list(ctx.partitions_for_topic(name))
         ctx.queue_topic_deletion([name])
         ctx.topics_with_deletion_started.add(name)
+        pending: set[tuple[int, TopicPartition]] = set()
         self.batch.new_batch()
         for tp in partitions:
             replicas = [r for r in ctx.partition_replica_assignment(tp) if r in ctx.live_broker_ids]
+            pending.update((r, tp) for r in replicas)
             self.batch.add_stop_replica_request_for_brokers(replicas, tp, True)
+        # Leader -2 for the topic's partitions: every broker drops them from its metadata.
         self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
                                                            partitions)
+        self._deleting[name] = pending
         self.batch.send_requests_to_brokers(ctx.epoch)
-        # The requests are queued per broker and delivered in order: the topic can go now.
-        self.store.delete_topic(name)
-        ctx.remove_topic(name)
-        log.info("Deleted topic %s", name)
+        log.info("Deleting topic %s: waiting for %d replicas to stop", name, len(pending))
+        self._maybe_finish_deletion(name)
         return name
+
+    def _on_stop_replica_response(self, response: Any, broker_id: int,
+                                  errors: dict[TopicPartition, int]) -> None:
+        # Called on the broker's send thread: the state change happens on the event thread.
+        self.submit(functools.partial(self._stop_replica_done, broker_id, errors))
+
+    def _stop_replica_done(self, broker_id: int, errors: dict[TopicPartition, int]) -> None:
+        for tp, code in errors.items():
+            pending = self._deleting.get(tp.topic)
+            if pending is None:
+                continue
+            if code != E.NONE:
+                log.warning("Broker %d could not delete %s-%d: %s", broker_id, tp.topic, tp.partition,
+                            E.BY_CODE[code].name if code in E.BY_CODE else code)
+            pending.discard((broker_id, tp))
+        for name in {tp.topic for tp in errors}:
+            self._maybe_finish_deletion(name)
+
+    def _maybe_finish_deletion(self, name: str) -> None:
+        """Kafka's TopicDeletionManager: the topic goes once every live replica has stopped."""
+        if name in self._deleting and not self._deleting[name]:
+            del self._deleting[name]
+            self.store.delete_topic(name)
+            self.context.remove_topic(name)
+            log.info("Deleted topic %s", name)
+
+    def deleting(self) -> list[str]:
+        """Topics whose deletion waits for replicas (for tests and operators)."""
+        return self.call(lambda: sorted(self._deleting))
