@@ -31,11 +31,15 @@ class BlockingClient:
             self._decoder = FrameDecoder()
 
     def close(self) -> None:
-        if self._sock is not None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
             try:
-                self._sock.close()
-            finally:
-                self._sock = None
+                # shutdown() first: it wakes a recv blocked in another thread, which close() alone
+                # does not, so a send thread stops at once even when the peer never answers.
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
 
     def send_and_receive(self, api_key: int, version: int, body: Any) -> Any:
         """One request, its response (one in flight). Any error leaves the client closed."""

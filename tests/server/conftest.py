@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
 
+from ..kafka_client import wait_for
+
 
 @contextlib.contextmanager
 def running_broker(tmp_path, **overrides: str) -> Iterator[Broker]:
@@ -20,6 +22,11 @@ def running_broker(tmp_path, **overrides: str) -> Iterator[Broker]:
     broker = Broker(BrokerConfig(props))
     broker.startup()
     try:
+        if broker.lifecycle is not None:
+            # Registered, and the controller's first UpdateMetadata applied: the broker's own
+            # connections (lifecycle, controller channel) are all open before a test counts any.
+            assert broker.lifecycle.registered.wait(10)
+            assert wait_for(lambda: broker.apis.replica_manager.controller_epoch >= 1, timeout=10)
         yield broker
     finally:
         broker.shutdown()
