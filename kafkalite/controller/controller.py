@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.listeners import Endpoint
+from kafkalite.server.listeners import SECURITY_PROTOCOL_NAMES, Endpoint
 
 from .assignment import AdminError, assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
@@ -38,7 +38,6 @@ log = logging.getLogger("kafkalite.controller")
 
 NO_LEADER = -1
 SESSION_CHECK_INTERVAL = 0.1
-PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
 
 class KafkaController:
@@ -126,7 +125,8 @@ class KafkaController:
     def _register(self, request: Any) -> tuple[int, int]:
         if request.cluster_id != self.cluster_id:
             return E.INCONSISTENT_CLUSTER_ID, -1
-        endpoints = tuple(Endpoint(x.name, x.host, x.port, PROTOCOLS.get(x.security_protocol, "PLAINTEXT"))
+        names = SECURITY_PROTOCOL_NAMES
+        endpoints = tuple(Endpoint(x.name, x.host, x.port, names.get(x.security_protocol, "PLAINTEXT"))
                           for x in request.listeners)
         if not any(e.name == self.listener for e in endpoints):
             log.warning("Broker %d registered without a %s listener", request.broker_id, self.listener)

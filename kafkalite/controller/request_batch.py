@@ -34,6 +34,7 @@ from typing import Any
 from kafkalite.protocol.messages import leader_and_isr as lair
 from kafkalite.protocol.messages import stop_replica as sr
 from kafkalite.protocol.messages import update_metadata as um
+from kafkalite.server.listeners import SECURITY_PROTOCOL_IDS
 
 from .context import (
     INITIAL_LEADER_EPOCH,
@@ -59,7 +60,6 @@ TYPE_INCREMENTAL = 1
 TYPE_FULL = 2
 
 ZERO_UUID = uuid.UUID(int=0)
-SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
 Callback = Callable[[Any], None]
 Sender = Callable[[int, int, int, Any, Callable[[Any], None] | None], None]

@@ -13,17 +13,13 @@ from typing import Any
 
 from kafkalite.controller.assignment import AdminError
 from kafkalite.network.request_channel import Request, SendResponse
-from kafkalite.protocol import encode_response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration, create_topics, delete_topics
 
 from .metadata_cache import MetadataCache
+from .responses import respond
 
 WAIT_STEP = 0.01
-
-
-def _respond(request: Request, api_key: int, body: Any) -> SendResponse:
-    return SendResponse(request, encode_response(api_key, request.api_version, request.correlation_id, body))
 
 
 def _wait(predicate: Any, timeout_ms: int) -> bool:
@@ -77,7 +73,7 @@ class AdminApis:
             if not _wait(lambda r=result, n=count: self._visible(r.name, n), req.timeout_ms):
                 result.error_code = E.REQUEST_TIMED_OUT
                 result.error_message = "The topic was created but its metadata did not arrive in time."
-        return _respond(request, 19, R(throttle_time_ms=0, topics=results))
+        return respond(request, 19, R(throttle_time_ms=0, topics=results))
 
     def _visible(self, name: str, partitions: int) -> bool:
         topic = self.cache.snapshot.topics.get(name)
@@ -108,21 +104,21 @@ class AdminApis:
         for result in deleted:
             if not _wait(lambda n=result.name: n not in self.cache.snapshot.topics, req.timeout_ms):
                 result.error_code = E.REQUEST_TIMED_OUT
-        return _respond(request, 20, R(throttle_time_ms=0, responses=results))
+        return respond(request, 20, R(throttle_time_ms=0, responses=results))
 
     # --- membership (served by a controller only) --------------------------------------------
 
     def broker_registration(self, request: Request) -> SendResponse:
         R = broker_registration.RESPONSE
         if self.controller is None:
-            return _respond(request, 62, R(error_code=E.NOT_CONTROLLER))
+            return respond(request, 62, R(error_code=E.NOT_CONTROLLER))
         error, epoch = self.controller.register(request.body)
-        return _respond(request, 62, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
+        return respond(request, 62, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
 
     def broker_heartbeat(self, request: Request) -> SendResponse:
         R = broker_heartbeat.RESPONSE
         if self.controller is None:
-            return _respond(request, 63, R(error_code=E.NOT_CONTROLLER))
+            return respond(request, 63, R(error_code=E.NOT_CONTROLLER))
         error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
-        return _respond(request, 63, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
+        return respond(request, 63, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
                                        is_fenced=error != 0))

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkalite.server.listeners import Endpoint, parse_listener
+from kafkalite.server.listeners import SECURITY_PROTOCOL_IDS, Endpoint, parse_listener
 
 __all__ = [
     "GROUPS",
@@ -159,7 +159,7 @@ class _EachValue(Validator):
         return "each value " + self.inner.describe()
 
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SECURITY_PROTOCOLS = tuple(SECURITY_PROTOCOL_IDS)
 
 
 class _ProtocolMap(Validator):

@@ -20,6 +20,7 @@ from . import api_versions as supported
 from .admin import AdminApis
 from .metadata_cache import MetadataCache, Snapshot
 from .replica_manager import NO_EPOCH, ReplicaManager, update_metadata_partitions
+from .responses import respond
 
 log = logging.getLogger("kafkalite.server.handlers")
 
@@ -114,7 +115,7 @@ class KafkaApis:
                     R["partition_errors"](partition_index=r.index, error_code=r.error_code))
             body = R(error_code=error, topics=[R["topics"](topic_id=tid, partition_errors=errs)
                                                for tid, errs in by_topic.items()])
-        return _respond(request, 4, body, error)
+        return respond(request, 4, body, error)
 
     def handle_stop_replica(self, request: Request) -> Response:
         req, version = request.body, request.api_version
@@ -132,7 +133,7 @@ class KafkaApis:
         body = R(error_code=error, partition_errors=[
             R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
             for r in results])
-        return _respond(request, 5, body, error)
+        return respond(request, 5, body, error)
 
     def handle_update_metadata(self, request: Request) -> Response:
         error = self.replica_manager.update_metadata(request.body, request.api_version)
@@ -140,7 +141,7 @@ class KafkaApis:
             count = len(update_metadata_partitions(request.body, request.api_version))
             log.debug("Applied UpdateMetadata (controller epoch %d, %d partitions)",
                       request.body.controller_epoch, count)
-        return _respond(request, 6, update_metadata.RESPONSE(error_code=error), error)
+        return respond(request, 6, update_metadata.RESPONSE(error_code=error), error)
 
     # --- Metadata -----------------------------------------------------------------------------
 
@@ -194,11 +195,6 @@ class KafkaApis:
             ))
         return T(error_code=E.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
                  partitions=partitions, topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
-
-
-def _respond(request: Request, api_key: int, body: object, error_code: int = 0) -> SendResponse:
-    return SendResponse(request, encode_response(api_key, request.api_version, request.correlation_id,
-                                                 body), error_code)
 
 
 def _range(v) -> tuple[int, int]:

@@ -18,11 +18,12 @@ from kafkalite.controller.network_client import BlockingClient
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration
 
+from .listeners import SECURITY_PROTOCOL_IDS
+
 log = logging.getLogger("kafkalite.server.lifecycle")
 
 REGISTRATION_VERSION = 3
 HEARTBEAT_VERSION = 1
-PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 RETRY = 0.1  # seconds between failed attempts
 
 
@@ -64,7 +65,7 @@ class BrokerLifecycleManager(threading.Thread):
     def _register(self) -> None:
         R = broker_registration.REQUEST
         listeners = [R["listeners"](name=e.listener, host=e.host, port=e.port,
-                                    security_protocol=PROTOCOL_IDS.get(e.security_protocol, 0))
+                                    security_protocol=SECURITY_PROTOCOL_IDS.get(e.security_protocol, 0))
                      for e in self.endpoints]
         request = R(broker_id=self.node_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation,
                     listeners=listeners, features=[], rack=self.rack,

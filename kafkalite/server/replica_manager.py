@@ -22,6 +22,7 @@ from typing import Any
 
 from kafkalite.protocol import error_codes as E
 
+from .listeners import SECURITY_PROTOCOL_NAMES
 from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache, PartitionInfo, Snapshot, TopicInfo
 
 log = logging.getLogger("kafkalite.server.replica_manager")
@@ -31,7 +32,6 @@ EPOCH_DURING_DELETE = -2  # Kafka's LeaderAndIsr.EpochDuringDelete
 LEADER_DURING_DELETE = -2  # Kafka's LeaderAndIsr.LeaderDuringDelete
 UNKNOWN_BROKER_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)
-SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +151,7 @@ def _broker_endpoints(b: Any, version: int) -> tuple[BrokerEndpoint, ...]:
         return (BrokerEndpoint("PLAINTEXT", b.v0_host, b.v0_port, "PLAINTEXT"),)
     out = []
     for e in b.endpoints:
-        protocol = SECURITY_PROTOCOLS.get(e.security_protocol, "PLAINTEXT")
+        protocol = SECURITY_PROTOCOL_NAMES.get(e.security_protocol, "PLAINTEXT")
         out.append(BrokerEndpoint(e.listener if version >= 3 else protocol, e.host, e.port, protocol))
     return tuple(out)
 
