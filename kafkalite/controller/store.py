@@ -60,20 +60,20 @@ class ControllerStore:
         self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
                          "SET value = excluded.value", (key, value))
 
+    def _increment(self, key: str) -> int:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            value = self._get(key, 0) + 1
+            self._set(key, value)
+        return value
+
     def bump_controller_epoch(self) -> int:
         """The epoch for this controller's term: one above any before it."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            epoch = self._get("controller_epoch", 0) + 1
-            self._set("controller_epoch", epoch)
-        return epoch
+        return self._increment("controller_epoch")
 
     def next_broker_epoch(self) -> int:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            epoch = self._get("broker_epoch", 0) + 1
-            self._set("broker_epoch", epoch)
-        return epoch
+        """A broker epoch above every one given before, across restarts."""
+        return self._increment("broker_epoch")
 
     def create_topic(self, name: str, topic_id: uuid.UUID, partitions: list[StoredPartition]) -> None:
         with self._db:
