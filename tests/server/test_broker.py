@@ -123,7 +123,8 @@ def test_thousand_pipelined_requests_answered_in_order(broker):
 
 
 def test_two_hundred_connections_at_once(broker):
-    # The broker's own connections (to its controller and back) stay open throughout.
+    # The broker's own connections (to its controller and back) stay open throughout; a previous
+    # test's connection may still be closing, so the count may end below this, never above.
     baseline = broker.socket_server.quotas.total
     clients = [connect(broker) for _ in range(200)]
     try:
@@ -135,7 +136,7 @@ def test_two_hundred_connections_at_once(broker):
     finally:
         for c in clients:
             c.close()
-    assert wait_for(lambda: broker.socket_server.quotas.total == baseline)
+    assert wait_for(lambda: broker.socket_server.quotas.total <= baseline)
 
 
 def test_concurrent_clients_pipelining(broker):
