@@ -83,3 +83,25 @@ def bench_controller(repeat: int, sizes: str, write_md: str | None) -> None:
     from bench import controller
 
     controller.run(tuple(int(s) for s in sizes.split(",")), repeat, write_md)
+
+
+@bench.command("network")
+@click.option("--servers", default="kafkalite,asyncio,uvloop,threaded,selectors", show_default=True)
+@click.option("--connections", default=50, show_default=True)
+@click.option("--depth", default=1, show_default=True, help="Requests in flight per connection.")
+@click.option("--mix", default="apiversions", show_default=True,
+              type=click.Choice(["apiversions", "metadata", "mixed"]))
+@click.option("--topics", default=10, show_default=True, help="Topics in the metadata cache.")
+@click.option("--seconds", default=5.0, show_default=True)
+@click.option("--warmup", default=2.0, show_default=True)
+@click.option("--network-threads", default=3, show_default=True)
+@click.option("--io-threads", default=8, show_default=True)
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace this scenario's section of this markdown file (docs/benchmarks.md).")
+def bench_network(servers: str, connections: int, depth: int, mix: str, topics: int, seconds: float,
+                  warmup: float, network_threads: int, io_threads: int, write_md: str | None) -> None:
+    """kafkalite against peer servers (asyncio, uvloop, thread per connection, selectors loop)."""
+    from bench.network import run
+
+    run.run(tuple(servers.split(",")), connections, depth, mix, topics, seconds, warmup,
+            network_threads, io_threads, write_md)

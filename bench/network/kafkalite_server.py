@@ -1,0 +1,42 @@
+"""kafkalite for the network benchmark: one broker in-process, its metadata cache holding T topics
+(the same cache the peers answer from), until SIGTERM. ``python -m bench.network.kafkalite_server
+PORT TOPICS NETWORK_THREADS IO_THREADS``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import tempfile
+import threading
+
+from kafkalite.server.broker import Broker
+from kafkalite.server.config import BrokerConfig
+
+from .workload import metadata_cache
+
+
+def main(port: int, topics: int, network_threads: int, io_threads: int) -> None:
+    with tempfile.TemporaryDirectory() as log_dir:
+        broker = Broker(BrokerConfig({
+            # Clients on PLAINTEXT; the inter-broker (privileged) listener apart, as in a cluster,
+            # so clients see the same ApiVersions as the peers give.
+            "node.id": "1", "process.roles": "broker",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port},INTERNAL://127.0.0.1:0",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
+            "inter.broker.listener.name": "INTERNAL",
+            "log.dirs": log_dir, "num.network.threads": str(network_threads),
+            "num.io.threads": str(io_threads), "socket.listen.backlog.size": "1024",
+        }))
+        broker.startup()
+        assert broker.metadata_cache is not None
+        cache = metadata_cache(topics, port)
+        broker.metadata_cache.update(lambda _: cache.snapshot)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        print("ready", flush=True)
+        stop.wait()
+        broker.shutdown()
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:5]))

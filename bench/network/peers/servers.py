@@ -1,0 +1,128 @@
+"""The peers kafkalite is measured against: the same responses (workload.Responder), served
+four other ways. Run one as ``python -m bench.network.peers.servers KIND PORT TOPICS``."""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+import signal
+import socket
+import socketserver
+import struct
+import sys
+
+from kafkalite.protocol import FrameDecoder
+
+from ..workload import Responder
+
+_SIZE = struct.Struct(">i")
+
+
+def threaded(port: int, respond: Responder) -> None:
+    """Thread per connection: the standard library's ThreadingTCPServer."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            sock = self.request
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            decoder = FrameDecoder()
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    return
+                decoder.feed(data)
+                out = b"".join(respond(p) for p in decoder.frames())
+                if out:
+                    sock.sendall(out)
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 1024
+
+    with Server(("127.0.0.1", port), Handler) as server:
+        server.serve_forever()
+
+
+async def _asyncio_main(port: int, respond: Responder) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            while True:
+                size = _SIZE.unpack(await reader.readexactly(4))[0]
+                writer.write(respond(await reader.readexactly(size)))
+                if reader._buffer:  # type: ignore[attr-defined]  # pipelined: answer what is here first
+                    continue
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+    async with server:
+        await server.serve_forever()
+
+
+def asyncio_streams(port: int, respond: Responder) -> None:
+    asyncio.run(_asyncio_main(port, respond))
+
+
+def uvloop_streams(port: int, respond: Responder) -> None:
+    import uvloop
+
+    uvloop.run(_asyncio_main(port, respond))
+
+
+def selectors_loop(port: int, respond: Responder) -> None:
+    """One thread, one selector: read, answer, write."""
+    sel = selectors.DefaultSelector()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(1024)
+    listener.setblocking(False)
+    sel.register(listener, selectors.EVENT_READ, None)
+    pending: dict[socket.socket, bytearray] = {}
+    decoders: dict[socket.socket, FrameDecoder] = {}
+    while True:
+        for key, mask in sel.select():
+            sock = key.fileobj
+            if key.data is None:
+                conn, _ = listener.accept()
+                conn.setblocking(False)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                decoders[conn] = FrameDecoder()
+                pending[conn] = bytearray()
+                sel.register(conn, selectors.EVENT_READ, "c")
+                continue
+            assert isinstance(sock, socket.socket)
+            if mask & selectors.EVENT_READ:
+                try:
+                    data = sock.recv(65536)
+                except ConnectionError:
+                    data = b""
+                if not data:
+                    sel.unregister(sock)
+                    sock.close()
+                    decoders.pop(sock, None)
+                    pending.pop(sock, None)
+                    continue
+                decoders[sock].feed(data)
+                for p in decoders[sock].frames():
+                    pending[sock] += respond(p)
+            out = pending.get(sock)
+            if out:
+                try:
+                    sent = sock.send(out)
+                except BlockingIOError:
+                    sent = 0
+                del out[:sent]
+                sel.modify(sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if out else 0), "c")
+
+
+KINDS = {"threaded": threaded, "asyncio": asyncio_streams, "uvloop": uvloop_streams,
+         "selectors": selectors_loop}
+
+if __name__ == "__main__":
+    kind, port, topics = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    KINDS[kind](port, Responder(topics, port))
