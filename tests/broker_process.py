@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 
@@ -78,9 +77,8 @@ class BrokerProcess:
 
 
 def wait_exit(proc: subprocess.Popen, timeout: float) -> int | None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return int(proc.returncode)
-        time.sleep(0.05)
-    return None
+    """The exit code, or None if the process is still running after ``timeout``."""
+    try:
+        return int(proc.wait(timeout))
+    except subprocess.TimeoutExpired:
+        return None
