@@ -8,7 +8,7 @@ timeout: a client that gets an answer can then see the topic in Metadata."""
 
 from __future__ import annotations
 
-import time
+import functools
 from typing import Any
 
 from kafkalite.controller.assignment import AdminError
@@ -16,19 +16,8 @@ from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration, create_topics, delete_topics
 
-from .metadata_cache import MetadataCache
+from .metadata_cache import MetadataCache, Snapshot
 from .responses import respond
-
-WAIT_STEP = 0.01
-
-
-def _wait(predicate: Any, timeout_ms: int) -> bool:
-    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
-    while not predicate():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(WAIT_STEP)
-    return True
 
 
 class AdminApis:
@@ -70,15 +59,11 @@ class AdminApis:
                             created.append((result, len(layout)))
             results.append(result)
         for result, count in created:
-            if not _wait(lambda r=result, n=count: self._visible(r.name, n), req.timeout_ms):
+            if not self.cache.wait_until(functools.partial(_visible, name=result.name, partitions=count),
+                                         req.timeout_ms / 1000):
                 result.error_code = E.REQUEST_TIMED_OUT
                 result.error_message = "The topic was created but its metadata did not arrive in time."
         return respond(request, 19, R(throttle_time_ms=0, topics=results))
-
-    def _visible(self, name: str, partitions: int) -> bool:
-        topic = self.cache.snapshot.topics.get(name)
-        return topic is not None and len(topic.partitions) == partitions and all(
-            p.leader >= 0 for p in topic.partitions.values())
 
     # --- DeleteTopics -------------------------------------------------------------------------
 
@@ -102,7 +87,8 @@ class AdminApis:
                     result.error_code, result.error_message = e.code, e.message
             results.append(result)
         for result in deleted:
-            if not _wait(lambda n=result.name: n not in self.cache.snapshot.topics, req.timeout_ms):
+            if not self.cache.wait_until(functools.partial(_gone, name=result.name),
+                                         req.timeout_ms / 1000):
                 result.error_code = E.REQUEST_TIMED_OUT
         return respond(request, 20, R(throttle_time_ms=0, responses=results))
 
@@ -122,3 +108,14 @@ class AdminApis:
         error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
         return respond(request, 63, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
                                        is_fenced=error != 0))
+
+
+def _visible(snap: Snapshot, name: str, partitions: int) -> bool:
+    """The topic is in this broker's metadata with all its partitions led."""
+    topic = snap.topics.get(name)
+    return topic is not None and len(topic.partitions) == partitions and all(
+        p.leader >= 0 for p in topic.partitions.values())
+
+
+def _gone(snap: Snapshot, name: str) -> bool:
+    return name not in snap.topics

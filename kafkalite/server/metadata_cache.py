@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import uuid
+from collections.abc import Callable
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,20 +68,22 @@ class Snapshot:
 class MetadataCache:
     def __init__(self, cluster_id: str, controller_id: int = -1,
                  brokers: dict[int, BrokerInfo] | None = None) -> None:
-        self._lock = threading.Lock()  # serialises writers; readers use the snapshot as is
+        # Serialises writers and wakes waiters; readers use the snapshot as is.
+        self._changed = threading.Condition()
         self._snapshot = Snapshot(cluster_id, controller_id, dict(brokers or {}), {})
 
     @property
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
-    def replace(self, **changes: object) -> Snapshot:
-        with self._lock:
-            self._snapshot = dataclasses.replace(self._snapshot, **changes)  # type: ignore[arg-type]
+    def update(self, fn: Callable[[Snapshot], Snapshot]) -> Snapshot:
+        """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""
+        with self._changed:
+            self._snapshot = fn(self._snapshot)
+            self._changed.notify_all()
             return self._snapshot
 
-    def update(self, fn):
-        """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""
-        with self._lock:
-            self._snapshot = fn(self._snapshot)
-            return self._snapshot
+    def wait_until(self, predicate: Callable[[Snapshot], bool], timeout: float) -> bool:
+        """Block until ``predicate(snapshot)`` holds (checked on every update) or ``timeout``."""
+        with self._changed:
+            return self._changed.wait_for(lambda: predicate(self._snapshot), max(timeout, 0.0))
