@@ -5,7 +5,6 @@ loopback), answered. Times are from send_requests_to_brokers until the last brok
 
 from __future__ import annotations
 
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,14 +25,9 @@ from kafkalite.controller.request_batch import ControllerBrokerRequestBatch
 from kafkalite.server.listeners import Endpoint
 
 from .codec import _write_section, machine
+from .ports import free_port
 
 PER_TOPIC = 100
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
 
 
 def _start_brokers(directory: str) -> list[tuple[subprocess.Popen, int, int]]:

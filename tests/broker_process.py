@@ -5,17 +5,14 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+from bench.ports import free_port
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+__all__ = ["BrokerProcess", "free_port", "wait_exit"]
 
 
 class BrokerProcess:

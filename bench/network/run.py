@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+from ..ports import free_port
 from . import loadgen
 from .workload import request_frames
 
@@ -35,12 +36,6 @@ class Result:
     @property
     def throughput(self) -> float:
         return self.requests / self.seconds
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -85,7 +80,7 @@ def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds:
 
 def measure(server: str, connections: int, depth: int, mix: str, topics: int, seconds: float,
             warmup: float, network_threads: int = 3, io_threads: int = 8) -> Result:
-    port = _free_port()
+    port = free_port()
     proc = _start(server, port, topics, network_threads, io_threads)
     try:
         frames = request_frames(mix, 64)

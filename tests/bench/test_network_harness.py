@@ -7,6 +7,7 @@ import pytest
 
 from bench.network import loadgen, run
 from bench.network.workload import request_frames
+from bench.ports import free_port
 
 from ..kafka_client import Client
 
@@ -19,7 +20,7 @@ def _answers(port: int, frames: list[bytes]) -> list[bytes]:
 
 @pytest.fixture(scope="module")
 def kafkalite_answers():
-    port = run._free_port()
+    port = free_port()
     proc = run._start("kafkalite", port, 5, 1, 1)
     try:
         yield _answers(port, request_frames("mixed", 4))
@@ -30,7 +31,7 @@ def kafkalite_answers():
 
 @pytest.mark.parametrize("peer", ["asyncio", "uvloop", "threaded", "selectors"])
 def test_peers_answer_byte_identical_responses(peer, kafkalite_answers):
-    port = run._free_port()
+    port = free_port()
     proc = run._start(peer, port, 5, 1, 1)
     try:
         answers = _answers(port, request_frames("mixed", 4))
@@ -44,7 +45,7 @@ def test_peers_answer_byte_identical_responses(peer, kafkalite_answers):
 
 
 def test_load_generator_counts_every_response():
-    port = run._free_port()
+    port = free_port()
     proc = run._start("selectors", port, 2, 1, 1)
     try:
         done, latencies = loadgen.run(port, 3, 4, request_frames("apiversions", 8), 0.3)
