@@ -19,6 +19,7 @@ class Connection:
         "decoder",
         "events",
         "id",
+        "last_active",
         "listener",
         "local",
         "mute_state",
@@ -45,6 +46,7 @@ class Connection:
         self.mute_state = MuteState.NOT_MUTED
         self.closing = False  # the peer closed its side; deliver what is buffered, then close
         self.events = 0  # selector interest currently registered
+        self.last_active = 0  # monotonic ns of the last read or completed send
         self.client_software_name = "unknown"
         self.client_software_version = "unknown"
 

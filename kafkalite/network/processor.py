@@ -34,7 +34,7 @@ from kafkalite.protocol import (
 from kafkalite.protocol.schema import Versions
 
 from .connection import Connection
-from .mute import MuteEvent
+from .mute import MuteEvent, MuteState
 from .quotas import ConnectionQuotas
 from .request_channel import (
     CloseConnectionResponse,
@@ -93,11 +93,17 @@ class Processor(threading.Thread):
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
-        self._woken = threading.Event()  # coalesces wake-ups: one byte until the loop drains it
+        # Coalesces wake-ups: one byte until the loop drains it. A plain flag is enough: the loop
+        # drains the socket before clearing it (see _drain_wakeups).
+        self._woken = False
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
 
         self.connections: dict[str, Connection] = {}
-        self._lru: collections.OrderedDict[str, int] = collections.OrderedDict()
+        # Connections holding whole requests not yet handed over (muted or not): the only ones the
+        # loop looks at for buffered work, so that a poll costs nothing per idle connection.
+        self._buffered: dict[Connection, None] = {}
+        self._now = time.monotonic_ns()  # the clock, read once per poll
+        self._next_idle_check = 0
         self._inflight: dict[str, SendResponse] = {}
         self._completed_receives: list[tuple[Connection, bytes]] = []
         self._completed_sends: list[Connection] = []
@@ -128,13 +134,19 @@ class Processor(threading.Thread):
         return True
 
     def enqueue_response(self, response: Response) -> None:
-        response.request.response_enqueue_ns = time.monotonic_ns()
-        self._responses.append(response)
+        self.enqueue_responses([response])
+
+    def enqueue_responses(self, responses: list[Response]) -> None:
+        """Responses from one handler batch: one hand-off and at most one wake-up."""
+        now = time.monotonic_ns()
+        for response in responses:
+            response.request.response_enqueue_ns = now
+        self._responses.extend(responses)
         self.wakeup()
 
     def wakeup(self) -> None:
-        if not self._woken.is_set():
-            self._woken.set()
+        if not self._woken:
+            self._woken = True
             try:
                 self._wake_w.send(b"\x00")
             except (BlockingIOError, OSError):
@@ -201,16 +213,17 @@ class Processor(threading.Thread):
         # Kafka's connection id: localIp:localPort-remoteIp:remotePort-processorId-index.
         conn_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{next(self._index)}"
         conn = Connection(sock, conn_id, self.listener, self.max_request_size, local, remote)
+        conn.last_active = time.monotonic_ns()
         self.connections[conn_id] = conn
-        self._lru[conn_id] = time.monotonic_ns()
         self._set_interest(conn, selectors.EVENT_READ)
 
     def process_new_responses(self) -> None:
         responses = self._responses
+        now = time.monotonic_ns()
         while responses:
             response = responses.popleft()
             request = response.request
-            request.response_dequeue_ns = time.monotonic_ns()
+            request.response_dequeue_ns = now
             if not isinstance(response, (StartThrottlingResponse, EndThrottlingResponse)):
                 self.answers_taken += 1
             conn = self.connections.get(request.connection_id)
@@ -254,7 +267,7 @@ class Processor(threading.Thread):
         if sent == len(data):
             conn.send_buffer = None
             self._completed_sends.append(conn)
-            self._touch(conn)
+            conn.last_active = self._now
         else:
             conn.send_buffer = data[sent:]
             self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
@@ -276,7 +289,7 @@ class Processor(threading.Thread):
             # Completed sends unmute connections after this poll, and those may hold whole
             # requests already read: no socket event would end a blocking poll for them.
             return 0.0
-        if self._accepting_requests and any(c.ready for c in self.connections.values()):
+        if self._accepting_requests and any(c.ready for c in self._buffered):
             return 0.0  # whole requests already buffered: no socket event will announce them
         return POLL_TIMEOUT
 
@@ -284,27 +297,39 @@ class Processor(threading.Thread):
         timeout = self._poll_timeout()
         start = time.monotonic_ns()
         events = self._selector.select(timeout)
-        self.idle_ns_total += time.monotonic_ns() - start
+        self._now = now = time.monotonic_ns()
+        self.idle_ns_total += now - start
+        connections = self.connections
         for key, mask in events:
             conn = key.data
             if conn is None:
                 self._drain_wakeups()
                 continue
-            if conn.id not in self.connections:
+            if conn.id not in connections:
                 continue
             try:
                 if mask & selectors.EVENT_WRITE and conn.send_buffer is not None:
                     self._write(conn)
-                if mask & selectors.EVENT_READ and conn.id in self.connections:
-                    self._read(conn)
+                if mask & selectors.EVENT_READ and conn.id in connections:
+                    if conn.muted:
+                        # Muted connections keep their read interest until data actually comes
+                        # (a client waiting for its answer sends nothing): muting and unmuting
+                        # then cost no selector call. Data while muted stays in the kernel.
+                        self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+                    else:
+                        self._read(conn)
             except Exception as e:
                 self._close(conn, f"error during poll: {e!r}")
         # One whole request per unmuted connection per poll: strict per-connection order.
-        if self._accepting_requests:
-            for conn in self.connections.values():
-                if conn.ready:
-                    self._completed_receives.append((conn, conn.pending.popleft()))
-        self._expire_idle()
+        if self._accepting_requests and self._buffered:
+            completed = self._completed_receives
+            for conn in list(self._buffered):
+                if conn.mute_state is MuteState.NOT_MUTED:
+                    completed.append((conn, conn.pending.popleft()))
+                    if not conn.pending:
+                        del self._buffered[conn]
+        if now >= self._next_idle_check:
+            self._expire_idle()
 
     def _drain_wakeups(self) -> None:
         # Drain first, clear second: a wake-up sent in between leaves its byte unread, so the next
@@ -315,7 +340,7 @@ class Processor(threading.Thread):
                 pass
         except (BlockingIOError, InterruptedError):
             pass
-        self._woken.clear()
+        self._woken = False
 
     def _read(self, conn: Connection) -> None:
         try:
@@ -337,10 +362,12 @@ class Processor(threading.Thread):
             if not conn.pending and not conn.muted:
                 self._disconnected.append((conn, "closed by the peer"))
             return
-        self._touch(conn)
+        conn.last_active = self._now
         try:
             conn.decoder.feed(data)
             conn.pending.extend(conn.decoder.frames())
+            if conn.pending:
+                self._buffered[conn] = None
         except DecodeError as e:
             # Oversized or negative frame size: Kafka's InvalidReceiveException.
             self._close(conn, str(e))
@@ -355,7 +382,7 @@ class Processor(threading.Thread):
         except OSError as e:
             self._send_failed(conn, e)
             return
-        self._touch(conn)
+        conn.last_active = self._now
         if sent == len(data):
             conn.send_buffer = None
             self._set_interest(conn, conn.events & ~selectors.EVENT_WRITE)
@@ -365,6 +392,9 @@ class Processor(threading.Thread):
 
     def process_completed_receives(self) -> None:
         receives, self._completed_receives = self._completed_receives, []
+        if not receives:
+            return
+        batch: list[Request] = []
         for conn, payload in receives:
             if conn.id not in self.connections:
                 continue
@@ -378,19 +408,19 @@ class Processor(threading.Thread):
                 continue
             if request is None:
                 continue
-            # Blocks while the request queue is full (back-pressure), but not past shutdown.
-            while self._running:
-                try:
-                    self.request_channel.send_request(request, timeout=POLL_TIMEOUT)
-                    break
-                except queue.Full:
-                    continue
-            else:
-                return
-            self.requests_handed_over += 1
+            # Muted before the hand-over; the response that unmutes it is handled by this thread.
             conn.mute()
             conn.handle_event(MuteEvent.REQUEST_RECEIVED)
-            self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+            batch.append(request)
+        # The whole poll's requests in one hand-off. Blocks while the request queue is full
+        # (back-pressure), but not past shutdown.
+        while batch and self._running:
+            try:
+                taken = self.request_channel.send_requests(batch, timeout=POLL_TIMEOUT)
+            except queue.Full:
+                continue
+            self.requests_handed_over += taken
+            del batch[:taken]
 
     def _parse(self, conn: Connection, payload: bytes) -> Request | None:
         api_key, version = peek_api(payload)
@@ -415,6 +445,7 @@ class Processor(threading.Thread):
             size=len(payload), client_address=conn.remote_ip,
             client_software_name=conn.client_software_name,
             client_software_version=conn.client_software_version, privileged=self.privileged,
+            start_ns=self._now,
         )
 
     def process_completed_sends(self) -> None:
@@ -442,8 +473,8 @@ class Processor(threading.Thread):
 
     def close_excess_connections(self) -> None:
         if self.connections and self.quotas.max_connections_exceeded(self.listener):
-            oldest = next(iter(self._lru))  # least recently active
-            self._close(self.connections[oldest], "over max.connections")
+            oldest = min(self.connections.values(), key=_last_active)  # least recently active
+            self._close(oldest, "over max.connections")
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -455,18 +486,16 @@ class Processor(threading.Thread):
                 return
             self._set_interest(conn, conn.events | selectors.EVENT_READ)
 
-    def _touch(self, conn: Connection) -> None:
-        self._lru[conn.id] = time.monotonic_ns()
-        self._lru.move_to_end(conn.id)
-
     def _expire_idle(self) -> None:
-        if not self._lru:
-            return
-        conn_id, last = next(iter(self._lru.items()))
-        if time.monotonic_ns() - last > self.idle_ns:
+        """Close connections idle past connections.max.idle.ms. Kafka keeps an LRU map and checks
+        its head every poll; a scan every tenth of the idle time (at most every second) finds
+        the same connections without paying an LRU update per read and send."""
+        now = self._now
+        self._next_idle_check = now + min(self.idle_ns // 10, 1_000_000_000)
+        cutoff = now - self.idle_ns
+        for conn in [c for c in self.connections.values() if c.last_active < cutoff]:
             self.expired_connections_killed += 1
-            self._close(self.connections[conn_id], "idle for longer than connections.max.idle.ms",
-                        level=logging.DEBUG)
+            self._close(conn, "idle for longer than connections.max.idle.ms", level=logging.DEBUG)
 
     def _set_interest(self, conn: Connection, events: int) -> None:
         if events == conn.events:
@@ -484,7 +513,7 @@ class Processor(threading.Thread):
         if self.connections.pop(conn.id, None) is None:
             return
         log.log(level, "Closing connection %s on listener %s: %s", conn.id, self.listener, reason)
-        self._lru.pop(conn.id, None)
+        self._buffered.pop(conn, None)
         self._inflight.pop(conn.id, None)
         if conn.events:
             try:
@@ -517,3 +546,7 @@ class Processor(threading.Thread):
         self._selector.close()
         self._wake_r.close()
         self._wake_w.close()
+
+
+def _last_active(conn: Connection) -> int:
+    return conn.last_active

@@ -2,13 +2,16 @@
 take them, and responses go back to the Processor that owns the connection.
 
 The queue's bound (queued.max.requests) is the back-pressure: a Processor blocks on a full queue
-and stops reading its sockets meanwhile, as in Kafka.
+and stops reading its sockets meanwhile, as in Kafka. Requests and responses cross between threads
+in batches (see RequestChannel).
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import queue
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +19,7 @@ if TYPE_CHECKING:
     from .processor import Processor
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class Request:
     """One request read from a connection, with what the handlers and the metrics need."""
 
@@ -53,12 +56,12 @@ class Request:
 # --- the closed family of responses (Kafka's RequestChannel.Response subclasses) --------------
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class Response:
     request: Request
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class SendResponse(Response):
     """Bytes to write to the connection (a whole frame, size prefix included)."""
 
@@ -66,22 +69,22 @@ class SendResponse(Response):
     error_code: int = 0
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class NoOpResponse(Response):
     """Nothing to send (e.g. a request that wants no answer); the connection is unmuted."""
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class CloseConnectionResponse(Response):
     """Close the connection (a request that cannot be served)."""
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class StartThrottlingResponse(Response):
     """The connection stays muted after its response until EndThrottlingResponse."""
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, slots=True)
 class EndThrottlingResponse(Response):
     """Throttling is over; the connection may be unmuted."""
 
@@ -94,12 +97,24 @@ SHUTDOWN = _Shutdown()
 
 
 class RequestChannel:
-    """One per plane (data, control). ``queue_size`` is queued.max.requests (20 for control)."""
+    """One per plane (data, control). ``queue_size`` is queued.max.requests (20 for control).
+
+    Requests travel in batches: a Processor hands over everything one poll completed with one
+    call, a handler takes what is queued with one call and gives the responses back grouped by
+    Processor, one wake-up each. A thread hop costs the same for one request as for fifty, so
+    batching is what keeps more threads from costing more per request. The bound still counts
+    requests, as Kafka's ArrayBlockingQueue does.
+    """
 
     def __init__(self, queue_size: int, name: str = "data-plane") -> None:
         self.name = name
         self.queue_size = queue_size
-        self._requests: queue.Queue[Request | _Shutdown] = queue.Queue(maxsize=queue_size)
+        self._requests: collections.deque[Request | _Shutdown] = collections.deque()
+        self._lock = threading.Lock()
+        self._not_empty = threading.Condition(self._lock)
+        self._not_full = threading.Condition(self._lock)
+        self._idle_handlers = 0
+        self._blocked_senders = 0
         self._processors: dict[int, Processor] = {}
 
     def add_processor(self, processor: Processor) -> None:
@@ -114,42 +129,120 @@ class RequestChannel:
     def processors(self) -> dict[int, Processor]:
         return self._processors
 
+    # --- Processors -> handlers -----------------------------------------------------------
+
+    def send_requests(self, batch: list[Request], timeout: float | None = None) -> int:
+        """Queue the first requests of ``batch`` that fit; returns how many. Blocks while the
+        queue is full (the back-pressure on the Processor); ``queue.Full`` after ``timeout``."""
+        requests = self._requests
+        with self._lock:
+            if len(requests) >= self.queue_size:
+                deadline = None if timeout is None else time.monotonic() + timeout
+                self._blocked_senders += 1
+                try:
+                    while len(requests) >= self.queue_size:
+                        left = None if deadline is None else deadline - time.monotonic()
+                        if left is not None and left <= 0:
+                            raise queue.Full
+                        self._not_full.wait(left)
+                finally:
+                    self._blocked_senders -= 1
+            room = self.queue_size - len(requests)
+            if room < len(batch):
+                batch = batch[:room]
+            requests.extend(batch)
+            if self._idle_handlers:
+                self._not_empty.notify()  # one handler takes the whole batch
+        return len(batch)
+
     def send_request(self, request: Request, timeout: float | None = None) -> None:
-        """Blocks while the queue is full: that is the back-pressure on the Processor."""
-        self._requests.put(request, timeout=timeout)
+        self.send_requests([request], timeout)
+
+    def receive_requests(self, timeout: float | None = 0.3,
+                         limit: int = 256) -> list[Request | _Shutdown]:
+        """What is queued, up to ``limit`` and the first shutdown sentinel; [] after ``timeout``."""
+        requests = self._requests
+        with self._lock:
+            if not requests:
+                deadline = None if timeout is None else time.monotonic() + timeout
+                self._idle_handlers += 1
+                try:
+                    while not requests:
+                        left = None if deadline is None else deadline - time.monotonic()
+                        if left is not None and left <= 0:
+                            return []
+                        self._not_empty.wait(left)
+                finally:
+                    self._idle_handlers -= 1
+            batch: list[Request | _Shutdown] = []
+            for _ in range(min(limit, len(requests))):
+                item = requests.popleft()
+                batch.append(item)
+                if item is SHUTDOWN:
+                    break  # one sentinel per handler thread
+            if self._blocked_senders:
+                self._not_full.notify_all()
+            if requests and self._idle_handlers:
+                self._not_empty.notify()  # more than this handler takes: wake another
+        now = time.monotonic_ns()
+        for item in batch:
+            if item is not SHUTDOWN:
+                item.dequeue_ns = now  # type: ignore[union-attr]
+        return batch
 
     def receive_request(self, timeout: float | None = 0.3) -> Request | _Shutdown | None:
-        try:
-            item = self._requests.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if isinstance(item, Request):
-            item.dequeue_ns = time.monotonic_ns()
-        return item
+        batch = self.receive_requests(timeout, limit=1)
+        return batch[0] if batch else None
+
+    def give_back(self, requests: list[Request | _Shutdown]) -> None:
+        """Put taken requests back at the head of the queue, in order, for another handler: a
+        handler about to run a request that may block does not hold the rest of its batch."""
+        if not requests:
+            return
+        with self._lock:
+            self._requests.extendleft(reversed(requests))
+            if self._idle_handlers:
+                self._not_empty.notify()
+
+    def send_shutdown_request(self) -> None:
+        with self._lock:
+            self._requests.append(SHUTDOWN)  # past the bound: shutdown must not wait
+            self._not_empty.notify()
+
+    # --- handlers -> Processors -----------------------------------------------------------
 
     def send_response(self, response: Response) -> None:
         """Route a response to the Processor that owns its connection."""
-        request = response.request
-        request.api_local_complete_ns = request.api_local_complete_ns or time.monotonic_ns()
-        processor = self._processors.get(request.processor)
-        # A processor that is gone (shut down) has closed its connections: nothing to do.
-        if processor is not None:
-            processor.enqueue_response(response)
+        self.send_responses([response])
 
-    def send_shutdown_request(self) -> None:
-        self._requests.put(SHUTDOWN)
+    def send_responses(self, responses: list[Response]) -> None:
+        """Route responses to their Processors: one hand-off and one wake-up per Processor."""
+        now = time.monotonic_ns()
+        by_processor: dict[int, list[Response]] = {}
+        for response in responses:
+            request = response.request
+            if not request.api_local_complete_ns:
+                request.api_local_complete_ns = now
+            group = by_processor.get(request.processor)
+            if group is None:
+                by_processor[request.processor] = [response]
+            else:
+                group.append(response)
+        for processor_id, group in by_processor.items():
+            processor = self._processors.get(processor_id)
+            # A processor that is gone (shut down) has closed its connections: nothing to do.
+            if processor is not None:
+                processor.enqueue_responses(group)
 
     @property
     def request_queue_size(self) -> int:
-        return self._requests.qsize()
+        return len(self._requests)
 
     @property
     def response_queue_size(self) -> int:
         return sum(p.response_queue_size for p in self._processors.values())
 
     def clear(self) -> None:
-        while True:
-            try:
-                self._requests.get_nowait()
-            except queue.Empty:
-                return
+        with self._lock:
+            self._requests.clear()
+            self._not_full.notify_all()

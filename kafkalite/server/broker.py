@@ -18,7 +18,7 @@ from kafkalite.controller.controller import KafkaController
 from kafkalite.network.socket_server import SocketServer
 
 from . import api_versions
-from .handlers import KafkaApis
+from .handlers import MAY_BLOCK, KafkaApis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache
 from .request_handler import RequestHandlerPool
@@ -79,9 +79,10 @@ class Broker:
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
-                                                 "control-plane-kafka-request-handler"))
+                                                 "control-plane-kafka-request-handler",
+                                                 may_block=MAY_BLOCK))
         self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
-                                             cfg.get("num.io.threads")))
+                                             cfg.get("num.io.threads"), may_block=MAY_BLOCK))
         for pool in self.pools:
             pool.start()
         self._start_lifecycle()

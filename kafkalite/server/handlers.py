@@ -26,6 +26,8 @@ log = logging.getLogger("kafkalite.server.handlers")
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # Kafka's "not requested"
 _ZERO = uuid.UUID(int=0)
+# Api keys whose handlers may wait: on the controller, or for its answer to show in the metadata cache.
+MAY_BLOCK = frozenset({19, 20, 62})
 
 
 class KafkaApis:

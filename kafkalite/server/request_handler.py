@@ -1,12 +1,18 @@
 """The request handler pool (Kafka's KafkaRequestHandlerPool): threads that take requests from a
-RequestChannel, run the handler and give the response back to the channel."""
+RequestChannel, run the handler and give the responses back to the channel.
+
+A handler takes what is queued in one go and gives the answers back in one go per Processor (see
+RequestChannel). Before a request that may wait (``may_block``, e.g. CreateTopics waiting for its
+topics to show), it hands back what it has answered and what it has not started, so that no other
+request waits behind it.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from kafkalite.network.request_channel import (
     CloseConnectionResponse,
@@ -20,9 +26,11 @@ log = logging.getLogger("kafkalite.server.request_handler")
 
 class RequestHandlerPool:
     def __init__(self, channel: RequestChannel, handle: Callable[[Request], Response], threads: int,
-                 name_prefix: str = "data-plane-kafka-request-handler") -> None:
+                 name_prefix: str = "data-plane-kafka-request-handler",
+                 may_block: Collection[int] = ()) -> None:
         self.channel = channel
         self.handle = handle
+        self.may_block = frozenset(may_block)  # api keys whose handlers may wait
         self.threads = [
             threading.Thread(target=self._run, name=f"{name_prefix}-{i}", daemon=True)
             for i in range(threads)
@@ -35,20 +43,33 @@ class RequestHandlerPool:
 
     def _run(self) -> None:
         channel = self.channel
+        handle = self.handle
+        may_block = self.may_block
+        clock = time.monotonic_ns
         while True:
-            start = time.monotonic_ns()
-            request = channel.receive_request(timeout=0.3)
-            self.idle_ns_total += time.monotonic_ns() - start
-            if request is None:
-                continue
-            if not isinstance(request, Request):
-                return  # the shutdown sentinel
-            try:
-                response = self.handle(request)
-            except Exception:  # a handler thread never dies of a request
-                log.exception("Unexpected error handling a request; closing its connection")
-                response = CloseConnectionResponse(request)
-            channel.send_response(response)
+            start = clock()
+            batch = channel.receive_requests(timeout=0.3)
+            self.idle_ns_total += clock() - start
+            responses: list[Response] = []
+            for i, request in enumerate(batch):
+                if not isinstance(request, Request):
+                    channel.send_responses(responses)
+                    channel.give_back(batch[i + 1:])
+                    return  # the shutdown sentinel
+                if may_block and request.api_key in may_block and i + 1 < len(batch):
+                    channel.send_responses(responses)
+                    channel.give_back(batch[i + 1:])
+                    del batch[i + 1:]
+                    responses = []
+                try:
+                    response = handle(request)
+                except Exception:  # a handler thread never dies of a request
+                    log.exception("Unexpected error handling a request; closing its connection")
+                    response = CloseConnectionResponse(request)
+                request.api_local_complete_ns = clock()
+                responses.append(response)
+            if responses:
+                channel.send_responses(responses)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         for _ in self.threads:
