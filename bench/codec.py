@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import importlib
 import io
-import platform
-import re
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -20,6 +17,8 @@ from dataclasses import dataclass
 
 from kafkalite.protocol import decode_body, encode_body
 from kafkalite.protocol.messages import api_versions, metadata, update_metadata
+
+from .markdown import machine, write_section
 
 # Every api key Apache Kafka 3.9 defines, so the ApiVersions case is the size a real broker sends.
 KAFKA_API_KEYS = [*range(0, 52), *range(55, 59), 60, 61, *range(64, 70), 71, 72, 74, 75]
@@ -183,19 +182,6 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            m = re.search(r"model name\s*:\s*(.*)", f.read())
-            cpu = m.group(1) if m else cpu
-    except OSError:
-        pass
-    import os
-
-    return f"{cpu}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {platform.system()}"
-
-
 def run(seconds: float = 1.0, repeat: int = 5, write_md: str | None = None) -> list[Result]:
     results = []
     for case in cases():
@@ -204,7 +190,7 @@ def run(seconds: float = 1.0, repeat: int = 5, write_md: str | None = None) -> l
     text = table(results)
     print(text)
     if write_md:
-        _write_section(write_md, "codec", _section(text, seconds, repeat))
+        write_section(write_md, "codec", _section(text, seconds, repeat))
         print(f"wrote {write_md}")
     return results
 
@@ -229,20 +215,3 @@ def _has_kio() -> bool:
     except ImportError:
         return False
     return True
-
-
-def _write_section(path: str, name: str, body: str) -> None:
-    """Replace the text between this section's markers in ``path`` (append if absent)."""
-    begin, end = f"<!-- bench:{name}:begin -->", f"<!-- bench:{name}:end -->"
-    try:
-        with open(path) as f:
-            doc = f.read()
-    except FileNotFoundError:
-        doc = "# Benchmarks\n\nEvery figure here comes from a command in this file, on the machine named.\n"
-    block = f"{begin}\n{body}{end}"
-    if begin in doc and end in doc:
-        doc = doc[: doc.index(begin)] + block + doc[doc.index(end) + len(end):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(doc)

@@ -24,7 +24,7 @@ from kafkalite.controller.context import (
 from kafkalite.controller.request_batch import ControllerBrokerRequestBatch
 from kafkalite.server.listeners import Endpoint
 
-from .codec import _write_section, machine
+from .markdown import machine, write_section
 from .ports import free_port
 
 PER_TOPIC = 100
@@ -129,5 +129,5 @@ def run(sizes: tuple[int, ...] = (1000, 10000, 100000), repeat: int = 3, write_m
             f"From {rows[0][0]:,} to {rows[-1][0]:,} partitions the median grows {growth:,.0f}x for "
             f"{rows[-1][0] // rows[0][0]}x the partitions: roughly linear, {min(per_k):,.0f} to "
             f"{max(per_k):,.0f} ms per 1k partitions.\n")
-        _write_section(write_md, "controller", body)
+        write_section(write_md, "controller", body)
         print(f"wrote {write_md}")

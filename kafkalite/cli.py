@@ -87,21 +87,39 @@ def bench_controller(repeat: int, sizes: str, write_md: str | None) -> None:
 
 @bench.command("network")
 @click.option("--servers", default="kafkalite,asyncio,uvloop,threaded,selectors", show_default=True)
-@click.option("--connections", default=50, show_default=True)
-@click.option("--depth", default=1, show_default=True, help="Requests in flight per connection.")
+@click.option("--connections", default="50", show_default=True,
+              help="Connections; a comma list runs one scenario each (e.g. 1,50,500,5000).")
+@click.option("--depth", default="1", show_default=True,
+              help="Requests in flight per connection; a comma list multiplies the scenarios.")
 @click.option("--mix", default="apiversions", show_default=True,
               type=click.Choice(["apiversions", "metadata", "mixed"]))
 @click.option("--topics", default=10, show_default=True, help="Topics in the metadata cache.")
 @click.option("--seconds", default=5.0, show_default=True)
 @click.option("--warmup", default=2.0, show_default=True)
-@click.option("--network-threads", default=3, show_default=True)
-@click.option("--io-threads", default=8, show_default=True)
+@click.option("--threads", default="3+8", show_default=True,
+              help="kafkalite's network+io threads; a comma list measures each (e.g. 1+1,3+8).")
+@click.option("--repeat", default=1, show_default=True,
+              help="Take the servers in turn this many times; figures are medians.")
+@click.option("--idle", "idle_connections", default=0,
+              help="Instead: memory per idle connection with this many connections open.")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
-              help="Replace this scenario's section of this markdown file (docs/benchmarks.md).")
-def bench_network(servers: str, connections: int, depth: int, mix: str, topics: int, seconds: float,
-                  warmup: float, network_threads: int, io_threads: int, write_md: str | None) -> None:
+              help="Replace this run's section of this markdown file (docs/benchmarks.md).")
+@click.option("--section", default=None, help="The section's name (default: from the scenario).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a PNG plot here.")
+def bench_network(servers: str, connections: str, depth: str, mix: str, topics: int, seconds: float,
+                  warmup: float, threads: str, repeat: int, idle_connections: int, write_md: str | None,
+                  section: str | None, plot: str | None) -> None:
     """kafkalite against peer servers (asyncio, uvloop, thread per connection, selectors loop)."""
     from bench.network import run
 
-    run.run(tuple(servers.split(",")), connections, depth, mix, topics, seconds, warmup,
-            network_threads, io_threads, write_md)
+    command = "kafkalite bench " + " ".join(sys.argv[sys.argv.index("network"):])
+    names = tuple(servers.split(","))
+    if idle_connections:
+        run.run_idle(names, idle_connections, write_md, command)
+        return
+    scenarios = [run.Scenario(int(c), int(d), mix, topics)
+                 for c in connections.split(",") for d in depth.split(",")]
+    thread_list = [(int(n), int(i)) for n, i in (t.split("+") for t in threads.split(","))]
+    run.run(names, scenarios, thread_list, seconds, warmup, repeat, write_md,
+            section or f"{connections.replace(',', '-')}-conn-{depth.replace(',', '-')}-deep-{mix}",
+            command, plot)

@@ -1,10 +1,13 @@
-"""Runs the network benchmark: each server in turn (pinned to core 0), the same load generator
-(pinned to core 1), a warm-up run, then the measured run; server CPU time and peak RSS from
-/proc. Ratios are against kafkalite in the same run."""
+"""Runs the network benchmark: for each scenario (connections x requests in flight), each server in
+turn pinned to core 0 with the same load generator pinned to core 1, a warm-up run, then the
+measured run; server CPU time and peak RSS from /proc. With ``repeat`` the servers are taken in
+turn that many times and each figure is the median, so that a noisy moment hits all servers alike.
+Ratios are kafkalite's over each peer's, within one scenario of one run."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing
 import os
 import shutil
@@ -14,17 +17,33 @@ import subprocess
 import sys
 import time
 
+from ..markdown import machine, write_section
 from ..ports import free_port
 from . import loadgen
 from .workload import request_frames
 
 SERVERS = ("kafkalite", "asyncio", "uvloop", "threaded", "selectors")
+DEFAULT_THREADS = (3, 8)  # Kafka's num.network.threads, num.io.threads
 CLK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    connections: int
+    depth: int
+    mix: str = "apiversions"
+    topics: int = 10
+
+    @property
+    def label(self) -> str:
+        return f"{self.connections} conn x {self.depth} in flight"
 
 
 @dataclasses.dataclass
 class Result:
     server: str
+    threads: tuple[int, int] | None  # kafkalite's (network, io) threads; None for a peer
+    scenario: Scenario
     requests: int
     seconds: float
     p50_us: float
@@ -37,6 +56,10 @@ class Result:
     def throughput(self) -> float:
         return self.requests / self.seconds
 
+    @property
+    def name(self) -> str:
+        return f"kafkalite {self.threads[0]}+{self.threads[1]}" if self.threads else self.server
+
 
 def _cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
@@ -44,10 +67,10 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK  # utime + stime
 
 
-def _peak_rss_mb(pid: int) -> float:
+def _status_mb(pid: int, field: str) -> float:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -67,9 +90,21 @@ def _start(server: str, port: int, topics: int, network_threads: int, io_threads
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return proc
         except OSError:
+            if proc.poll() is not None:
+                break
             time.sleep(0.05)
     proc.kill()
+    proc.wait(5)
     raise RuntimeError(f"{server} did not start")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds: float) -> tuple:
@@ -78,67 +113,191 @@ def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds:
         return pool.apply(loadgen.run, (port, connections, depth, frames, seconds, core))
 
 
-def measure(server: str, connections: int, depth: int, mix: str, topics: int, seconds: float,
-            warmup: float, network_threads: int = 3, io_threads: int = 8) -> Result:
+def measure(server: str, scenario: Scenario, seconds: float, warmup: float,
+            threads: tuple[int, int] = DEFAULT_THREADS) -> Result:
     port = free_port()
-    proc = _start(server, port, topics, network_threads, io_threads)
+    proc = _start(server, port, scenario.topics, *threads)
     try:
-        frames = request_frames(mix, 64)
-        _load(port, connections, depth, frames, warmup)
+        frames = request_frames(scenario.mix, 64)
+        _load(port, scenario.connections, scenario.depth, frames, warmup)
         cpu0 = _cpu_seconds(proc.pid)
         t0 = time.perf_counter()
-        done, lat = _load(port, connections, depth, frames, seconds)
+        done, lat = _load(port, scenario.connections, scenario.depth, frames, seconds)
         elapsed = time.perf_counter() - t0
         cpu = _cpu_seconds(proc.pid) - cpu0
-        rss = _peak_rss_mb(proc.pid)
+        rss = _status_mb(proc.pid, "VmHWM")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    q = statistics.quantiles(sorted(lat), n=1000, method="inclusive") if len(lat) > 1 else [0] * 999
-    return Result(server, done, min(elapsed, seconds + 1), q[499] / 1000, q[989] / 1000, q[998] / 1000,
+        _stop(proc)
+    q = statistics.quantiles(lat, n=1000, method="inclusive") if len(lat) > 1 else [0] * 999
+    return Result(server, threads if server == "kafkalite" else None, scenario, done,
+                  min(elapsed, seconds + 1), q[499] / 1000, q[989] / 1000, q[998] / 1000,
                   cpu / max(done, 1) * 1e6, rss)
 
 
+def _median(results: list[Result]) -> Result:
+    first = results[0]
+    med = statistics.median
+    return dataclasses.replace(
+        first, requests=int(med(r.throughput for r in results) * first.seconds),
+        p50_us=med(r.p50_us for r in results), p99_us=med(r.p99_us for r in results),
+        p999_us=med(r.p999_us for r in results),
+        cpu_us_per_request=med(r.cpu_us_per_request for r in results),
+        peak_rss_mb=med(r.peak_rss_mb for r in results))
+
+
 def table(results: list[Result]) -> str:
-    base = next((r for r in results if r.server == "kafkalite"), results[0])
+    base = _reference(results)
     lines = ["| server | req/s | p50 us | p99 us | p99.9 us | server CPU us/req | peak RSS MB "
-             "| kafkalite throughput / peer | kafkalite CPU per req / peer |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| kafkalite throughput / this | kafkalite CPU per req / this | kafkalite p99 / this |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
         lines.append(
-            f"| {r.server} | {r.throughput:,.0f} | {r.p50_us:,.0f} | {r.p99_us:,.0f} | {r.p999_us:,.0f} | "
+            f"| {r.name} | {r.throughput:,.0f} | {r.p50_us:,.0f} | {r.p99_us:,.0f} | {r.p999_us:,.0f} | "
             f"{r.cpu_us_per_request:,.1f} | {r.peak_rss_mb:,.0f} | {base.throughput / r.throughput:.2f}x | "
-            f"{base.cpu_us_per_request / r.cpu_us_per_request:.2f}x |")
+            f"{base.cpu_us_per_request / r.cpu_us_per_request:.2f}x | "
+            f"{base.p99_us / max(r.p99_us, 1):.2f}x |")
     return "\n".join(lines)
 
 
-def run(servers: tuple[str, ...], connections: int, depth: int, mix: str, topics: int, seconds: float,
-        warmup: float, network_threads: int, io_threads: int, write_md: str | None = None) -> list[Result]:
-    results = []
-    for server in servers:
-        print(f"{server}: {connections} connections x {depth} in flight, {mix}, {seconds:g} s "
-              f"(after {warmup:g} s warm-up) ...", flush=True)
-        results.append(measure(server, connections, depth, mix, topics, seconds, warmup,
-                               network_threads, io_threads))
-    text = table(results)
-    print(text)
-    if write_md:
-        from ..codec import _write_section, machine
+def _reference(results: list[Result]) -> Result:
+    """The row ratios are taken against: kafkalite at the default threads, else the first."""
+    return next((r for r in results if r.threads == DEFAULT_THREADS),
+                next((r for r in results if r.threads), results[0]))
 
-        command = (f"kafkalite bench network --connections {connections} --depth {depth} --mix {mix} "
-                   f"--topics {topics} --seconds {seconds:g} --warmup {warmup:g} --network-threads "
-                   f"{network_threads} --io-threads {io_threads} --write {write_md}")
-        _write_section(write_md, f"network-{connections}-{depth}-{mix}-{network_threads}-{io_threads}", (
-            f"## Network: {connections} connections, {depth} in flight, {mix}, "
-            f"{network_threads} network + {io_threads} io threads\n\n"
-            f"Command: `{command}`  \n"
-            f"Machine: {machine()}; server pinned to core 0, load generator to core 1.  \n"
-            f"Measured: {time.strftime('%Y-%m-%d')}, after a warm-up run per server. Ratios: kafkalite's "
-            "throughput over the peer's (above 1 is better), kafkalite's CPU per request over the "
-            "peer's (below 1 is better).\n\n" + text + "\n"))
+
+# Issue 5's goals, as (description, test over one scenario's rows); a test returns None when the
+# rows it needs were not measured.
+def _ratio(rows: dict[str, Result], a: str, b: str, attr: str) -> float | None:
+    if a not in rows or b not in rows:
+        return None
+    x, y = getattr(rows[a], attr), getattr(rows[b], attr)
+    return x / y if y else None
+
+
+GOALS = (
+    ("CPU/req <= 1.0x asyncio", lambda r: _ratio(r, "kafkalite 3+8", "asyncio", "cpu_us_per_request"),
+     lambda x: x <= 1.0),
+    ("throughput >= 1.0x asyncio", lambda r: _ratio(r, "kafkalite 3+8", "asyncio", "throughput"),
+     lambda x: x >= 1.0),
+    ("throughput >= 0.8x uvloop", lambda r: _ratio(r, "kafkalite 3+8", "uvloop", "throughput"),
+     lambda x: x >= 0.8),
+    ("throughput >= 2x threaded", lambda r: _ratio(r, "kafkalite 3+8", "threaded", "throughput"),
+     lambda x: x >= 2.0),
+    ("p99 <= 1.5x asyncio", lambda r: _ratio(r, "kafkalite 3+8", "asyncio", "p99_us"),
+     lambda x: x <= 1.5),
+    ("CPU/req at 3+8 <= 1.1x 1+1", lambda r: _ratio(r, "kafkalite 3+8", "kafkalite 1+1",
+                                                    "cpu_us_per_request"), lambda x: x <= 1.1),
+)
+
+
+def goals(results: list[Result]) -> str:
+    lines = []
+    for name, ratio, ok in GOALS:
+        x = ratio({r.name: r for r in results})
+        if x is not None:
+            lines.append(f"- {name}: {x:.2f}x, {'met' if ok(x) else 'NOT met'}")
+    return "\n".join(lines)
+
+
+def idle_memory(server: str, connections: int, threads: tuple[int, int] = DEFAULT_THREADS) -> tuple:
+    """(RSS MB before, RSS MB with ``connections`` idle connections that each had one answer, KiB
+    per connection)."""
+    port = free_port()
+    proc = _start(server, port, 10, *threads)
+    frame = request_frames("apiversions", 1)[0]
+    socks: list[socket.socket] = []
+    try:
+        _answer_all(port, [frame], 1, socks)  # a warm server: first request's allocations done
+        before = _status_mb(proc.pid, "VmRSS")
+        _answer_all(port, [frame], connections, socks)
+        after = _status_mb(proc.pid, "VmRSS")
+    finally:
+        for s in socks:
+            s.close()
+        _stop(proc)
+    return before, after, (after - before) * 1024 / connections
+
+
+def _answer_all(port: int, frames: list[bytes], connections: int, socks: list[socket.socket]) -> None:
+    from kafkalite.protocol import FrameDecoder
+
+    new = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(connections)]
+    socks.extend(new)
+    for s in new:
+        s.sendall(frames[0])
+    for s in new:
+        decoder = FrameDecoder()
+        while not list(decoder.frames()):
+            data = s.recv(65536)
+            if not data:
+                raise ConnectionError("the server closed an idle connection")
+            decoder.feed(data)
+
+
+def run(servers: tuple[str, ...], scenarios: list[Scenario], threads: list[tuple[int, int]],
+        seconds: float, warmup: float, repeat: int = 1, write_md: str | None = None,
+        section: str | None = None, command: str = "", plot: str | None = None) -> list[Result]:
+    """Every scenario: kafkalite at each thread setting and each peer, ``repeat`` times in turn."""
+    runs = [(s, t) for s in servers for t in (threads if s == "kafkalite" else [None])]
+    total = len(scenarios) * repeat * len(runs)
+    step = itertools.count(1)
+    results: list[Result] = []
+    texts = []
+    for scenario in scenarios:
+        samples: dict[tuple[str, tuple[int, int] | None], list[Result]] = {}
+        for round_ in range(repeat):
+            for server, t in runs:
+                r = measure(server, scenario, seconds, warmup, t or DEFAULT_THREADS)
+                samples.setdefault((server, t), []).append(r)
+                print(f"[{next(step)}/{total}] {scenario.label}, {r.name} (round {round_ + 1}): "
+                      f"{r.throughput:,.0f} req/s, {r.cpu_us_per_request:.1f} us CPU/req, "
+                      f"p99 {r.p99_us:,.0f} us", flush=True)
+        rows = [_median(v) for v in samples.values()]
+        results.extend(rows)
+        text = f"### {scenario.label}, {scenario.mix}\n\n{table(rows)}\n"
+        met = goals(rows)
+        if met:
+            text += f"\nGoals (issue 5):\n{met}\n"
+        print(text, flush=True)
+        texts.append(text)
+    if plot:
+        from .plot import plot_results
+
+        plot_results(results, plot)
+        print(f"wrote {plot}")
+    if write_md:
+        body = (f"## Network: {section}\n\nCommand: `{command}`  \n"
+                f"Machine: {machine()}; server pinned to core 0, load generator to core 1.  \n"
+                f"Measured: {time.strftime('%Y-%m-%d')}; {seconds:g} s per run after a {warmup:g} s "
+                f"warm-up, servers taken in turn, median of {repeat} round(s). Ratio columns: "
+                "kafkalite (3 network + 8 io threads) over the row's server; throughput above 1 is "
+                "better, CPU and p99 below 1.\n\n" + "\n".join(texts))
+        if plot:
+            body += f"\n![{section}]({os.path.relpath(plot, os.path.dirname(write_md) or '.')})\n"
+        write_section(write_md, f"network-{section}", body)
         print(f"wrote {write_md}")
     return results
+
+
+def run_idle(servers: tuple[str, ...], connections: int, write_md: str | None = None,
+             command: str = "") -> list[tuple]:
+    rows = []
+    for server in servers:
+        print(f"{server}: opening {connections} connections, one request each, then idle ...", flush=True)
+        before, after, per = idle_memory(server, connections)
+        rows.append((server, before, after, per))
+        print(f"  {before:.0f} MB -> {after:.0f} MB: {per:.1f} KiB per idle connection", flush=True)
+    text = "\n".join(
+        ["| server | RSS before MB | RSS with connections MB | KiB per idle connection |",
+         "| --- | ---: | ---: | ---: |"]
+        + [f"| {s} | {b:,.1f} | {a:,.1f} | {p:,.1f} |" for s, b, a, p in rows])
+    print(text)
+    if write_md:
+        write_section(write_md, "network-idle", (
+            f"## Network: memory per idle connection ({connections} connections)\n\n"
+            f"Command: `{command}`  \nMachine: {machine()}.  \n"
+            f"Measured: {time.strftime('%Y-%m-%d')}. Server RSS after one answered request on one "
+            f"connection, then after {connections} connections each had one answer and went "
+            "idle; the difference over the count.\n\n" + text + "\n"))
+        print(f"wrote {write_md}")
+    return rows

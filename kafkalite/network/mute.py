@@ -18,12 +18,18 @@ class MuteState(enum.Enum):
     MUTED_AND_THROTTLED = "MUTED_AND_THROTTLED"
     MUTED_AND_THROTTLED_AND_RESPONSE_PENDING = "MUTED_AND_THROTTLED_AND_RESPONSE_PENDING"
 
+    # Members are singletons: hash by identity (Enum hashes the name in Python, per lookup).
+    __hash__ = object.__hash__
+
 
 class MuteEvent(enum.Enum):
     REQUEST_RECEIVED = "REQUEST_RECEIVED"
     RESPONSE_SENT = "RESPONSE_SENT"
     THROTTLE_STARTED = "THROTTLE_STARTED"
     THROTTLE_ENDED = "THROTTLE_ENDED"
+
+    # Members are singletons: hash by identity (Enum hashes the name in Python, per lookup).
+    __hash__ = object.__hash__
 
 
 S, E = MuteState, MuteEvent

@@ -93,15 +93,18 @@ class Processor(threading.Thread):
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
-        # Coalesces wake-ups: one byte until the loop drains it. A plain flag is enough: the loop
-        # drains the socket before clearing it (see _drain_wakeups).
+        # Wake-ups: a byte on the socket pair only when the loop is blocked in (or entering) its
+        # poll, and one byte until the loop drains it. A busy loop takes new responses and
+        # connections before its next poll anyway (see poll and _drain_wakeups for the order).
+        self._polling = False
         self._woken = False
+        self._wake_handler = False  # requests handed over since the last poll
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
 
         self.connections: dict[str, Connection] = {}
-        # Connections holding whole requests not yet handed over (muted or not): the only ones the
-        # loop looks at for buffered work, so that a poll costs nothing per idle connection.
-        self._buffered: dict[Connection, None] = {}
+        # Unmuted connections holding whole requests not yet handed over: the only ones the loop
+        # looks at for buffered work, so that a poll costs nothing per idle or muted connection.
+        self._ready: dict[Connection, None] = {}
         self._now = time.monotonic_ns()  # the clock, read once per poll
         self._next_idle_check = 0
         self._inflight: dict[str, SendResponse] = {}
@@ -145,7 +148,7 @@ class Processor(threading.Thread):
         self.wakeup()
 
     def wakeup(self) -> None:
-        if not self._woken:
+        if self._polling and not self._woken:
             self._woken = True
             try:
                 self._wake_w.send(b"\x00")
@@ -195,6 +198,8 @@ class Processor(threading.Thread):
             self._close_all()
 
     def configure_new_connections(self) -> None:
+        if not self.new_connections.queue:  # (no lock for the common case: nothing new)
+            return
         for _ in range(CONNECTION_QUEUE_SIZE):  # at most 20 per iteration, as Kafka
             try:
                 sock, ip = self.new_connections.get_nowait()
@@ -285,18 +290,28 @@ class Processor(threading.Thread):
             self._disconnected.append((conn, f"send failed: {error}"))
 
     def _poll_timeout(self) -> float:
-        if not self.new_connections.empty() or self._completed_sends or self._disconnected:
+        # Called with _polling set: whatever another thread queued before seeing the flag is seen
+        # here, and whatever it queues after is announced by a wake-up byte.
+        if self._responses or not self._running:
+            return 0.0
+        # (A look at the Queue's deque, without its lock: only this thread takes from it.)
+        if self.new_connections.queue or self._completed_sends or self._disconnected:
             # Completed sends unmute connections after this poll, and those may hold whole
             # requests already read: no socket event would end a blocking poll for them.
             return 0.0
-        if self._accepting_requests and any(c.ready for c in self._buffered):
+        if self._accepting_requests and self._ready:
             return 0.0  # whole requests already buffered: no socket event will announce them
         return POLL_TIMEOUT
 
     def poll(self) -> None:
+        if self._wake_handler:
+            self._wake_handler = False
+            self.request_channel.wake_handler()
+        self._polling = True
         timeout = self._poll_timeout()
         start = time.monotonic_ns()
         events = self._selector.select(timeout)
+        self._polling = False
         self._now = now = time.monotonic_ns()
         self.idle_ns_total += now - start
         connections = self.connections
@@ -311,23 +326,22 @@ class Processor(threading.Thread):
                 if mask & selectors.EVENT_WRITE and conn.send_buffer is not None:
                     self._write(conn)
                 if mask & selectors.EVENT_READ and conn.id in connections:
-                    if conn.muted:
-                        # Muted connections keep their read interest until data actually comes
-                        # (a client waiting for its answer sends nothing): muting and unmuting
-                        # then cost no selector call. Data while muted stays in the kernel.
+                    if conn.muted and conn.pending and sum(map(len, conn.pending)) >= READ_SIZE:
+                        # Muted connections keep their read interest, so muting and unmuting cost
+                        # no selector call, and read ahead up to one read's worth of requests;
+                        # past that, the rest stays in the kernel until the connection unmutes.
                         self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
                     else:
                         self._read(conn)
             except Exception as e:
                 self._close(conn, f"error during poll: {e!r}")
         # One whole request per unmuted connection per poll: strict per-connection order.
-        if self._accepting_requests and self._buffered:
+        if self._accepting_requests and self._ready:
             completed = self._completed_receives
-            for conn in list(self._buffered):
-                if conn.mute_state is MuteState.NOT_MUTED:
-                    completed.append((conn, conn.pending.popleft()))
-                    if not conn.pending:
-                        del self._buffered[conn]
+            for conn in self._ready:
+                if conn.mute_state is MuteState.NOT_MUTED and conn.pending:
+                    completed.append((conn, conn.pending.popleft()))  # muted on hand-over
+            self._ready.clear()
         if now >= self._next_idle_check:
             self._expire_idle()
 
@@ -336,8 +350,7 @@ class Processor(threading.Thread):
         # select returns at once. The other order could eat that byte with the flag still set,
         # and later wake-ups would be skipped until the poll timed out.
         try:
-            while self._wake_r.recv(4096):
-                pass
+            self._wake_r.recv(4096)  # one byte per wake-up cycle; any left wakes the next poll
         except (BlockingIOError, InterruptedError):
             pass
         self._woken = False
@@ -366,8 +379,8 @@ class Processor(threading.Thread):
         try:
             conn.decoder.feed(data)
             conn.pending.extend(conn.decoder.frames())
-            if conn.pending:
-                self._buffered[conn] = None
+            if conn.pending and conn.mute_state is MuteState.NOT_MUTED:
+                self._ready[conn] = None
         except DecodeError as e:
             # Oversized or negative frame size: Kafka's InvalidReceiveException.
             self._close(conn, str(e))
@@ -413,13 +426,17 @@ class Processor(threading.Thread):
             conn.handle_event(MuteEvent.REQUEST_RECEIVED)
             batch.append(request)
         # The whole poll's requests in one hand-off. Blocks while the request queue is full
-        # (back-pressure), but not past shutdown.
+        # (back-pressure), but not past shutdown. The handler is woken just before this thread
+        # next blocks in its poll: woken now, it would only take turns with this thread for the
+        # GIL at each of the system calls still to come in this loop.
         while batch and self._running:
             try:
-                taken = self.request_channel.send_requests(batch, timeout=POLL_TIMEOUT)
+                taken = self.request_channel.send_requests(batch, timeout=POLL_TIMEOUT, wake=False)
             except queue.Full:
+                self.request_channel.wake_handler()
                 continue
             self.requests_handed_over += taken
+            self._wake_handler = True
             del batch[:taken]
 
     def _parse(self, conn: Connection, payload: bytes) -> Request | None:
@@ -480,6 +497,8 @@ class Processor(threading.Thread):
 
     def _try_unmute(self, conn: Connection) -> None:
         if conn.maybe_unmute():
+            if conn.pending:
+                self._ready[conn] = None
             if conn.closing:
                 if not conn.pending:
                     self._close(conn, "closed by the peer", level=logging.DEBUG)
@@ -513,7 +532,7 @@ class Processor(threading.Thread):
         if self.connections.pop(conn.id, None) is None:
             return
         log.log(level, "Closing connection %s on listener %s: %s", conn.id, self.listener, reason)
-        self._buffered.pop(conn, None)
+        self._ready.pop(conn, None)
         self._inflight.pop(conn.id, None)
         if conn.events:
             try:

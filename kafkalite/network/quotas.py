@@ -75,5 +75,7 @@ class ConnectionQuotas:
             return self._per_ip[ip]
 
     def max_connections_exceeded(self, listener: str) -> bool:
+        if self.total <= self.max_connections:  # every Processor asks every loop: no lock then
+            return False
         with self._lock:
             return self.total > self.max_connections and not self._protected(listener)

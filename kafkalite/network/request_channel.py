@@ -104,6 +104,11 @@ class RequestChannel:
     Processor, one wake-up each. A thread hop costs the same for one request as for fifty, so
     batching is what keeps more threads from costing more per request. The bound still counts
     requests, as Kafka's ArrayBlockingQueue does.
+
+    A new batch wakes an idle handler only when no handler is busy: under the GIL a second
+    handler cannot run beside a busy one, so waking it would only cost a thread switch; the busy
+    one takes the batch when it comes back. A handler about to wait (``handler_blocking``) stops
+    counting as busy and wakes one for what is queued.
     """
 
     def __init__(self, queue_size: int, name: str = "data-plane") -> None:
@@ -114,6 +119,7 @@ class RequestChannel:
         self._not_empty = threading.Condition(self._lock)
         self._not_full = threading.Condition(self._lock)
         self._idle_handlers = 0
+        self._busy_handlers = 0
         self._blocked_senders = 0
         self._processors: dict[int, Processor] = {}
 
@@ -131,9 +137,10 @@ class RequestChannel:
 
     # --- Processors -> handlers -----------------------------------------------------------
 
-    def send_requests(self, batch: list[Request], timeout: float | None = None) -> int:
+    def send_requests(self, batch: list[Request], timeout: float | None = None, wake: bool = True) -> int:
         """Queue the first requests of ``batch`` that fit; returns how many. Blocks while the
-        queue is full (the back-pressure on the Processor); ``queue.Full`` after ``timeout``."""
+        queue is full (the back-pressure on the Processor); ``queue.Full`` after ``timeout``.
+        With ``wake`` false no handler is woken yet: the caller calls ``wake_handler`` later."""
         requests = self._requests
         with self._lock:
             if len(requests) >= self.queue_size:
@@ -151,18 +158,27 @@ class RequestChannel:
             if room < len(batch):
                 batch = batch[:room]
             requests.extend(batch)
-            if self._idle_handlers:
+            if wake and self._idle_handlers and not self._busy_handlers:
                 self._not_empty.notify()  # one handler takes the whole batch
         return len(batch)
+
+    def wake_handler(self) -> None:
+        """Wake an idle handler for what is queued, unless one is busy (it will take it)."""
+        with self._lock:
+            if self._requests and self._idle_handlers and not self._busy_handlers:
+                self._not_empty.notify()
 
     def send_request(self, request: Request, timeout: float | None = None) -> None:
         self.send_requests([request], timeout)
 
-    def receive_requests(self, timeout: float | None = 0.3,
-                         limit: int = 256) -> list[Request | _Shutdown]:
-        """What is queued, up to ``limit`` and the first shutdown sentinel; [] after ``timeout``."""
+    def receive_requests(self, timeout: float | None = 0.3, limit: int = 256,
+                         done: bool = False, busy: bool = True) -> list[Request | _Shutdown]:
+        """What is queued, up to ``limit`` and the first shutdown sentinel; [] after ``timeout``.
+        A handler (``busy``) counts as busy until its next call; ``done``: it was busy until now."""
         requests = self._requests
         with self._lock:
+            if done:
+                self._busy_handlers -= 1
             if not requests:
                 deadline = None if timeout is None else time.monotonic() + timeout
                 self._idle_handlers += 1
@@ -180,10 +196,10 @@ class RequestChannel:
                 batch.append(item)
                 if item is SHUTDOWN:
                     break  # one sentinel per handler thread
+            if busy:
+                self._busy_handlers += 1
             if self._blocked_senders:
                 self._not_full.notify_all()
-            if requests and self._idle_handlers:
-                self._not_empty.notify()  # more than this handler takes: wake another
         now = time.monotonic_ns()
         for item in batch:
             if item is not SHUTDOWN:
@@ -191,17 +207,17 @@ class RequestChannel:
         return batch
 
     def receive_request(self, timeout: float | None = 0.3) -> Request | _Shutdown | None:
-        batch = self.receive_requests(timeout, limit=1)
+        batch = self.receive_requests(timeout, limit=1, busy=False)
         return batch[0] if batch else None
 
-    def give_back(self, requests: list[Request | _Shutdown]) -> None:
-        """Put taken requests back at the head of the queue, in order, for another handler: a
-        handler about to run a request that may block does not hold the rest of its batch."""
-        if not requests:
-            return
+    def handler_blocking(self, rest: list[Request | _Shutdown]) -> None:
+        """A handler is about to run a request that may wait: it puts the requests it has not
+        started back at the head of the queue, in order, stops counting as busy (its next
+        ``receive_requests`` is not ``done``) and an idle handler takes over."""
         with self._lock:
-            self._requests.extendleft(reversed(requests))
-            if self._idle_handlers:
+            self._busy_handlers -= 1
+            self._requests.extendleft(reversed(rest))
+            if self._requests and self._idle_handlers:
                 self._not_empty.notify()
 
     def send_shutdown_request(self) -> None:

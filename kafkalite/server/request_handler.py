@@ -3,8 +3,8 @@ RequestChannel, run the handler and give the responses back to the channel.
 
 A handler takes what is queued in one go and gives the answers back in one go per Processor (see
 RequestChannel). Before a request that may wait (``may_block``, e.g. CreateTopics waiting for its
-topics to show), it hands back what it has answered and what it has not started, so that no other
-request waits behind it.
+topics to show), it hands back what it has answered and what it has not started, and another
+handler takes over, so that no other request waits behind it.
 """
 
 from __future__ import annotations
@@ -46,21 +46,24 @@ class RequestHandlerPool:
         handle = self.handle
         may_block = self.may_block
         clock = time.monotonic_ns
+        busy = False
         while True:
             start = clock()
-            batch = channel.receive_requests(timeout=0.3)
+            batch = channel.receive_requests(timeout=0.3, done=busy)
             self.idle_ns_total += clock() - start
+            busy = bool(batch)
             responses: list[Response] = []
             for i, request in enumerate(batch):
                 if not isinstance(request, Request):
                     channel.send_responses(responses)
-                    channel.give_back(batch[i + 1:])
+                    channel.handler_blocking(batch[i + 1:])
                     return  # the shutdown sentinel
-                if may_block and request.api_key in may_block and i + 1 < len(batch):
+                if busy and may_block and request.api_key in may_block:
                     channel.send_responses(responses)
-                    channel.give_back(batch[i + 1:])
+                    channel.handler_blocking(batch[i + 1:])
                     del batch[i + 1:]
                     responses = []
+                    busy = False
                 try:
                     response = handle(request)
                 except Exception:  # a handler thread never dies of a request
