@@ -46,6 +46,7 @@ from .request_channel import (
     SendResponse,
     StartThrottlingResponse,
 )
+from .turns import Turns
 
 log = logging.getLogger("kafkalite.network.processor")
 
@@ -70,6 +71,7 @@ class Processor(threading.Thread):
         connections_max_idle_ms: int = 600000,
         thread_name: str | None = None,
         on_connection_closed: Callable[[Connection], None] | None = None,
+        turns: Turns | None = None,
     ) -> None:
         super().__init__(name=thread_name or f"kafka-network-thread-{listener}-{processor_id}",
                          daemon=True)
@@ -84,6 +86,7 @@ class Processor(threading.Thread):
         self.max_request_size = max_request_size
         self.idle_ns = connections_max_idle_ms * 1_000_000
         self.on_connection_closed = on_connection_closed
+        self.turns = turns or Turns()  # held while running, given up to block (see turns.py)
 
         # New sockets with the peer's IP (counted in the quotas under that IP).
         self.new_connections: queue.Queue[tuple[socket.socket, str]] = queue.Queue(
@@ -182,6 +185,7 @@ class Processor(threading.Thread):
 
     def run(self) -> None:
         self.started.set()
+        self.turns.acquire()
         try:
             while self._running:
                 try:
@@ -196,6 +200,7 @@ class Processor(threading.Thread):
                     log.exception("Processor %d got an unexpected error", self.id)
         finally:
             self._close_all()
+            self.turns.release()
 
     def configure_new_connections(self) -> None:
         if not self.new_connections.queue:  # (no lock for the common case: nothing new)
@@ -225,19 +230,25 @@ class Processor(threading.Thread):
     def process_new_responses(self) -> None:
         responses = self._responses
         now = time.monotonic_ns()
+        connections = self.connections
         while responses:
             response = responses.popleft()
             request = response.request
             request.response_dequeue_ns = now
-            if not isinstance(response, (StartThrottlingResponse, EndThrottlingResponse)):
+            conn = connections.get(request.connection_id)
+            kind = type(response)
+            if kind is not StartThrottlingResponse and kind is not EndThrottlingResponse:
                 self.answers_taken += 1
-            conn = self.connections.get(request.connection_id)
             if conn is None:
                 log.debug("Processor %d: connection %s is gone, dropping its response",
                           self.id, request.connection_id)
                 continue
             try:
-                self._handle_response(conn, response)
+                if kind is SendResponse:  # the common case first, without a match
+                    self._inflight[conn.id] = response  # type: ignore[assignment]
+                    self._send(conn, response.payload)  # type: ignore[attr-defined]
+                else:
+                    self._handle_response(conn, response)
             except Exception as e:
                 self._close(conn, f"error while processing a response: {e!r}")
 
@@ -246,7 +257,7 @@ class Processor(threading.Thread):
         match response:
             case SendResponse():
                 self._inflight[conn.id] = response
-                self._send(conn, memoryview(response.payload))
+                self._send(conn, response.payload)
             case NoOpResponse():
                 conn.handle_event(MuteEvent.RESPONSE_SENT)
                 self._try_unmute(conn)
@@ -260,7 +271,7 @@ class Processor(threading.Thread):
             case _:
                 raise TypeError(f"unknown response kind {type(response).__name__}")
 
-    def _send(self, conn: Connection, data: memoryview) -> None:
+    def _send(self, conn: Connection, data: bytes | memoryview) -> None:
         """Write now; what the socket does not take is written when it becomes writable."""
         try:
             sent = conn.sock.send(data)
@@ -274,7 +285,7 @@ class Processor(threading.Thread):
             self._completed_sends.append(conn)
             conn.last_active = self._now
         else:
-            conn.send_buffer = data[sent:]
+            conn.send_buffer = memoryview(data)[sent:]
             self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
 
     def _send_failed(self, conn: Connection, error: OSError) -> None:
@@ -310,7 +321,11 @@ class Processor(threading.Thread):
         self._polling = True
         timeout = self._poll_timeout()
         start = time.monotonic_ns()
-        events = self._selector.select(timeout)
+        self.turns.release()
+        try:
+            events = self._selector.select(timeout)
+        finally:
+            self.turns.acquire()
         self._polling = False
         self._now = now = time.monotonic_ns()
         self.idle_ns_total += now - start
@@ -431,10 +446,17 @@ class Processor(threading.Thread):
         # GIL at each of the system calls still to come in this loop.
         while batch and self._running:
             try:
-                taken = self.request_channel.send_requests(batch, timeout=POLL_TIMEOUT, wake=False)
+                taken = self.request_channel.send_requests(batch, timeout=0, wake=False)
             except queue.Full:
                 self.request_channel.wake_handler()
-                continue
+                self.turns.release()  # the handlers need turns to make room
+                try:
+                    taken = self.request_channel.send_requests(batch, timeout=POLL_TIMEOUT,
+                                                               wake=False)
+                except queue.Full:
+                    continue
+                finally:
+                    self.turns.acquire()
             self.requests_handed_over += taken
             self._wake_handler = True
             del batch[:taken]
@@ -445,12 +467,12 @@ class Processor(threading.Thread):
         if served is None:
             self._close(conn, f"api key {api_key} is not served on listener {self.listener}")
             return None
-        if api_key == API_VERSIONS and version not in served:
+        if not served.low <= version <= served.high:
+            if api_key != API_VERSIONS:
+                raise UnsupportedVersion(api_key, version)
             # Answered anyway (v0 error body); its header is v2 from v3 on (flexible).
             header, _ = decode_request_header(payload, header_version=2 if version >= 3 else 1)
             body = None
-        elif version not in served:
-            raise UnsupportedVersion(api_key, version)
         else:
             header, body = decode_request(payload)
             if api_key == API_VERSIONS and version >= 3:
@@ -467,12 +489,12 @@ class Processor(threading.Thread):
 
     def process_completed_sends(self) -> None:
         sends, self._completed_sends = self._completed_sends, []
+        connections, inflight = self.connections, self._inflight
         for conn in sends:
-            if conn.id not in self.connections:
+            if conn.id not in connections:
                 continue
             try:
-                response = self._inflight.pop(conn.id, None)
-                if response is None:
+                if inflight.pop(conn.id, None) is None:
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
                 conn.handle_event(MuteEvent.RESPONSE_SENT)
                 self._try_unmute(conn)
@@ -503,7 +525,8 @@ class Processor(threading.Thread):
                 if not conn.pending:
                     self._close(conn, "closed by the peer", level=logging.DEBUG)
                 return
-            self._set_interest(conn, conn.events | selectors.EVENT_READ)
+            if not conn.events & selectors.EVENT_READ:
+                self._set_interest(conn, conn.events | selectors.EVENT_READ)
 
     def _expire_idle(self) -> None:
         """Close connections idle past connections.max.idle.ms. Kafka keeps an LRU map and checks

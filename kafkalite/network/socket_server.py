@@ -19,6 +19,7 @@ from .acceptor import Acceptor
 from .processor import Processor
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
+from .turns import Turns
 
 log = logging.getLogger("kafkalite.network.socket_server")
 
@@ -33,6 +34,8 @@ class SocketServer:
         self.config = config
         self.apis_for = apis_for
         g = config.get
+        # Processors and request handlers take turns at their Python work (see turns.py).
+        self.turns = Turns()
         self.quotas = ConnectionQuotas(
             g("max.connections"), g("max.connections.per.ip"), g("max.connections.per.ip.overrides"),
             protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
@@ -90,7 +93,7 @@ class SocketServer:
             p = Processor(
                 pid, channel, endpoint.name, endpoint.security_protocol, apis, self.quotas,
                 privileged=privileged, max_request_size=g("socket.request.max.bytes"),
-                connections_max_idle_ms=g("connections.max.idle.ms"),
+                connections_max_idle_ms=g("connections.max.idle.ms"), turns=self.turns,
                 thread_name=(f"{plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-"
                              f"{endpoint.security_protocol}-{pid}"),
             )

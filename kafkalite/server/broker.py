@@ -80,9 +80,10 @@ class Broker:
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
                                                  "control-plane-kafka-request-handler",
-                                                 may_block=MAY_BLOCK))
+                                                 may_block=MAY_BLOCK, turns=ss.turns))
         self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
-                                             cfg.get("num.io.threads"), may_block=MAY_BLOCK))
+                                             cfg.get("num.io.threads"), may_block=MAY_BLOCK,
+                                             turns=ss.turns))
         for pool in self.pools:
             pool.start()
         self._start_lifecycle()

@@ -20,6 +20,7 @@ from kafkalite.network.request_channel import (
     RequestChannel,
     Response,
 )
+from kafkalite.network.turns import Turns
 
 log = logging.getLogger("kafkalite.server.request_handler")
 
@@ -27,10 +28,11 @@ log = logging.getLogger("kafkalite.server.request_handler")
 class RequestHandlerPool:
     def __init__(self, channel: RequestChannel, handle: Callable[[Request], Response], threads: int,
                  name_prefix: str = "data-plane-kafka-request-handler",
-                 may_block: Collection[int] = ()) -> None:
+                 may_block: Collection[int] = (), turns: Turns | None = None) -> None:
         self.channel = channel
         self.handle = handle
         self.may_block = frozenset(may_block)  # api keys whose handlers may wait
+        self.turns = turns or Turns()  # held per batch, shared with the Processors (turns.py)
         self.threads = [
             threading.Thread(target=self._run, name=f"{name_prefix}-{i}", daemon=True)
             for i in range(threads)
@@ -43,27 +45,44 @@ class RequestHandlerPool:
 
     def _run(self) -> None:
         channel = self.channel
+        busy = False
+        while True:
+            start = time.monotonic_ns()
+            batch = channel.receive_requests(timeout=0.3, done=busy)
+            self.idle_ns_total += time.monotonic_ns() - start
+            if not batch:
+                busy = False
+                continue
+            try:
+                busy = self._handle_batch(batch)
+            except Exception:  # nor of anything else in a batch (idle handlers wait 0.3 s at most)
+                log.exception("Unexpected error in a request handler")
+                busy = False
+            if not isinstance(batch[-1], Request):
+                return  # the shutdown sentinel
+
+    def _handle_batch(self, batch: list) -> bool:
+        """Answer a batch, holding the turn. False if the turn was given up on the way (before a
+        request that may wait, or at the shutdown sentinel): the handler no longer counts as busy
+        (``RequestChannel.handler_blocking``)."""
+        channel = self.channel
         handle = self.handle
         may_block = self.may_block
         clock = time.monotonic_ns
-        busy = False
-        while True:
-            start = clock()
-            batch = channel.receive_requests(timeout=0.3, done=busy)
-            self.idle_ns_total += clock() - start
-            busy = bool(batch)
-            responses: list[Response] = []
+        responses: list[Response] = []
+        held = True
+        self.turns.acquire()
+        try:
             for i, request in enumerate(batch):
-                if not isinstance(request, Request):
+                if not isinstance(request, Request) or (held and request.api_key in may_block):
                     channel.send_responses(responses)
-                    channel.handler_blocking(batch[i + 1:])
-                    return  # the shutdown sentinel
-                if busy and may_block and request.api_key in may_block:
-                    channel.send_responses(responses)
+                    responses = []
                     channel.handler_blocking(batch[i + 1:])
                     del batch[i + 1:]
-                    responses = []
-                    busy = False
+                    held = False
+                    self.turns.release()  # no turn held while waiting, nor after the last batch
+                    if not isinstance(request, Request):
+                        break
                 try:
                     response = handle(request)
                 except Exception:  # a handler thread never dies of a request
@@ -73,6 +92,10 @@ class RequestHandlerPool:
                 responses.append(response)
             if responses:
                 channel.send_responses(responses)
+        finally:
+            if held:
+                self.turns.release()
+        return held
 
     def shutdown(self, timeout: float = 5.0) -> None:
         for _ in self.threads:
