@@ -1,5 +1,7 @@
 """A closed-loop load generator speaking real Kafka frames: N connections, each keeping ``depth``
-requests in flight, for a fixed time; every request is timed from send to response."""
+requests in flight, for a fixed time; every request is timed from send to response. The window
+starts once every connection is open, and the server's CPU time is read at its two ends, so that
+connecting and closing thousands of sockets counts in neither figure."""
 
 from __future__ import annotations
 
@@ -14,10 +16,20 @@ from collections.abc import Iterator
 
 from kafkalite.protocol import FrameDecoder
 
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU time of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK
+
 
 def run(port: int, connections: int, depth: int, frames: list[bytes], seconds: float,
-        core: int | None = None) -> tuple[int, array.array]:
-    """(responses, latencies in ns) over ``seconds`` after all connections are open."""
+        core: int | None = None, server_pid: int | None = None) -> tuple[int, array.array, float, float]:
+    """(responses, latencies in ns, window seconds, server CPU seconds in the window) over
+    ``seconds`` after all connections are open."""
     if core is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
     sel = selectors.DefaultSelector()
@@ -33,12 +45,14 @@ def run(port: int, connections: int, depth: int, frames: list[bytes], seconds: f
     latencies = array.array("q")
     done = 0
     now = time.perf_counter_ns
+    cpu0 = cpu_seconds(server_pid) if server_pid else 0.0
+    start = time.perf_counter()
     for s, _, sent, frame_iter in conns:
         batch = [next(frame_iter) for _ in range(depth)]
         t = now()
         sent.extend([t] * depth)
         s.sendall(b"".join(batch))
-    end = time.perf_counter() + seconds
+    end = start + seconds
     try:
         while time.perf_counter() < end:
             for key, _ in sel.select(0.5):
@@ -56,8 +70,10 @@ def run(port: int, connections: int, depth: int, frames: list[bytes], seconds: f
                     done += got
                     sent.extend([now()] * got)
                     s.sendall(b"".join(next(frame_iter) for _ in range(got)))
+        elapsed = time.perf_counter() - start
+        cpu = cpu_seconds(server_pid) - cpu0 if server_pid else 0.0
     finally:
         for s, _, _, _ in conns:
             s.close()
         sel.close()
-    return done, latencies
+    return done, latencies, elapsed, cpu

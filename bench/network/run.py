@@ -24,7 +24,6 @@ from .workload import request_frames
 
 SERVERS = ("kafkalite", "asyncio", "uvloop", "threaded", "selectors")
 DEFAULT_THREADS = (3, 8)  # Kafka's num.network.threads, num.io.threads
-CLK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,12 +58,6 @@ class Result:
     @property
     def name(self) -> str:
         return f"kafkalite {self.threads[0]}+{self.threads[1]}" if self.threads else self.server
-
-
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK  # utime + stime
 
 
 def _status_mb(pid: int, field: str) -> float:
@@ -107,10 +100,11 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(5)
 
 
-def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds: float) -> tuple:
+def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds: float,
+          server_pid: int) -> tuple:
     core = 1 if (os.cpu_count() or 1) > 1 else None
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(loadgen.run, (port, connections, depth, frames, seconds, core))
+        return pool.apply(loadgen.run, (port, connections, depth, frames, seconds, core, server_pid))
 
 
 def measure(server: str, scenario: Scenario, seconds: float, warmup: float,
@@ -119,18 +113,15 @@ def measure(server: str, scenario: Scenario, seconds: float, warmup: float,
     proc = _start(server, port, scenario.topics, *threads)
     try:
         frames = request_frames(scenario.mix, 64)
-        _load(port, scenario.connections, scenario.depth, frames, warmup)
-        cpu0 = _cpu_seconds(proc.pid)
-        t0 = time.perf_counter()
-        done, lat = _load(port, scenario.connections, scenario.depth, frames, seconds)
-        elapsed = time.perf_counter() - t0
-        cpu = _cpu_seconds(proc.pid) - cpu0
+        _load(port, scenario.connections, scenario.depth, frames, warmup, proc.pid)
+        done, lat, elapsed, cpu = _load(port, scenario.connections, scenario.depth, frames, seconds,
+                                        proc.pid)
         rss = _status_mb(proc.pid, "VmHWM")
     finally:
         _stop(proc)
     q = statistics.quantiles(lat, n=1000, method="inclusive") if len(lat) > 1 else [0] * 999
     return Result(server, threads if server == "kafkalite" else None, scenario, done,
-                  min(elapsed, seconds + 1), q[499] / 1000, q[989] / 1000, q[998] / 1000,
+                  elapsed, q[499] / 1000, q[989] / 1000, q[998] / 1000,
                   cpu / max(done, 1) * 1e6, rss)
 
 

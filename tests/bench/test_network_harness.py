@@ -48,9 +48,11 @@ def test_load_generator_counts_every_response():
     port = free_port()
     proc = run._start("selectors", port, 2, 1, 1)
     try:
-        done, latencies = loadgen.run(port, 3, 4, request_frames("apiversions", 8), 0.3)
+        done, latencies, elapsed, cpu = loadgen.run(port, 3, 4, request_frames("apiversions", 8), 0.3,
+                                                     server_pid=proc.pid)
     finally:
         proc.terminate()
         proc.wait(20)
     assert done > 0 and len(latencies) == done
     assert all(ns > 0 for ns in latencies)
+    assert 0.3 <= elapsed < 5 and cpu >= 0

@@ -1,0 +1,87 @@
+"""The handler pool over real RequestChannel batches: a request that may wait holds nothing else
+up, a failing handler closes only its connection, and shutdown ends every thread."""
+
+from __future__ import annotations
+
+import threading
+
+from kafkalite.network.processor import Processor
+from kafkalite.network.quotas import ConnectionQuotas
+from kafkalite.network.request_channel import (
+    CloseConnectionResponse,
+    NoOpResponse,
+    Request,
+    RequestChannel,
+    Response,
+)
+from kafkalite.server.request_handler import RequestHandlerPool
+
+from ..kafka_client import wait_for
+from ..network.test_request_channel import request
+
+SLOW, FAILING = 19, 20
+
+
+def _pool(handle, threads: int = 2):
+    channel = RequestChannel(queue_size=100)
+    processor = Processor(0, channel, "PLAINTEXT", "PLAINTEXT", {}, ConnectionQuotas(2**31 - 1, 2**31 - 1, {}))
+    channel.add_processor(processor)
+    pool = RequestHandlerPool(channel, handle, threads, "test-handler", may_block={SLOW})
+    pool.start()
+    return channel, processor, pool
+
+
+def _answered(processor: Processor) -> list[int]:
+    return [r.request.correlation_id for r in list(processor._responses)]
+
+
+def test_a_request_that_may_wait_does_not_hold_up_the_rest_of_its_batch():
+    release = threading.Event()
+
+    def handle(r: Request) -> Response:
+        if r.api_key == SLOW:
+            release.wait(10)
+        return NoOpResponse(r)
+
+    channel, processor, pool = _pool(handle)
+    try:
+        channel.send_requests([request(1), request(2, api_key=SLOW), request(3), request(4)])
+        # 1 is answered before the slow one starts; 3 and 4 by the other handler meanwhile.
+        assert wait_for(lambda: sorted(_answered(processor)) == [1, 3, 4])
+        release.set()
+        assert wait_for(lambda: sorted(_answered(processor)) == [1, 2, 3, 4])
+    finally:
+        release.set()
+        pool.shutdown()
+        processor._close_all()
+    assert not any(t.is_alive() for t in pool.threads)
+
+
+def test_a_failing_handler_closes_its_connection_and_the_thread_lives_on():
+    def handle(r: Request) -> Response:
+        if r.api_key == FAILING:
+            raise RuntimeError("boom")
+        return NoOpResponse(r)
+
+    channel, processor, pool = _pool(handle, threads=1)
+    try:
+        channel.send_requests([request(1, api_key=FAILING), request(2)])
+        assert wait_for(lambda: len(processor._responses) == 2)
+        kinds = {r.request.correlation_id: type(r) for r in processor._responses}
+        assert kinds == {1: CloseConnectionResponse, 2: NoOpResponse}
+        assert all(t.is_alive() for t in pool.threads)
+    finally:
+        pool.shutdown()
+        processor._close_all()
+    assert not any(t.is_alive() for t in pool.threads)
+
+
+def test_shutdown_ends_every_thread_with_requests_still_queued():
+    channel, processor, pool = _pool(lambda r: NoOpResponse(r), threads=3)
+    try:
+        channel.send_requests([request(i) for i in range(10)])
+        assert wait_for(lambda: len(processor._responses) == 10)
+    finally:
+        pool.shutdown()
+        processor._close_all()
+    assert not any(t.is_alive() for t in pool.threads)
