@@ -34,7 +34,7 @@ from kafkalite.protocol import (
 from kafkalite.protocol.schema import Versions
 
 from .connection import Connection
-from .mute import MuteEvent, MuteState
+from .mute import ON_REQUEST, ON_RESPONSE_SENT, IllegalMuteTransition, MuteEvent, MuteState
 from .quotas import ConnectionQuotas
 from .request_channel import (
     CloseConnectionResponse,
@@ -437,8 +437,10 @@ class Processor(threading.Thread):
             if request is None:
                 continue
             # Muted before the hand-over; the response that unmutes it is handled by this thread.
-            conn.mute()
-            conn.handle_event(MuteEvent.REQUEST_RECEIVED)
+            state = ON_REQUEST.get(conn.mute_state)
+            if state is None:
+                raise IllegalMuteTransition(conn.mute_state, MuteEvent.REQUEST_RECEIVED)
+            conn.mute_state = state
             batch.append(request)
         # The whole poll's requests in one hand-off. Blocks while the request queue is full
         # (back-pressure), but not past shutdown. The handler is woken just before this thread
@@ -496,8 +498,12 @@ class Processor(threading.Thread):
             try:
                 if inflight.pop(conn.id, None) is None:
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
-                conn.handle_event(MuteEvent.RESPONSE_SENT)
-                self._try_unmute(conn)
+                state = ON_RESPONSE_SENT.get(conn.mute_state)
+                if state is None:
+                    raise IllegalMuteTransition(conn.mute_state, MuteEvent.RESPONSE_SENT)
+                conn.mute_state = state
+                if state is MuteState.NOT_MUTED:
+                    self._unmuted(conn)
             except Exception as e:
                 self._close(conn, f"error after a completed send: {e!r}")
 
@@ -519,14 +525,18 @@ class Processor(threading.Thread):
 
     def _try_unmute(self, conn: Connection) -> None:
         if conn.maybe_unmute():
-            if conn.pending:
-                self._ready[conn] = None
-            if conn.closing:
-                if not conn.pending:
-                    self._close(conn, "closed by the peer", level=logging.DEBUG)
-                return
-            if not conn.events & selectors.EVENT_READ:
-                self._set_interest(conn, conn.events | selectors.EVENT_READ)
+            self._unmuted(conn)
+
+    def _unmuted(self, conn: Connection) -> None:
+        """The connection was just unmuted: its buffered requests are ready, and it reads again."""
+        if conn.pending:
+            self._ready[conn] = None
+        if conn.closing:
+            if not conn.pending:
+                self._close(conn, "closed by the peer", level=logging.DEBUG)
+            return
+        if not conn.events & selectors.EVENT_READ:
+            self._set_interest(conn, conn.events | selectors.EVENT_READ)
 
     def _expire_idle(self) -> None:
         """Close connections idle past connections.max.idle.ms. Kafka keeps an LRU map and checks

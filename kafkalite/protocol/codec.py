@@ -162,9 +162,41 @@ def decode_request(payload: Any, strict: bool = False) -> tuple[Any, Any]:
     """(header, body) of a request payload. Unknown api or version: UnsupportedVersion.
 
     Bytes after the body are ignored unless ``strict``, as in Kafka."""
-    header, pos = decode_request_header(payload)
-    body = decode_body(header.request_api_key, header.request_api_version, payload, pos, strict=strict)
+    if len(payload) < 4:
+        raise DecodeError("request shorter than its api key and version", offset=0, what="header")
+    api_key, version = _KEY_VERSION.unpack_from(payload, 0)
+    decoders = _request_decoders.get((api_key, version))
+    if decoders is None:
+        decoders = _request_decoders_for(api_key, version)
+    header_dec, header_version, body_dec = decoders
+    try:
+        header, pos = header_dec(payload, 0)
+    except DecodeError as e:
+        e.what = f"request header v{header_version}"
+        raise
+    if strict or len(payload) - pos > _GC_PAUSE_BYTES:
+        return header, decode_body(api_key, version, payload, pos, strict=strict)
+    try:
+        body, _ = body_dec(payload, pos)
+    except DecodeError as e:
+        e.api_key, e.api_version = api_key, version
+        raise
     return header, body
+
+
+# (api key, version) -> (header decoder, header version, body decoder): one lookup per request.
+_request_decoders: dict[tuple[int, int], tuple[Decoder, int, Decoder]] = {}
+
+
+def _request_decoders_for(api_key: int, version: int) -> tuple[Decoder, int, Decoder]:
+    a = BY_KEY.get(api_key)
+    if a is None or version not in a.versions:
+        raise UnsupportedVersion(api_key, version)
+    header_version = H.request_header_version(a.is_flexible(version))
+    decoders = (_header_codec(False, header_version)[1], header_version,
+                body_codec(api_key, version, False)[1])
+    _request_decoders[(api_key, version)] = decoders
+    return decoders
 
 
 def decode_response(payload: Any, api_key: int, version: int) -> tuple[int, Any]:
