@@ -112,11 +112,15 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
     """kafkalite against peer servers (asyncio, uvloop, thread per connection, selectors loop)."""
     from bench.network import run
 
-    command = "kafkalite bench " + " ".join(sys.argv[sys.argv.index("network"):])
     names = tuple(servers.split(","))
+    out = (f" --write {write_md}" if write_md else "") + (f" --plot {plot}" if plot else "")
     if idle_connections:
-        run.run_idle(names, idle_connections, write_md, command)
+        run.run_idle(names, idle_connections, write_md,
+                     f"kafkalite bench network --servers {servers} --idle {idle_connections}{out}")
         return
+    command = (f"kafkalite bench network --servers {servers} --connections {connections} --depth {depth} "
+               f"--mix {mix} --topics {topics} --seconds {seconds:g} --warmup {warmup:g} --threads {threads} "
+               f"--repeat {repeat}" + (f" --section {section}" if section else "") + out)
     scenarios = [run.Scenario(int(c), int(d), mix, topics)
                  for c in connections.split(",") for d in depth.split(",")]
     thread_list = [(int(n), int(i)) for n, i in (t.split("+") for t in threads.split(","))]

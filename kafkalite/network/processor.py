@@ -87,6 +87,7 @@ class Processor(threading.Thread):
         self.idle_ns = connections_max_idle_ms * 1_000_000
         self.on_connection_closed = on_connection_closed
         self.turns = turns or Turns()  # held while running, given up to block (see turns.py)
+        self._has_turn = False
 
         # New sockets with the peer's IP (counted in the quotas under that IP).
         self.new_connections: queue.Queue[tuple[socket.socket, str]] = queue.Queue(
@@ -185,7 +186,7 @@ class Processor(threading.Thread):
 
     def run(self) -> None:
         self.started.set()
-        self.turns.acquire()
+        self._take_turn()
         try:
             while self._running:
                 try:
@@ -200,7 +201,7 @@ class Processor(threading.Thread):
                     log.exception("Processor %d got an unexpected error", self.id)
         finally:
             self._close_all()
-            self.turns.release()
+            self._give_turn()
 
     def configure_new_connections(self) -> None:
         if not self.new_connections.queue:  # (no lock for the common case: nothing new)
@@ -321,11 +322,11 @@ class Processor(threading.Thread):
         self._polling = True
         timeout = self._poll_timeout()
         start = time.monotonic_ns()
-        self.turns.release()
+        self._give_turn()
         try:
             events = self._selector.select(timeout)
         finally:
-            self.turns.acquire()
+            self._take_turn()
         self._polling = False
         self._now = now = time.monotonic_ns()
         self.idle_ns_total += now - start
@@ -451,14 +452,14 @@ class Processor(threading.Thread):
                 taken = self.request_channel.send_requests(batch, timeout=0, wake=False)
             except queue.Full:
                 self.request_channel.wake_handler()
-                self.turns.release()  # the handlers need turns to make room
+                self._give_turn()  # the handlers need turns to make room
                 try:
                     taken = self.request_channel.send_requests(batch, timeout=POLL_TIMEOUT,
                                                                wake=False)
                 except queue.Full:
                     continue
                 finally:
-                    self.turns.acquire()
+                    self._take_turn()
             self.requests_handed_over += taken
             self._wake_handler = True
             del batch[:taken]
@@ -537,6 +538,14 @@ class Processor(threading.Thread):
             return
         if not conn.events & selectors.EVENT_READ:
             self._set_interest(conn, conn.events | selectors.EVENT_READ)
+
+    def _take_turn(self) -> None:
+        self._has_turn = self.turns.acquire()
+
+    def _give_turn(self) -> None:
+        if self._has_turn:
+            self._has_turn = False
+            self.turns.release()
 
     def _expire_idle(self) -> None:
         """Close connections idle past connections.max.idle.ms. Kafka keeps an LRU map and checks

@@ -15,6 +15,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from .turns import PRESUMED_BLOCKED_AFTER
+
 if TYPE_CHECKING:
     from .processor import Processor
 
@@ -108,7 +110,9 @@ class RequestChannel:
     A new batch wakes an idle handler only when no handler is busy: under the GIL a second
     handler cannot run beside a busy one, so waking it would only cost a thread switch; the busy
     one takes the batch when it comes back. A handler about to wait (``handler_blocking``) stops
-    counting as busy and wakes one for what is queued.
+    counting as busy and wakes one for what is queued; and when no handler has taken a batch for
+    longer than turns.PRESUMED_BLOCKED_AFTER, the busy ones are presumed blocked and an idle one
+    is woken anyway.
     """
 
     def __init__(self, queue_size: int, name: str = "data-plane") -> None:
@@ -120,6 +124,7 @@ class RequestChannel:
         self._not_full = threading.Condition(self._lock)
         self._idle_handlers = 0
         self._busy_handlers = 0
+        self._last_take = 0.0  # monotonic seconds when a handler last took a batch
         self._blocked_senders = 0
         self._processors: dict[int, Processor] = {}
 
@@ -158,15 +163,21 @@ class RequestChannel:
             if room < len(batch):
                 batch = batch[:room]
             requests.extend(batch)
-            if wake and self._idle_handlers and not self._busy_handlers:
-                self._not_empty.notify()  # one handler takes the whole batch
+            if wake:
+                self._wake_one()
         return len(batch)
 
     def wake_handler(self) -> None:
         """Wake an idle handler for what is queued, unless one is busy (it will take it)."""
         with self._lock:
-            if self._requests and self._idle_handlers and not self._busy_handlers:
-                self._not_empty.notify()
+            if self._requests:
+                self._wake_one()
+
+    def _wake_one(self) -> None:
+        # With the lock held.
+        if self._idle_handlers and (not self._busy_handlers or
+                                    time.monotonic() - self._last_take > PRESUMED_BLOCKED_AFTER):
+            self._not_empty.notify()
 
     def send_request(self, request: Request, timeout: float | None = None) -> None:
         self.send_requests([request], timeout)
@@ -198,6 +209,7 @@ class RequestChannel:
                     break  # one sentinel per handler thread
             if busy:
                 self._busy_handlers += 1
+                self._last_take = time.monotonic()
             if self._blocked_senders:
                 self._not_full.notify_all()
         now = time.monotonic_ns()

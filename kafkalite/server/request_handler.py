@@ -62,25 +62,27 @@ class RequestHandlerPool:
                 return  # the shutdown sentinel
 
     def _handle_batch(self, batch: list) -> bool:
-        """Answer a batch, holding the turn. False if the turn was given up on the way (before a
-        request that may wait, or at the shutdown sentinel): the handler no longer counts as busy
-        (``RequestChannel.handler_blocking``)."""
+        """Answer a batch, holding the turn. False if the handler stopped counting as busy on the
+        way (before a request that may wait, or at the shutdown sentinel; see
+        ``RequestChannel.handler_blocking``)."""
         channel = self.channel
         handle = self.handle
         may_block = self.may_block
         clock = time.monotonic_ns
         responses: list[Response] = []
-        held = True
-        self.turns.acquire()
+        busy = True
+        held = self.turns.acquire()  # False: presumed blocked holder, go on without (turns.py)
         try:
             for i, request in enumerate(batch):
-                if not isinstance(request, Request) or (held and request.api_key in may_block):
+                if not isinstance(request, Request) or (busy and request.api_key in may_block):
                     channel.send_responses(responses)
                     responses = []
                     channel.handler_blocking(batch[i + 1:])
                     del batch[i + 1:]
-                    held = False
-                    self.turns.release()  # no turn held while waiting, nor after the last batch
+                    busy = False
+                    if held:
+                        held = False
+                        self.turns.release()  # no turn held while waiting, nor after the last batch
                     if not isinstance(request, Request):
                         break
                 try:
@@ -95,7 +97,7 @@ class RequestHandlerPool:
         finally:
             if held:
                 self.turns.release()
-        return held
+        return busy
 
     def shutdown(self, timeout: float = 5.0) -> None:
         for _ in self.threads:

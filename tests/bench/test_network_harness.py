@@ -56,3 +56,47 @@ def test_load_generator_counts_every_response():
     assert done > 0 and len(latencies) == done
     assert all(ns > 0 for ns in latencies)
     assert 0.3 <= elapsed < 5 and cpu >= 0
+
+
+def _result(name: str, threads, throughput: float, cpu: float, p99: float) -> run.Result:
+    return run.Result(name, threads, run.Scenario(50, 1), int(throughput), 1.0, p99 / 2, p99, p99 * 2,
+                      cpu, 20.0)
+
+
+def test_goals_are_checked_against_the_runs_of_one_scenario():
+    rows = [_result("kafkalite", (3, 8), 50_000, 18.0, 2000),
+            _result("kafkalite", (1, 1), 52_000, 17.0, 1900),
+            _result("asyncio", None, 45_000, 20.0, 1000),
+            _result("threaded", None, 20_000, 30.0, 3000)]
+    text = run.goals(rows)
+    assert "- CPU/req <= 1.0x asyncio: 0.90x, met" in text
+    assert "- throughput >= 1.0x asyncio: 1.11x, met" in text
+    assert "- p99 <= 1.5x asyncio: 2.00x, NOT met" in text
+    assert "- throughput >= 2x threaded: 2.50x, met" in text
+    assert "- CPU/req at 3+8 <= 1.1x 1+1: 1.06x, met" in text
+    assert "uvloop" not in text  # not measured: no verdict
+    table = run.table(rows)
+    assert table.count("\n") == len(rows) + 1 and "| kafkalite 3+8 | 50,000 |" in table
+
+
+def test_idle_connections_memory_is_measured_per_connection():
+    before, after, per_connection = run.idle_memory("selectors", 50)
+    assert before > 0 and after >= before and per_connection >= 0
+
+
+def test_the_cli_runs_scenario_lists_and_writes_the_section_and_plot(tmp_path):
+    from click.testing import CliRunner
+
+    from kafkalite.cli import main
+
+    md, png = tmp_path / "bench.md", tmp_path / "bench.png"
+    result = CliRunner().invoke(main, [
+        "bench", "network", "--servers", "kafkalite,selectors", "--connections", "2", "--depth", "1,2",
+        "--threads", "1+1", "--seconds", "0.3", "--warmup", "0.1", "--write", str(md), "--plot", str(png),
+        "--section", "smoke"])
+    assert result.exit_code == 0, result.output
+    assert "[4/4]" in result.output  # progress: 2 scenarios x 2 servers
+    doc = md.read_text()
+    assert "<!-- bench:network-smoke:begin -->" in doc and "### 2 conn x 2 in flight" in doc
+    assert "| kafkalite 1+1 |" in doc and "| selectors |" in doc and "![smoke](bench.png)" in doc
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 
 from kafkalite.network.processor import Processor
-from kafkalite.network.quotas import ConnectionQuotas
 from kafkalite.network.request_channel import (
     CloseConnectionResponse,
     NoOpResponse,
@@ -17,15 +16,14 @@ from kafkalite.network.request_channel import (
 from kafkalite.server.request_handler import RequestHandlerPool
 
 from ..kafka_client import wait_for
-from ..network.test_request_channel import request
+from ..network.test_request_channel import _processor, request
 
 SLOW, FAILING = 19, 20
 
 
 def _pool(handle, threads: int = 2):
     channel = RequestChannel(queue_size=100)
-    processor = Processor(0, channel, "PLAINTEXT", "PLAINTEXT", {}, ConnectionQuotas(2**31 - 1, 2**31 - 1, {}))
-    channel.add_processor(processor)
+    processor = _processor(channel, 0)
     pool = RequestHandlerPool(channel, handle, threads, "test-handler", may_block={SLOW})
     pool.start()
     return channel, processor, pool
@@ -82,6 +80,32 @@ def test_shutdown_ends_every_thread_with_requests_still_queued():
         channel.send_requests([request(i) for i in range(10)])
         assert wait_for(lambda: len(processor._responses) == 10)
     finally:
+        pool.shutdown()
+        processor._close_all()
+    assert not any(t.is_alive() for t in pool.threads)
+
+
+def test_a_handler_blocked_where_nobody_expected_it_stalls_nothing_else():
+    """A handler that blocks outside ``may_block`` (a slow disk, say) holds its turn and counts as
+    busy; both are presumed abandoned after a moment and the other handler answers the rest."""
+    inside, release = threading.Event(), threading.Event()
+
+    def handle(r: Request) -> Response:
+        if r.correlation_id == 1:
+            inside.set()
+            release.wait(10)
+        return NoOpResponse(r)
+
+    channel, processor, pool = _pool(handle)
+    try:
+        channel.send_requests([request(1)])
+        assert inside.wait(5)
+        channel.send_requests([request(2), request(3)])
+        assert wait_for(lambda: sorted(_answered(processor)) == [2, 3])
+        release.set()
+        assert wait_for(lambda: sorted(_answered(processor)) == [1, 2, 3])
+    finally:
+        release.set()
         pool.shutdown()
         processor._close_all()
     assert not any(t.is_alive() for t in pool.threads)
