@@ -85,6 +85,27 @@ def bench_controller(repeat: int, sizes: str, write_md: str | None) -> None:
     controller.run(tuple(int(s) for s in sizes.split(",")), repeat, write_md)
 
 
+@bench.command("network-history")
+@click.option("--revs", required=True, help="Comma-separated git revisions, oldest first.")
+@click.option("--threads", default="1+1,3+8", show_default=True)
+@click.option("--connections", default=50, show_default=True)
+@click.option("--depth", default=1, show_default=True)
+@click.option("--seconds", default=4.0, show_default=True)
+@click.option("--warmup", default=1.0, show_default=True)
+@click.option("--repeat", default=3, show_default=True)
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None)
+def bench_network_history(revs: str, threads: str, connections: int, depth: int, seconds: float,
+                          warmup: float, repeat: int, write_md: str | None) -> None:
+    """kafkalite at several git revisions against the asyncio peer: what each change bought."""
+    from bench.network import history, run
+
+    command = (f"kafkalite bench network-history --revs {revs} --threads {threads} --connections "
+               f"{connections} --depth {depth} --seconds {seconds:g} --warmup {warmup:g} --repeat {repeat}"
+               + (f" --write {write_md}" if write_md else ""))
+    history.run(revs.split(","), [(int(n), int(i)) for n, i in (t.split("+") for t in threads.split(","))],
+                run.Scenario(connections, depth), seconds, warmup, repeat, write_md, command)
+
+
 @bench.command("network")
 @click.option("--servers", default="kafkalite,asyncio,uvloop,threaded,selectors", show_default=True)
 @click.option("--connections", default="50", show_default=True,

@@ -68,7 +68,9 @@ def _status_mb(pid: int, field: str) -> float:
     return 0.0
 
 
-def _start(server: str, port: int, topics: int, network_threads: int, io_threads: int) -> subprocess.Popen:
+def _start(server: str, port: int, topics: int, network_threads: int, io_threads: int,
+           source: str | None = None) -> subprocess.Popen:
+    """Start a server pinned to core 0; ``source``: a checkout to run kafkalite from."""
     if server == "kafkalite":
         args = [sys.executable, "-m", "bench.network.kafkalite_server", str(port), str(topics),
                 str(network_threads), str(io_threads)]
@@ -76,7 +78,7 @@ def _start(server: str, port: int, topics: int, network_threads: int, io_threads
         args = [sys.executable, "-m", "bench.network.peers.servers", server, str(port), str(topics)]
     if shutil.which("taskset") and os.cpu_count() and os.cpu_count() > 1:  # type: ignore[operator]
         args = ["taskset", "-c", "0", *args]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=source)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -108,9 +110,9 @@ def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds:
 
 
 def measure(server: str, scenario: Scenario, seconds: float, warmup: float,
-            threads: tuple[int, int] = DEFAULT_THREADS) -> Result:
+            threads: tuple[int, int] = DEFAULT_THREADS, source: str | None = None) -> Result:
     port = free_port()
-    proc = _start(server, port, scenario.topics, *threads)
+    proc = _start(server, port, scenario.topics, *threads, source=source)
     try:
         frames = request_frames(scenario.mix, 64)
         _load(port, scenario.connections, scenario.depth, frames, warmup, proc.pid)
