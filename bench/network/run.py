@@ -238,16 +238,26 @@ def run(servers: tuple[str, ...], scenarios: list[Scenario], threads: list[tuple
     texts = []
     for scenario in scenarios:
         samples: dict[tuple[str, tuple[int, int] | None], list[Result]] = {}
+        failed: dict[str, str] = {}
         for round_ in range(repeat):
             for server, t in runs:
-                r = measure(server, scenario, seconds, warmup, t or DEFAULT_THREADS)
+                try:
+                    r = measure(server, scenario, seconds, warmup, t or DEFAULT_THREADS)
+                except Exception as e:  # a server that cannot take the scenario is a result too
+                    name = f"kafkalite {t[0]}+{t[1]}" if t else server
+                    failed[name] = f"{type(e).__name__}: {e}".splitlines()[0][:100]
+                    print(f"[{next(step)}/{total}] {scenario.label}, {name}: failed ({failed[name]})",
+                          flush=True)
+                    continue
                 samples.setdefault((server, t), []).append(r)
                 print(f"[{next(step)}/{total}] {scenario.label}, {r.name} (round {round_ + 1}): "
                       f"{r.throughput:,.0f} req/s, {r.cpu_us_per_request:.1f} us CPU/req, "
                       f"p99 {r.p99_us:,.0f} us", flush=True)
         rows = [_median(v) for v in samples.values()]
         results.extend(rows)
-        text = f"### {scenario.label}, {scenario.mix}\n\n{table(rows)}\n"
+        text = f"### {scenario.label}, {scenario.mix}\n\n{table(rows)}\n" if rows else ""
+        text += "".join(f"| {name} | failed: {why} |\n" for name, why in failed.items()
+                        if not any(r.name == name for r in rows))
         met = goals(rows)
         if met:
             text += f"\nGoals (issue 5):\n{met}\n"
