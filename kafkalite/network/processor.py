@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from kafkalite.metrics.request_metrics import RequestMetrics
 from kafkalite.protocol import (
     DecodeError,
     ProtocolError,
@@ -125,6 +126,10 @@ class Processor(threading.Thread):
         # Requests handed to the handlers and answers taken back (written by this thread only).
         self.requests_handed_over = 0
         self.answers_taken = 0
+        self.connections_created = 0
+        self.connections_closed = 0
+        # Kafka's RequestMetrics for the requests this Processor completes (its own shard).
+        self.request_metrics = RequestMetrics()
 
     # --- called from other threads ------------------------------------------------------------
 
@@ -226,6 +231,7 @@ class Processor(threading.Thread):
         conn = Connection(sock, conn_id, self.listener, self.max_request_size, local, remote)
         conn.last_active = time.monotonic_ns()
         self.connections[conn_id] = conn
+        self.connections_created += 1
         self._set_interest(conn, selectors.EVENT_READ)
 
     def process_new_responses(self) -> None:
@@ -260,9 +266,11 @@ class Processor(threading.Thread):
                 self._inflight[conn.id] = response
                 self._send(conn, response.payload)
             case NoOpResponse():
+                self.request_metrics.record(response.request, 0, 0, time.monotonic_ns())
                 conn.handle_event(MuteEvent.RESPONSE_SENT)
                 self._try_unmute(conn)
             case CloseConnectionResponse():
+                self.request_metrics.record(response.request, 0, 0, time.monotonic_ns())
                 self._close(conn, "the request handler asked to close it")
             case StartThrottlingResponse():
                 conn.handle_event(MuteEvent.THROTTLE_STARTED)
@@ -492,13 +500,18 @@ class Processor(threading.Thread):
 
     def process_completed_sends(self) -> None:
         sends, self._completed_sends = self._completed_sends, []
+        if not sends:
+            return
         connections, inflight = self.connections, self._inflight
+        record, now = self.request_metrics.record, time.monotonic_ns()
         for conn in sends:
             if conn.id not in connections:
                 continue
             try:
-                if inflight.pop(conn.id, None) is None:
+                response = inflight.pop(conn.id, None)
+                if response is None:
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
+                record(response.request, len(response.payload), response.error_code, now)
                 state = ON_RESPONSE_SENT.get(conn.mute_state)
                 if state is None:
                     raise IllegalMuteTransition(conn.mute_state, MuteEvent.RESPONSE_SENT)
@@ -573,6 +586,7 @@ class Processor(threading.Thread):
         """Close one connection, once, and log why once."""
         if self.connections.pop(conn.id, None) is None:
             return
+        self.connections_closed += 1
         log.log(level, "Closing connection %s on listener %s: %s", conn.id, self.listener, reason)
         self._ready.pop(conn, None)
         self._inflight.pop(conn.id, None)

@@ -9,12 +9,14 @@ import logging
 import os
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from kafkalite.controller.controller import KafkaController
+from kafkalite.metrics.http import MetricsServer
 from kafkalite.network.socket_server import SocketServer
 
 from . import api_versions
@@ -59,6 +61,8 @@ class Broker:
         self.lifecycle: BrokerLifecycleManager | None = None
         self._stopped = threading.Event()
         self._stop_requested = threading.Event()
+        self.started_ns = time.monotonic_ns()
+        self.metrics_server: MetricsServer | None = None
 
     # --- start --------------------------------------------------------------------------------
 
@@ -87,6 +91,10 @@ class Broker:
         for pool in self.pools:
             pool.start()
         self._start_lifecycle()
+        if cfg.get("metrics.port") >= 0:
+            self.metrics_server = MetricsServer(self, cfg.get("metrics.host"), cfg.get("metrics.port"))
+            log.info("Broker %d serves Prometheus metrics on http://%s:%d/metrics", self.node_id,
+                     cfg.get("metrics.host"), self.metrics_server.port)
         for e in self._advertised_endpoints():
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.listener, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id, cluster_id)
@@ -140,6 +148,8 @@ class Broker:
         log.info("Broker %d shutting down", self.node_id)
         if self.lifecycle is not None:
             self.lifecycle.shutdown()
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
         ss = self.socket_server
         if ss is not None:
             ss.stop_accepting()

@@ -418,6 +418,11 @@ SETTINGS: tuple[Setting, ...] = (
         validator=between(-1, 65535), group="server", kafka=False,
     ),
     Setting(
+        "metrics.host", "string", "127.0.0.1",
+        "Address the Prometheus metrics HTTP endpoint binds to.",
+        group="server", kafka=False,
+    ),
+    Setting(
         "request.log.dir", "string", None,
         "Directory where the broker writes its request log; if unset, no request log is written.",
         group="server", kafka=False,

@@ -83,11 +83,12 @@ def test_kafkalite_specific_defaults() -> None:
     c = cfg()
     assert c["process.roles"] == ["broker", "controller"] and c.is_controller
     assert c["auto.create.topics.enable"] is False
-    assert c["metrics.port"] == -1
+    assert c["metrics.port"] == -1 and c["metrics.host"] == "127.0.0.1"
     assert c["request.log.dir"] is None and c["cluster.id"] is None
     assert c["listener.security.protocol.map"] == {
         "PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
-    assert {s.name for s in SETTINGS if not s.kafka} == {"metrics.port", "request.log.dir", "cluster.id"}
+    assert {s.name for s in SETTINGS if not s.kafka} == {
+        "metrics.port", "metrics.host", "request.log.dir", "cluster.id"}
 
 
 def test_table_is_well_formed() -> None:

@@ -1,0 +1,165 @@
+"""The broker's metrics in Prometheus form, read from the broker's own counters at scrape time
+(nothing is pushed on the hot path). Names follow Kafka's JMX names the way the Prometheus JMX
+exporter spells them (``kafka.network:type=RequestMetrics,name=TotalTimeMs`` becomes
+``kafka_network_requestmetrics_totaltimems``); docs/metrics.md lists each with its JMX name.
+
+Idle and blocked percentages are over the time since the previous scrape, as Kafka's meters are
+rates: the first scrape reports them since the broker started.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+
+from kafkalite.protocol.codec import BY_KEY
+
+from .request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS, bucket_bounds, merged
+
+
+def api_name(api_key: int) -> str:
+    a = BY_KEY.get(api_key)
+    return a.name if a is not None else str(api_key)
+
+
+class BrokerCollector:
+    """A prometheus_client collector over one running Broker."""
+
+    def __init__(self, broker: Any) -> None:
+        self.broker = broker
+        self._last: dict[str, tuple[int, int]] = {}  # name -> (monotonic ns, cumulative ns)
+
+    def _percent(self, name: str, cumulative_ns: int, threads: int = 1) -> float:
+        now = time.monotonic_ns()
+        then, before = self._last.get(name, (self.broker.started_ns, 0))
+        self._last[name] = (now, cumulative_ns)
+        span = (now - then) * max(threads, 1)
+        return min(max((cumulative_ns - before) / span, 0.0), 1.0) if span > 0 else 0.0
+
+    def collect(self) -> Iterator[Metric]:
+        ss = self.broker.socket_server
+        if ss is None:
+            return
+        yield from self._network(ss)
+        yield from self._requests(ss)
+        yield from self._handlers()
+        yield from self._controller()
+
+    def _network(self, ss: Any) -> Iterator[Metric]:
+        channels = [c for c in (ss.data_plane_request_channel, ss.control_plane_request_channel) if c]
+        g = GaugeMetricFamily("kafka_network_requestchannel_requestqueuesize",
+                              "Requests waiting for a handler (RequestQueueSize).", labels=["plane"])
+        r = GaugeMetricFamily("kafka_network_requestchannel_responsequeuesize",
+                              "Responses waiting for their Processor (ResponseQueueSize).", labels=["plane"])
+        for ch in channels:
+            g.add_metric([ch.name], ch.request_queue_size)
+            r.add_metric([ch.name], ch.response_queue_size)
+        yield g
+        yield r
+        per = GaugeMetricFamily("kafka_network_processor_idlepercent",
+                                "Fraction of time each Processor waited in its poll (IdlePercent).",
+                                labels=["networkProcessor", "listener"])
+        idle_sum, n = 0.0, 0
+        count = GaugeMetricFamily("kafka_server_socket_server_metrics_connection_count",
+                                  "Open connections (connection-count).",
+                                  labels=["listener", "networkProcessor"])
+        created = CounterMetricFamily("kafka_server_socket_server_metrics_connection_creation",
+                                      "Connections registered (connection-creation-total).",
+                                      labels=["listener", "networkProcessor"])
+        closed = CounterMetricFamily("kafka_server_socket_server_metrics_connection_close",
+                                     "Connections closed (connection-close-total).",
+                                     labels=["listener", "networkProcessor"])
+        for p in ss.processors:
+            pct = self._percent(f"processor-{p.id}", p.idle_ns_total)
+            per.add_metric([str(p.id), p.listener], pct)
+            idle_sum += pct
+            n += 1
+            labels = [p.listener, str(p.id)]
+            count.add_metric(labels, len(p.connections))
+            created.add_metric(labels, p.connections_created)
+            closed.add_metric(labels, p.connections_closed)
+        yield per
+        yield GaugeMetricFamily("kafka_network_socketserver_networkprocessoravgidlepercent",
+                                "Mean of the Processors' idle fractions (NetworkProcessorAvgIdlePercent).",
+                                value=idle_sum / n if n else 0.0)
+        yield count
+        yield created
+        yield closed
+        blocked = GaugeMetricFamily("kafka_network_acceptor_acceptorblockedpercent",
+                                    "Fraction of time each Acceptor waited to hand over a connection "
+                                    "or for a slot (AcceptorBlockedPercent).", labels=["listener"])
+        for name, a in ss.acceptors.items():
+            blocked.add_metric([name], self._percent(f"acceptor-{name}", a.blocked_ns))
+        yield blocked
+
+    def _requests(self, ss: Any) -> Iterator[Metric]:
+        stats = merged(p.request_metrics for p in ss.processors)
+        requests = CounterMetricFamily("kafka_network_requestmetrics_requests",
+                                       "Requests completed (RequestsPerSec).", labels=["request", "version"])
+        errors = CounterMetricFamily("kafka_network_requestmetrics_errors",
+                                     "Responses by top-level error code (ErrorsPerSec).",
+                                     labels=["request", "error"])
+        names = TIMINGS + SIZES
+        hists = [HistogramMetricFamily(f"kafka_network_requestmetrics_{name.lower()}", f"{name} per request.",
+                                       labels=["request", "version"]) for name in names]
+        time_bounds = bucket_bounds(TIME_BUCKETS, 0.001)  # microseconds kept, milliseconds shown
+        size_bounds = bucket_bounds(SIZE_BUCKETS, 1.0)
+        for (key, version), s in sorted(stats.items()):
+            request = api_name(key)
+            requests.add_metric([request, str(version)], s.count)
+            by_error: dict[int, int] = s.errors
+            for code, n in sorted(by_error.items()):
+                errors.add_metric([request, str(code)], n)
+            for i, (family, h) in enumerate(zip(hists, s.histograms, strict=True)):
+                timing = i < len(TIMINGS)
+                bounds = time_bounds if timing else size_bounds
+                cumulative, buckets = 0, []
+                for bound, c in zip(bounds, h.counts, strict=False):
+                    cumulative += c
+                    buckets.append((repr(bound), cumulative))
+                buckets.append(("+Inf", sum(h.counts)))
+                family.add_metric([request, str(version)], buckets, h.sum * (0.001 if timing else 1.0))
+        yield requests
+        yield errors
+        yield from hists
+
+    def _handlers(self) -> Iterator[Metric]:
+        pools = self.broker.pools
+        if not pools:
+            return
+        data = pools[-1]  # the data plane's pool is started last
+        yield GaugeMetricFamily("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",
+                                "Fraction of time the data-plane handlers waited for requests "
+                                "(RequestHandlerAvgIdlePercent).",
+                                value=self._percent("handlers", data.idle_ns_total, len(data.threads)))
+
+    def _controller(self) -> Iterator[Metric]:
+        controller = self.broker.controller
+        channel = getattr(controller, "channel", None)
+        if channel is None:
+            return
+        size = GaugeMetricFamily("kafka_controller_controllerchannelmanager_queuesize",
+                                 "Control requests waiting per broker (QueueSize).", labels=["broker_id"])
+        rate = SummaryMetricFamily("kafka_controller_controllerchannelmanager_requestrateandqueuetimems",
+                                   "Control requests sent per broker and the milliseconds they waited "
+                                   "in the queue (RequestRateAndQueueTimeMs).", labels=["broker_id"])
+        total = 0
+        for broker_id in sorted(channel.sent):
+            n = channel.queue_size(broker_id)
+            total += n
+            size.add_metric([str(broker_id)], n)
+            rate.add_metric([str(broker_id)], channel.sent.get(broker_id, 0),
+                            channel.queue_time_ns.get(broker_id, 0) / 1e6)
+        yield size
+        yield GaugeMetricFamily("kafka_controller_controllerchannelmanager_totalqueuesize",
+                                "Control requests waiting, all brokers (TotalQueueSize).", value=total)
+        yield rate
