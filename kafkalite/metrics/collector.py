@@ -119,15 +119,16 @@ class BrokerCollector:
             by_error: dict[int, int] = s.errors
             for code, n in sorted(by_error.items()):
                 errors.add_metric([request, str(code)], n)
-            for i, (family, h) in enumerate(zip(hists, s.histograms, strict=True)):
+            for i, family in enumerate(hists):
                 timing = i < len(TIMINGS)
                 bounds = time_bounds if timing else size_bounds
+                counts, total = s.histogram(i, len(bounds))
                 cumulative, buckets = 0, []
-                for bound, c in zip(bounds, h.counts, strict=False):
+                for bound, c in zip(bounds, counts, strict=False):
                     cumulative += c
                     buckets.append((repr(bound), cumulative))
-                buckets.append(("+Inf", sum(h.counts)))
-                family.add_metric([request, str(version)], buckets, h.sum * (0.001 if timing else 1.0))
+                buckets.append(("+Inf", sum(counts)))
+                family.add_metric([request, str(version)], buckets, total * (0.001 if timing else 1.0))
         yield requests
         yield errors
         yield from hists

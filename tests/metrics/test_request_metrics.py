@@ -7,24 +7,18 @@ import types
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkalite.metrics.request_metrics import (
-    TIME_BUCKETS,
-    Histogram,
-    RequestMetrics,
-    bucket_bounds,
-    merged,
-)
+from kafkalite.metrics.request_metrics import SIZE_BUCKETS, RequestMetrics, bucket_bounds, merged
 
 
 @given(st.lists(st.integers(0, 2**40), max_size=200))
 def test_every_value_lands_in_the_first_bucket_whose_bound_holds_it(values):
-    h = Histogram(TIME_BUCKETS)
-    for v in values:
-        h.observe(v)
-    assert sum(h.counts) == len(values) and h.sum == sum(values)
-    bounds = bucket_bounds(TIME_BUCKETS, 1.0)
+    m = RequestMetrics()
+    for v in values:  # a request of v bytes
+        m.record(_request(18, 3, v, 0), 0, 0, 10_000_000)
+    counts, total = m.stats[(18, 3)].histogram(5, SIZE_BUCKETS) if values else ([0], 0)
+    assert sum(counts) == len(values) and total == sum(values)
     cumulative = 0
-    for bound, count in zip(bounds, h.counts, strict=False):
+    for bound, count in zip(bucket_bounds(SIZE_BUCKETS, 1.0), counts, strict=False):
         cumulative += count
         assert cumulative == sum(1 for v in values if v <= bound)
 
@@ -44,10 +38,10 @@ def test_record_splits_a_request_into_kafkas_timings():
     m.record(_request(18, 3, 40, 0), 500, 35, 10_000_000)
     stats = m.stats[(18, 3)]
     assert stats.count == 2 and stats.errors == {35: 1}
-    queue, local, response_queue, send, total, req_bytes, resp_bytes = stats.histograms
-    assert (queue.sum, local.sum, response_queue.sum, send.sum, total.sum) == (
-        2000, 4000, 6000, 8000, 20000)  # microseconds, two requests
-    assert (req_bytes.sum, resp_bytes.sum) == (80, 1000)
+    # microseconds queued, local, response queue, send, total; then request and response bytes
+    assert stats.sums == [2000, 4000, 6000, 8000, 20000, 80, 1000]
+    counts, total = stats.histogram(4, 26)  # TotalTimeMs: 10 ms is bucket 14 (8192-16383 us)
+    assert counts[14] == 2 and sum(counts) == 2 and total == 20000
 
 
 def test_shards_are_summed():
