@@ -49,11 +49,14 @@ def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) 
               type=click.Path(file_okay=False), help="Logs and data of every broker.")
 @click.option("--base-port", default=9092, show_default=True, type=click.IntRange(1024, 65000),
               help="Broker i listens on base-port + 2(i-1) (clients) and the next port (internal).")
-def cluster(brokers: int, directory: str, base_port: int) -> None:
+@click.option("--metrics/--no-metrics", default=True, show_default=True,
+              help="Serve each broker's Prometheus metrics, on the ports after the brokers' ports.")
+def cluster(brokers: int, directory: str, base_port: int, metrics: bool) -> None:
     """Run a local cluster of N brokers (the first is also the controller) until Ctrl-C."""
     from kafkalite.cluster import run
 
-    sys.exit(run(brokers, os.path.abspath(directory), base_port))
+    sys.exit(run(brokers, os.path.abspath(directory), base_port,
+                 base_port + 2 * brokers if metrics else None))
 
 
 @main.group()

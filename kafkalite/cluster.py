@@ -2,7 +2,8 @@
 
 Broker i listens for clients on base_port + 2(i-1) (PLAINTEXT) and for the controller and the
 other brokers on the next port (INTERNAL, the inter-broker and so privileged listener), keeps its
-data in DIR/broker-i, and finds the controller through controller.quorum.bootstrap.servers. The
+data in DIR/broker-i, and finds the controller through controller.quorum.bootstrap.servers. With
+metrics, broker i serves Prometheus metrics on metrics_base + (i-1). The
 command waits until every broker is registered (broker 1's Metadata lists them all), prints the
 bootstrap servers and each process id, and stops them all on Ctrl-C or SIGTERM.
 """
@@ -31,6 +32,7 @@ class Node:
     client_port: int
     internal_port: int
     process: subprocess.Popen
+    metrics_port: int | None = None
 
 
 def _cluster_id(directory: str) -> str:
@@ -46,7 +48,7 @@ def _cluster_id(directory: str) -> str:
 
 
 def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
-                extra: tuple[str, ...] = ()) -> list[str]:
+                extra: tuple[str, ...] = (), metrics_port: int | None = None) -> list[str]:
     client, internal = base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1
     overrides = {
         "node.id": str(node_id),
@@ -58,6 +60,8 @@ def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
         "log.dirs": os.path.join(directory, f"broker-{node_id}"),
         "cluster.id": cluster_id,
     }
+    if metrics_port is not None:
+        overrides["metrics.port"] = str(metrics_port)
     args = [sys.executable, "-m", "kafkalite", "broker"]
     for key, value in overrides.items():
         args += ["--override", f"{key}={value}"]
@@ -78,16 +82,18 @@ def registered_brokers(port: int) -> set[int]:
 
 
 def start(brokers: int, directory: str, base_port: int, extra: tuple[str, ...] = (),
-          log_files: bool = True) -> list[Node]:
+          log_files: bool = True, metrics_base: int | None = None) -> list[Node]:
     cluster_id = _cluster_id(directory)
     nodes = []
     for node_id in range(1, brokers + 1):
         out = open(os.path.join(directory, f"broker-{node_id}.log"), "ab") if log_files else None
-        proc = subprocess.Popen(broker_args(node_id, directory, base_port, cluster_id, extra),
+        metrics = None if metrics_base is None else metrics_base + node_id - 1
+        proc = subprocess.Popen(broker_args(node_id, directory, base_port, cluster_id, extra, metrics),
                                 stdout=out or subprocess.DEVNULL, stderr=subprocess.STDOUT)
         if out:
             out.close()
-        nodes.append(Node(node_id, base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1, proc))
+        nodes.append(Node(node_id, base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1, proc,
+                          metrics))
     return nodes
 
 
@@ -116,9 +122,9 @@ def stop(nodes: list[Node], timeout: float = 20.0) -> None:
             n.process.wait(5)
 
 
-def run(brokers: int, directory: str, base_port: int) -> int:
+def run(brokers: int, directory: str, base_port: int, metrics_base: int | None = None) -> int:
     os.makedirs(directory, exist_ok=True)
-    nodes = start(brokers, directory, base_port)
+    nodes = start(brokers, directory, base_port, metrics_base=metrics_base)
     stopping = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stopping.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -130,8 +136,9 @@ def run(brokers: int, directory: str, base_port: int) -> int:
         print(f"kafkalite cluster is up: bootstrap.servers={servers}")
         for n in nodes:
             role = " (controller)" if n.node_id == 1 else ""
+            metrics = f", metrics http://{HOST}:{n.metrics_port}/metrics" if n.metrics_port else ""
             print(f"  broker {n.node_id}{role}: {HOST}:{n.client_port}, pid {n.process.pid}, "
-                  f"log {os.path.join(directory, f'broker-{n.node_id}.log')}")
+                  f"log {os.path.join(directory, f'broker-{n.node_id}.log')}{metrics}")
         print("Ctrl-C stops every broker.", flush=True)
         while not stopping.wait(0.5):
             dead = [n.node_id for n in nodes if n.process.poll() is not None]

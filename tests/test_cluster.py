@@ -231,6 +231,7 @@ def test_create_topics_validation_and_validate_only(cluster):
 def test_cluster_command_starts_reports_and_stops(tmp_path):
     import os
     import sys
+    import urllib.request
 
     base = free_base_port()
     proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "cluster", "--brokers", "2", "--dir",
@@ -247,6 +248,11 @@ def test_cluster_command_starts_reports_and_stops(tmp_path):
         assert f"bootstrap.servers=127.0.0.1:{base},127.0.0.1:{base + 2}" in text
         pids = [int(p) for p in re.findall(r"pid (\d+)", text)]
         assert len(pids) == 2 and all(os.path.exists(f"/proc/{p}") for p in pids)
+        # Each broker's Prometheus metrics, on the ports after the brokers' ports.
+        for port in (base + 4, base + 5):
+            assert f"metrics http://127.0.0.1:{port}/metrics" in text
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+                assert b"kafka_network_requestmetrics_requests_total" in r.read()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
         assert "all brokers stopped" in proc.stdout.read()
