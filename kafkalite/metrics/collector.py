@@ -53,6 +53,13 @@ class BrokerCollector:
         yield from self._requests(ss)
         yield from self._handlers()
         yield from self._controller()
+        request_log = getattr(self.broker, "request_log", None)
+        if request_log is not None:
+            yield CounterMetricFamily("kafkalite_request_log_lines_written", "Request log lines written.",
+                                      value=request_log.written)
+            yield CounterMetricFamily("kafkalite_request_log_lines_dropped",
+                                      "Request log lines dropped: the writer fell behind or the disk "
+                                      "failed.", value=request_log.dropped)
 
     def _network(self, ss: Any) -> Iterator[Metric]:
         channels = [c for c in (ss.data_plane_request_channel, ss.control_plane_request_channel) if c]

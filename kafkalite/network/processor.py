@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from kafkalite.metrics.request_log import RequestLog
 from kafkalite.metrics.request_metrics import RequestMetrics
 from kafkalite.protocol import (
     DecodeError,
@@ -130,6 +131,7 @@ class Processor(threading.Thread):
         self.connections_closed = 0
         # Kafka's RequestMetrics for the requests this Processor completes (its own shard).
         self.request_metrics = RequestMetrics()
+        self.request_log: RequestLog | None = None  # set by the broker when request.log.dir is
 
     # --- called from other threads ------------------------------------------------------------
 
@@ -266,11 +268,11 @@ class Processor(threading.Thread):
                 self._inflight[conn.id] = response
                 self._send(conn, response.payload)
             case NoOpResponse():
-                self.request_metrics.record(response.request, 0, 0, time.monotonic_ns())
+                self._completed(response.request, 0, 0, time.monotonic_ns())
                 conn.handle_event(MuteEvent.RESPONSE_SENT)
                 self._try_unmute(conn)
             case CloseConnectionResponse():
-                self.request_metrics.record(response.request, 0, 0, time.monotonic_ns())
+                self._completed(response.request, 0, 0, time.monotonic_ns())
                 self._close(conn, "the request handler asked to close it")
             case StartThrottlingResponse():
                 conn.handle_event(MuteEvent.THROTTLE_STARTED)
@@ -503,7 +505,7 @@ class Processor(threading.Thread):
         if not sends:
             return
         connections, inflight = self.connections, self._inflight
-        record, now = self.request_metrics.record, time.monotonic_ns()
+        record, request_log, now = self.request_metrics.record, self.request_log, time.monotonic_ns()
         for conn in sends:
             if conn.id not in connections:
                 continue
@@ -512,6 +514,8 @@ class Processor(threading.Thread):
                 if response is None:
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
                 record(response.request, len(response.payload), response.error_code, now)
+                if request_log is not None:
+                    request_log.append(response.request, len(response.payload), response.error_code, now)
                 state = ON_RESPONSE_SENT.get(conn.mute_state)
                 if state is None:
                     raise IllegalMuteTransition(conn.mute_state, MuteEvent.RESPONSE_SENT)
@@ -551,6 +555,12 @@ class Processor(threading.Thread):
             return
         if not conn.events & selectors.EVENT_READ:
             self._set_interest(conn, conn.events | selectors.EVENT_READ)
+
+    def _completed(self, request: Request, response_bytes: int, error_code: int, now_ns: int) -> None:
+        """A request's outcome is final: Kafka's updateRequestMetrics and request logger."""
+        self.request_metrics.record(request, response_bytes, error_code, now_ns)
+        if self.request_log is not None:
+            self.request_log.append(request, response_bytes, error_code, now_ns)
 
     def _take_turn(self) -> None:
         self._has_turn = self.turns.acquire()

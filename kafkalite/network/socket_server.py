@@ -36,6 +36,7 @@ class SocketServer:
         g = config.get
         # Processors and request handlers take turns at their Python work (see turns.py).
         self.turns = Turns()
+        self.request_log: Any = None  # the broker's RequestLog, given to every Processor
         self.quotas = ConnectionQuotas(
             g("max.connections"), g("max.connections.per.ip"), g("max.connections.per.ip.overrides"),
             protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
@@ -97,6 +98,7 @@ class SocketServer:
                 thread_name=(f"{plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-"
                              f"{endpoint.security_protocol}-{pid}"),
             )
+            p.request_log = self.request_log
             channel.add_processor(p)
             processors.append(p)
             self.processors.append(p)

@@ -17,6 +17,7 @@ from typing import Any
 
 from kafkalite.controller.controller import KafkaController
 from kafkalite.metrics.http import MetricsServer
+from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.socket_server import SocketServer
 
 from . import api_versions
@@ -63,6 +64,7 @@ class Broker:
         self._stop_requested = threading.Event()
         self.started_ns = time.monotonic_ns()
         self.metrics_server: MetricsServer | None = None
+        self.request_log: RequestLog | None = None
 
     # --- start --------------------------------------------------------------------------------
 
@@ -72,6 +74,11 @@ class Broker:
         self.cluster_id = cluster_id
         self.socket_server = SocketServer(
             cfg, lambda name, privileged: api_versions.apis_for(name, privileged, cfg.is_controller))
+        if cfg.get("request.log.dir"):
+            self.request_log = RequestLog(cfg.get("request.log.dir"), cfg.get("request.log.segment.bytes"),
+                                          cfg.get("request.log.roll.ms"))
+            self.request_log.start()
+            self.socket_server.request_log = self.request_log
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.get("broker.rack"))
         controller_id = self.node_id if cfg.is_controller else -1
@@ -161,6 +168,8 @@ class Broker:
             pool.shutdown(timeout / 4)
         if ss is not None:
             ss.shutdown(timeout / 4)
+        if self.request_log is not None:
+            self.request_log.shutdown()  # after the Processors: their last lines are written
         self._stopped.set()
         log.info("Broker %d shut down", self.node_id)
 

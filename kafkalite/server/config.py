@@ -427,6 +427,16 @@ SETTINGS: tuple[Setting, ...] = (
         "Directory where the broker writes its request log; if unset, no request log is written.",
         group="server", kafka=False,
     ),
+    Setting(
+        "request.log.segment.bytes", "int", 104857600,
+        "Size at which a request log file is closed and a new one started.",
+        validator=at_least(1024), group="server", kafka=False,
+    ),
+    Setting(
+        "request.log.roll.ms", "long", 3600000,
+        "Age at which a request log file is closed and a new one started.",
+        validator=at_least(1), group="server", kafka=False,
+    ),
     # --- network --------------------------------------------------------------------------------
     Setting(
         "listeners", "list", ["PLAINTEXT://:9092"],

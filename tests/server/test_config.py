@@ -87,8 +87,10 @@ def test_kafkalite_specific_defaults() -> None:
     assert c["request.log.dir"] is None and c["cluster.id"] is None
     assert c["listener.security.protocol.map"] == {
         "PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
+    assert c["request.log.segment.bytes"] == 104857600 and c["request.log.roll.ms"] == 3600000
     assert {s.name for s in SETTINGS if not s.kafka} == {
-        "metrics.port", "metrics.host", "request.log.dir", "cluster.id"}
+        "metrics.port", "metrics.host", "request.log.dir", "request.log.segment.bytes",
+        "request.log.roll.ms", "cluster.id"}
 
 
 def test_table_is_well_formed() -> None:

@@ -1,0 +1,167 @@
+"""The request log: every completed request as one JSON line, with the fields of Kafka's request
+logger (``kafka.request.logger``, "Completed request") that apply, written by a thread of its own.
+
+The Processor only appends a tuple to a bounded deque: it never formats, writes or waits. When the
+writer falls behind (the deque is full) or the disk fails, lines are dropped and counted
+(``dropped``), and the failure is logged once until writing works again. Files are rolled by size
+and by age in the directory: ``requests-<start ms>-<n>.jsonl``.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from kafkalite.protocol.codec import BY_KEY
+
+log = logging.getLogger("kafkalite.metrics.request_log")
+
+FLUSH_INTERVAL = 0.2  # seconds between the writer's rounds when there is nothing to wake it for
+
+
+class RequestLog:
+    def __init__(self, directory: str, segment_bytes: int = 100 * 1024 * 1024,
+                 roll_ms: int = 3_600_000, queue_max: int = 100_000) -> None:
+        self.directory = directory
+        self.segment_bytes = segment_bytes
+        self.roll_ns = roll_ms * 1_000_000
+        self.queue_max = queue_max
+        self.written = 0
+        self.dropped = 0
+        self._lines: collections.deque[tuple] = collections.deque()
+        self._stop = threading.Event()
+        self._file: Any = None
+        self._file_bytes = 0
+        self._file_opened_ns = 0
+        self._segments = 0
+        self._done = 0  # lines of the current round written
+        self._failing = False
+        self._thread = threading.Thread(target=self._run, name="kafkalite-request-log", daemon=True)
+
+    def start(self) -> None:
+        os.makedirs(self.directory, exist_ok=True)
+        self._thread.start()
+
+    # --- the Processor's side: one append, never blocks -----------------------------------------
+
+    def append(self, request: Any, response_bytes: int, error_code: int, now_ns: int) -> None:
+        if len(self._lines) >= self.queue_max:
+            self.dropped += 1
+            return
+        self._lines.append((request, response_bytes, error_code, now_ns, time.time()))
+
+    # --- the writer -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.wait(FLUSH_INTERVAL):
+            self._write_pending()
+        self._write_pending()
+        self._close_file()
+
+    def _write_pending(self) -> None:
+        lines = self._lines
+        if not lines:
+            return
+        out = []
+        while lines:
+            out.append(format_line(*lines.popleft()))
+        try:
+            self._write(out)
+        except OSError as e:
+            self.dropped += len(out) - self._done
+            self._close_file()
+            if not self._failing:
+                self._failing = True
+                log.error("Request log: cannot write to %s (%s); dropping lines until it works again",
+                          self.directory, e)
+
+    def _write(self, lines: list[str]) -> None:
+        """Write ``lines``, starting a new file whenever the current one is full or old."""
+        self._done = 0
+        while self._done < len(lines):
+            if self._file is not None and (self._file_bytes >= self.segment_bytes or
+                                           time.monotonic_ns() - self._file_opened_ns >= self.roll_ns):
+                self._close_file()
+            if self._file is None:
+                self._open_file()
+            # As many lines as fit in this file (at least one).
+            room = self.segment_bytes - self._file_bytes
+            chunk: list[str] = []
+            size = 0
+            for line in lines[self._done:]:
+                n = len(line.encode())
+                if chunk and size + n > room:
+                    break
+                chunk.append(line)
+                size += n
+            self._file.write("".join(chunk))
+            self._file.flush()
+            self._file_bytes += size
+            self._done += len(chunk)
+            self.written += len(chunk)
+        if self._failing:
+            self._failing = False
+            log.warning("Request log: writing to %s again", self.directory)
+
+    def _open_file(self) -> None:
+        self._segments += 1
+        name = f"requests-{int(time.time() * 1000)}-{self._segments}.jsonl"
+        self._file = open(os.path.join(self.directory, name), "a", encoding="utf-8")
+        self._file_bytes = 0
+        self._file_opened_ns = time.monotonic_ns()
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+            self._file = None
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+
+def format_line(request: Any, response_bytes: int, error_code: int, now_ns: int, wall: float) -> str:
+    """One request as Kafka's request logger has it (times in ms), plus kafkalite's fields."""
+    header = request.header
+    start = request.start_ns
+    dequeue = request.dequeue_ns or start
+    local = request.api_local_complete_ns or dequeue
+    enqueue = request.response_enqueue_ns or local
+    taken = request.response_dequeue_ns or enqueue
+    a = BY_KEY.get(header.request_api_key)
+    return json.dumps({
+        "timestamp": round(wall * 1000),
+        "requestHeader": {
+            "requestApiKeyName": a.name if a else str(header.request_api_key),
+            "requestApiKey": header.request_api_key,
+            "requestApiVersion": header.request_api_version,
+            "correlationId": header.correlation_id,
+            "clientId": header.client_id,
+        },
+        "connection": request.connection_id,
+        "totalTimeMs": (now_ns - start) / 1e6,
+        "requestQueueTimeMs": (dequeue - start) / 1e6,
+        "localTimeMs": (local - dequeue) / 1e6,
+        "remoteTimeMs": 0.0,
+        "throttleTimeMs": 0,
+        "responseQueueTimeMs": (taken - enqueue) / 1e6,
+        "sendTimeMs": (now_ns - taken) / 1e6,
+        "securityProtocol": request.security_protocol,
+        "principal": "User:ANONYMOUS",
+        "listener": request.listener,
+        "clientInformation": {"softwareName": request.client_software_name,
+                              "softwareVersion": request.client_software_version},
+        "processor": request.processor,
+        "requestBytes": request.size,
+        "responseBytes": response_bytes,
+        "errorCode": error_code,
+    }, separators=(",", ":")) + "\n"

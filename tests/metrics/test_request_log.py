@@ -1,0 +1,86 @@
+"""The request log: one JSON line per completed request, written off the hot path, rolled by
+size, and lines dropped and counted (never blocking) when the disk fails or the writer lags."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+from kafkalite.metrics.request_log import RequestLog
+from kafkalite.protocol.messages import api_versions
+
+from ..kafka_client import Client, wait_for
+from ..network.test_request_channel import request
+from ..server.conftest import running_broker
+
+
+def _lines(directory) -> list[dict]:
+    out = []
+    for path in sorted(glob.glob(os.path.join(str(directory), "requests-*.jsonl"))):
+        with open(path) as f:
+            out += [json.loads(line) for line in f if line.strip()]
+    return out
+
+
+def test_a_broker_logs_every_completed_request(tmp_path):
+    logs = tmp_path / "requests"
+    with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:
+        with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+            for _ in range(7):
+                c.call(18, 3, api_versions.REQUEST(client_software_name="probe", client_software_version="9"))
+
+        def mine() -> list[dict]:
+            return [x for x in _lines(logs) if x["clientInformation"]["softwareName"] == "probe"]
+
+        assert wait_for(lambda: len(mine()) == 7)
+        line = mine()[0]
+        assert line["requestHeader"]["requestApiKeyName"] == "ApiVersions"
+        assert line["requestHeader"]["requestApiVersion"] == 3
+        assert line["listener"] == "PLAINTEXT" and line["securityProtocol"] == "PLAINTEXT"
+        assert line["clientInformation"]["softwareVersion"] == "9"
+        assert line["errorCode"] == 0 and line["responseBytes"] > 0 and line["requestBytes"] > 0
+        parts = (line["requestQueueTimeMs"] + line["localTimeMs"] + line["responseQueueTimeMs"]
+                 + line["sendTimeMs"])
+        assert line["totalTimeMs"] >= 0 and abs(parts - line["totalTimeMs"]) < 1.0
+    assert broker.request_log.dropped == 0 and broker.request_log.written >= 7
+
+
+def test_files_roll_by_size(tmp_path):
+    rl = RequestLog(str(tmp_path), segment_bytes=1024)
+    rl.start()
+    try:
+        for corr in range(200):
+            rl.append(request(corr), 10, 0, request(corr).start_ns + 1000)
+        assert wait_for(lambda: rl.written == 200)
+    finally:
+        rl.shutdown()
+    files = glob.glob(os.path.join(str(tmp_path), "requests-*.jsonl"))
+    assert len(files) > 1
+    assert sorted(x["requestHeader"]["correlationId"] for x in _lines(tmp_path)) == list(range(200))
+
+
+def test_a_full_queue_drops_and_counts_without_blocking(tmp_path):
+    rl = RequestLog(str(tmp_path), queue_max=5)  # not started: nothing drains the queue
+    for corr in range(8):
+        rl.append(request(corr), 10, 0, 0)
+    assert rl.dropped == 3
+
+
+def test_a_failing_disk_drops_lines_counts_them_and_the_writer_lives_on(tmp_path):
+    target = tmp_path / "not-a-directory"
+    rl = RequestLog(str(target))
+    rl.start()
+    try:
+        os.rmdir(target)
+        target.write_text("a file where the directory was")  # every open() now fails
+        for corr in range(4):
+            rl.append(request(corr), 10, 0, 0)
+        assert wait_for(lambda: rl.dropped == 4)
+        target.unlink()
+        target.mkdir()  # the disk works again
+        rl.append(request(9), 10, 0, 0)
+        assert wait_for(lambda: rl.written == 1)
+    finally:
+        rl.shutdown()
+    assert not rl._thread.is_alive()
