@@ -730,8 +730,8 @@ def format_properties(props: Mapping[str, str]) -> str:
         escaped = _escape(value, "")
         if escaped.startswith(" "):
             escaped = "\\" + escaped
-        if escaped.endswith(" ") and not escaped.endswith("\\ "):
-            escaped = escaped[:-1] + "\\ "
+        if escaped.endswith(" ") and _trailing_backslashes(escaped[:-1]) % 2 == 0:
+            escaped = escaped[:-1] + "\\ "  # an unescaped trailing space would be trimmed
         lines.append(f"{_escape(key, ' =:#!')}={escaped}\n")
     return "".join(lines)
 

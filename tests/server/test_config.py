@@ -428,3 +428,9 @@ def test_docs_cover_every_setting() -> None:
     for s in SETTINGS:
         assert f"`{s.name}`" in md
     assert "`metrics.port` (kafkalite)" in md and "alias `broker.id`" in md
+
+
+@pytest.mark.parametrize("value", ["\\ ", " ", "a ", "\\\\ ", "x\\", "  "])
+def test_properties_round_trip_trailing_space_after_backslashes(value: str) -> None:
+    """Found by hypothesis: a value ending in a backslash and a space lost its space."""
+    assert parse_properties(format_properties({"k": value})) == {"k": value}
