@@ -59,6 +59,18 @@ def cluster(brokers: int, directory: str, base_port: int, metrics: bool) -> None
                  base_port + 2 * brokers if metrics else None))
 
 
+@main.command()
+@click.option("--logs", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Directory of request logs (request.log.dir of one or more brokers).")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Where tables and report go.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+def report(logs: str, out: str, master: str) -> None:
+    """Aggregate request logs with Spark into Parquet tables and an HTML report with plots."""
+    from kafkalite.jobs.report import main as report_main
+
+    sys.exit(report_main(["--logs", logs, "--out", out, "--master", master]))
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks; results go to docs/benchmarks.md."""
