@@ -116,6 +116,7 @@ class ControllerChannelManager:
         # and the total time they waited there.
         self.sent: dict[int, int] = {}
         self.queue_time_ns: dict[int, int] = {}
+        self.request_log: Any = None  # the broker's RequestLog: one line per request sent
 
     def startup(self, brokers: dict[int, tuple[str, int]]) -> None:
         """Add every broker, then start every thread (Kafka's order)."""
@@ -180,9 +181,11 @@ class ControllerChannelManager:
         state.items.put(QueueItem(api_key, version, request, callback, time.monotonic_ns()))
 
     def _record(self, broker_id: int, item: QueueItem) -> None:
+        queued = time.monotonic_ns() - item.enqueue_ns
         self.sent[broker_id] = self.sent.get(broker_id, 0) + 1
-        self.queue_time_ns[broker_id] = self.queue_time_ns.get(broker_id, 0) + (
-            time.monotonic_ns() - item.enqueue_ns)
+        self.queue_time_ns[broker_id] = self.queue_time_ns.get(broker_id, 0) + queued
+        if self.request_log is not None:
+            self.request_log.append_controller(broker_id, item.api_key, item.version, queued)
 
     # --- measurements -------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ same code runs unchanged on a Spark cluster.
 Tables: ``by_api`` (per api, version and listener: count, error rate, bytes, p50/p95/p99/max of
 each timing), ``per_minute`` (per api and minute: count and total-time percentiles), ``slowest``
 (the slowest requests), ``by_client`` (per client software and version), ``by_processor``
-(requests per listener and Processor, and each one's share of its listener).
+(requests per listener and Processor, and each one's share of its listener), ``controller_queue``
+(per broker: the control requests this broker's controller sent it and their time in its queue).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def schema() -> Any:
     client = T.StructType([T.StructField("softwareName", T.StringType()),
                            T.StructField("softwareVersion", T.StringType())])
     return T.StructType([
+        T.StructField("type", T.StringType()),  # null for a request, "controller" for a sent one
         T.StructField("timestamp", T.LongType()),
         T.StructField("requestHeader", header),
         T.StructField("connection", T.StringType()),
@@ -56,15 +58,32 @@ def schema() -> Any:
         T.StructField("requestBytes", T.LongType()),
         T.StructField("responseBytes", T.LongType()),
         T.StructField("errorCode", T.IntegerType()),
+        T.StructField("brokerId", T.IntegerType()),
+        T.StructField("queueTimeMs", T.DoubleType()),
     ])
 
 
-def read(spark: Any, logs: str) -> Any:
+def read_all(spark: Any, logs: str) -> Any:
+    return spark.read.schema(schema()).option("recursiveFileLookup", "true").json(
+        os.path.join(logs, "*.jsonl") if not logs.endswith(".jsonl") else logs)
+
+
+def controller_queue(raw: Any) -> Any:
+    """Per broker: control requests the controller sent it and how long they waited in its queue."""
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(schema()).option("recursiveFileLookup", "true").json(
-        os.path.join(logs, "*.jsonl") if not logs.endswith(".jsonl") else logs)
-    return df.select(
+    return raw.where(F.col("type") == "controller").groupBy(F.col("brokerId").alias("broker_id")).agg(
+        F.count("*").alias("requests"), *_pcts("queueTimeMs")).orderBy("broker_id")
+
+
+def read(spark: Any, logs: str) -> Any:
+    return requests(read_all(spark, logs))
+
+
+def requests(df: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return df.where(F.col("type").isNull()).select(
         F.col("requestHeader.requestApiKeyName").alias("api"),
         F.col("requestHeader.requestApiVersion").alias("version"),
         F.col("requestHeader.correlationId").alias("correlation_id"),
@@ -182,14 +201,15 @@ def summary(by_api: list[Any]) -> str:
 
 def run(spark: Any, logs: str, out: str, progress: Any = print) -> dict[str, list[Any]]:
     progress(f"reading {logs} ...")
-    df = read(spark, logs).cache()
+    raw = read_all(spark, logs).cache()
+    df = requests(raw)
     progress(f"{df.count():,} requests")
     collected = {}
-    for name, table in tables(df).items():
+    for name, table in {**tables(df), "controller_queue": controller_queue(raw)}.items():
         progress(f"computing {name} ...")
         table.write.mode("overwrite").parquet(os.path.join(out, name))
         collected[name] = table.collect()
-    df.unpersist()
+    raw.unpersist()
     path = os.path.join(out, "report.html")
     with open(path, "w", encoding="utf-8") as f:
         f.write(render_html(collected, logs))

@@ -34,6 +34,7 @@ class RequestLog:
         self.written = 0
         self.dropped = 0
         self._lines: collections.deque[tuple] = collections.deque()
+        self._controller_lines: collections.deque[tuple] = collections.deque()
         self._stop = threading.Event()
         self._file: Any = None
         self._file_bytes = 0
@@ -55,6 +56,13 @@ class RequestLog:
             return
         self._lines.append((request, response_bytes, error_code, now_ns, time.time()))
 
+    def append_controller(self, broker_id: int, api_key: int, version: int, queue_ns: int) -> None:
+        """A control request the controller's send thread took from its queue for ``broker_id``."""
+        if len(self._controller_lines) >= self.queue_max:
+            self.dropped += 1
+            return
+        self._controller_lines.append((broker_id, api_key, version, queue_ns, time.time()))
+
     # --- the writer -----------------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -64,12 +72,14 @@ class RequestLog:
         self._close_file()
 
     def _write_pending(self) -> None:
-        lines = self._lines
-        if not lines:
+        lines, controller = self._lines, self._controller_lines
+        if not lines and not controller:
             return
         out = []
         while lines:
             out.append(format_line(*lines.popleft()))
+        while controller:
+            out.append(format_controller_line(*controller.popleft()))
         try:
             self._write(out)
         except OSError as e:
@@ -127,6 +137,20 @@ class RequestLog:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
+
+
+def format_controller_line(broker_id: int, api_key: int, version: int, queue_ns: int, wall: float) -> str:
+    """A control request sent by this broker's controller: which broker, and how long it waited
+    in that broker's queue (Kafka's RequestRateAndQueueTimeMs, one request at a time)."""
+    a = BY_KEY.get(api_key)
+    return json.dumps({
+        "type": "controller",
+        "timestamp": round(wall * 1000),
+        "requestHeader": {"requestApiKeyName": a.name if a else str(api_key), "requestApiKey": api_key,
+                          "requestApiVersion": version},
+        "brokerId": broker_id,
+        "queueTimeMs": queue_ns / 1e6,
+    }, separators=(",", ":")) + "\n"
 
 
 def format_line(request: Any, response_bytes: int, error_code: int, now_ns: int, wall: float) -> str:

@@ -85,6 +85,7 @@ class Broker:
         self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
         if cfg.is_controller:
             self.controller = KafkaController(cfg, cfg.log_dirs[0], cluster_id)
+            self.controller.channel.request_log = self.request_log
             self.controller.startup()
         self.apis = KafkaApis(self.metadata_cache, self.node_id, controller=self.controller)
         ss = self.socket_server

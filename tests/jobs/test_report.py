@@ -9,7 +9,7 @@ import types
 import pytest
 
 from kafkalite.jobs import report
-from kafkalite.metrics.request_log import format_line
+from kafkalite.metrics.request_log import format_controller_line, format_line
 from kafkalite.protocol.messages import api_versions
 
 from ..kafka_client import Client
@@ -38,6 +38,8 @@ def known(tmp_path_factory, spark):
     lines = [_line(18, 3, ms, processor=ms % 2, at=T0 + (60 if ms > 50 else 0)) for ms in range(1, 101)]
     lines += [_line(3, 12, 7, error=3 if i < 5 else 0, client="kafka-python", listener="INTERNAL",
                     processor=2, size=80, response=4000) for i in range(10)]
+    lines += [format_controller_line(1, 6, 8, ms * MS, T0) for ms in (1, 2, 3, 4)]
+    lines += [format_controller_line(2, 4, 7, ms * MS, T0) for ms in (10, 20)]
     half = len(lines) // 2
     (logs / "requests-1-1.jsonl").write_text("".join(lines[:half]))
     (logs / "requests-1-2.jsonl").write_text("".join(lines[half:]))
@@ -85,6 +87,14 @@ def test_series_clients_processors_and_slowest(known):
     assert slowest[:3] == [100.0, 99.0, 98.0] and len(slowest) == report.SLOWEST
 
 
+def test_controller_queue_times_per_broker(known):
+    collected, _, _ = known
+    rows = {r["broker_id"]: r for r in collected["controller_queue"]}
+    assert (rows[1]["requests"], rows[1]["queueTimeMs_max"]) == (4, 4.0)
+    assert (rows[2]["requests"], rows[2]["queueTimeMs_max"]) == (2, 20.0)
+    assert abs(rows[1]["queueTimeMs_p50"] - 2.0) <= 1.0
+
+
 def test_parquet_tables_html_report_and_summary(known, spark):
     collected, out, messages = known
     for name in collected:
@@ -103,3 +113,4 @@ def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
     # The broker has shut down: its request log is flushed and closed.
     collected = report.run(spark, str(logs), str(tmp_path / "out"), progress=lambda _: None)
     assert {r["client_software"]: r["requests"] for r in collected["by_client"]}["probe"] == 25
+    assert [r["broker_id"] for r in collected["controller_queue"]] == [1]  # it sent itself requests

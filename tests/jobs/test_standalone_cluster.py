@@ -77,7 +77,7 @@ def test_the_report_on_a_standalone_cluster_matches_local_mode(tmp_path, spark, 
                           timeout=240, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "300 requests" in done.stdout
-    for name in ("by_api", "per_minute", "slowest", "by_client", "by_processor"):
+    for name in ("by_api", "per_minute", "slowest", "by_client", "by_processor", "controller_queue"):
         a = spark.read.parquet(str(local_out / name)).collect()
         b = spark.read.parquet(str(cluster_out / name)).collect()
         key = sorted if name != "slowest" else list

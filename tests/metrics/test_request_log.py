@@ -31,7 +31,7 @@ def test_a_broker_logs_every_completed_request(tmp_path):
                 c.call(18, 3, api_versions.REQUEST(client_software_name="probe", client_software_version="9"))
 
         def mine() -> list[dict]:
-            return [x for x in _lines(logs) if x["clientInformation"]["softwareName"] == "probe"]
+            return [x for x in _lines(logs) if x.get("clientInformation", {}).get("softwareName") == "probe"]
 
         assert wait_for(lambda: len(mine()) == 7)
         line = mine()[0]
@@ -44,6 +44,10 @@ def test_a_broker_logs_every_completed_request(tmp_path):
                  + line["sendTimeMs"])
         assert line["totalTimeMs"] >= 0 and abs(parts - line["totalTimeMs"]) < 1.0
     assert broker.request_log.dropped == 0 and broker.request_log.written >= 7
+    # This broker is the controller: what it sent itself is logged too, with its queue time.
+    sent = [x for x in _lines(logs) if x.get("type") == "controller"]
+    assert sent and all(x["brokerId"] == 1 and x["queueTimeMs"] >= 0 for x in sent)
+    assert "UpdateMetadata" in {x["requestHeader"]["requestApiKeyName"] for x in sent}
 
 
 def test_files_roll_by_size(tmp_path):
