@@ -136,6 +136,8 @@ def bench_network_history(revs: str, threads: str, connections: int, depth: int,
               help="kafkalite's network+io threads; a comma list measures each (e.g. 1+1,3+8).")
 @click.option("--repeat", default=1, show_default=True,
               help="Take the servers in turn this many times; figures are medians.")
+@click.option("--observability", default="metrics", show_default=True,
+              help="kafkalite's: off, metrics or log (metrics and request log); a comma list measures each.")
 @click.option("--idle", "idle_connections", default=0,
               help="Instead: memory per idle connection with this many connections open.")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
@@ -143,8 +145,8 @@ def bench_network_history(revs: str, threads: str, connections: int, depth: int,
 @click.option("--section", default=None, help="The section's name (default: from the scenario).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a PNG plot here.")
 def bench_network(servers: str, connections: str, depth: str, mix: str, topics: int, seconds: float,
-                  warmup: float, threads: str, repeat: int, idle_connections: int, write_md: str | None,
-                  section: str | None, plot: str | None) -> None:
+                  warmup: float, threads: str, repeat: int, observability: str, idle_connections: int,
+                  write_md: str | None, section: str | None, plot: str | None) -> None:
     """kafkalite against peer servers (asyncio, uvloop, thread per connection, selectors loop)."""
     from bench.network import run
 
@@ -156,10 +158,12 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
         return
     command = (f"kafkalite bench network --servers {servers} --connections {connections} --depth {depth} "
                f"--mix {mix} --topics {topics} --seconds {seconds:g} --warmup {warmup:g} --threads {threads} "
-               f"--repeat {repeat}" + (f" --section {section}" if section else "") + out)
+               f"--repeat {repeat}"
+               + (f" --observability {observability}" if observability != "metrics" else "")
+               + (f" --section {section}" if section else "") + out)
     scenarios = [run.Scenario(int(c), int(d), mix, topics)
                  for c in connections.split(",") for d in depth.split(",")]
     thread_list = [(int(n), int(i)) for n, i in (t.split("+") for t in threads.split(","))]
     run.run(names, scenarios, thread_list, seconds, warmup, repeat, write_md,
             section or f"{connections.replace(',', '-')}-conn-{depth.replace(',', '-')}-deep-{mix}",
-            command, plot)
+            command, plot, tuple(observability.split(",")))

@@ -1,6 +1,10 @@
 """kafkalite for the network benchmark: one broker in-process, its metadata cache holding T topics
 (the same cache the peers answer from), until SIGTERM. ``python -m bench.network.kafkalite_server
-PORT TOPICS NETWORK_THREADS IO_THREADS``."""
+PORT TOPICS NETWORK_THREADS IO_THREADS [OBSERVABILITY]``.
+
+OBSERVABILITY: ``metrics`` (the default: request metrics recorded, as in every broker), ``off``
+(recording replaced by a no-op, to measure what it costs) or ``log`` (metrics and the request log
+into a temporary directory)."""
 
 from __future__ import annotations
 
@@ -15,9 +19,12 @@ from kafkalite.server.config import BrokerConfig
 from .workload import metadata_cache
 
 
-def main(port: int, topics: int, network_threads: int, io_threads: int) -> None:
+def main(port: int, topics: int, network_threads: int, io_threads: int,
+         observability: str = "metrics") -> None:
     with tempfile.TemporaryDirectory() as log_dir:
+        extra = {"request.log.dir": f"{log_dir}/requests"} if observability == "log" else {}
         broker = Broker(BrokerConfig({
+            **extra,
             # Clients on PLAINTEXT; the inter-broker (privileged) listener apart, as in a cluster,
             # so clients see the same ApiVersions as the peers give.
             "node.id": "1", "process.roles": "broker",
@@ -28,6 +35,9 @@ def main(port: int, topics: int, network_threads: int, io_threads: int) -> None:
             "num.io.threads": str(io_threads), "socket.listen.backlog.size": "1024",
         }))
         broker.startup()
+        if observability == "off":
+            for p in broker.socket_server.processors:  # type: ignore[union-attr]
+                p.request_metrics.record = lambda *_: None  # type: ignore[method-assign]
         assert broker.metadata_cache is not None
         cache = metadata_cache(topics, port)
         broker.metadata_cache.update(lambda _: cache.snapshot)
@@ -39,4 +49,4 @@ def main(port: int, topics: int, network_threads: int, io_threads: int) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:5]))
+    main(*(int(a) for a in sys.argv[1:5]), *sys.argv[5:6])

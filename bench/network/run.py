@@ -50,6 +50,7 @@ class Result:
     p999_us: float
     cpu_us_per_request: float
     peak_rss_mb: float
+    observability: str = "metrics"  # kafkalite's: off, metrics (the default) or log
 
     @property
     def throughput(self) -> float:
@@ -57,7 +58,10 @@ class Result:
 
     @property
     def name(self) -> str:
-        return f"kafkalite {self.threads[0]}+{self.threads[1]}" if self.threads else self.server
+        if not self.threads:
+            return self.server
+        mode = "" if self.observability == "metrics" else f" ({self.observability})"
+        return f"kafkalite {self.threads[0]}+{self.threads[1]}{mode}"
 
 
 def _status_mb(pid: int, field: str) -> float:
@@ -69,11 +73,13 @@ def _status_mb(pid: int, field: str) -> float:
 
 
 def _start(server: str, port: int, topics: int, network_threads: int, io_threads: int,
-           source: str | None = None) -> subprocess.Popen:
+           source: str | None = None, observability: str = "metrics") -> subprocess.Popen:
     """Start a server pinned to core 0; ``source``: a checkout to run kafkalite from."""
     if server == "kafkalite":
         args = [sys.executable, "-m", "bench.network.kafkalite_server", str(port), str(topics),
                 str(network_threads), str(io_threads)]
+        if observability != "metrics":
+            args.append(observability)
     else:
         args = [sys.executable, "-m", "bench.network.peers.servers", server, str(port), str(topics)]
     if shutil.which("taskset") and os.cpu_count() and os.cpu_count() > 1:  # type: ignore[operator]
@@ -110,9 +116,10 @@ def _load(port: int, connections: int, depth: int, frames: list[bytes], seconds:
 
 
 def measure(server: str, scenario: Scenario, seconds: float, warmup: float,
-            threads: tuple[int, int] = DEFAULT_THREADS, source: str | None = None) -> Result:
+            threads: tuple[int, int] = DEFAULT_THREADS, source: str | None = None,
+            observability: str = "metrics") -> Result:
     port = free_port()
-    proc = _start(server, port, scenario.topics, *threads, source=source)
+    proc = _start(server, port, scenario.topics, *threads, source=source, observability=observability)
     try:
         frames = request_frames(scenario.mix, 64)
         _load(port, scenario.connections, scenario.depth, frames, warmup, proc.pid)
@@ -124,7 +131,7 @@ def measure(server: str, scenario: Scenario, seconds: float, warmup: float,
     q = statistics.quantiles(lat, n=1000, method="inclusive") if len(lat) > 1 else [0] * 999
     return Result(server, threads if server == "kafkalite" else None, scenario, done,
                   elapsed, q[499] / 1000, q[989] / 1000, q[998] / 1000,
-                  cpu / max(done, 1) * 1e6, rss)
+                  cpu / max(done, 1) * 1e6, rss, observability if server == "kafkalite" else "metrics")
 
 
 def _median(results: list[Result]) -> Result:
@@ -154,7 +161,7 @@ def table(results: list[Result]) -> str:
 
 def _reference(results: list[Result]) -> Result:
     """The row ratios are taken against: kafkalite at the default threads, else the first."""
-    return next((r for r in results if r.threads == DEFAULT_THREADS),
+    return next((r for r in results if r.threads == DEFAULT_THREADS and r.observability == "metrics"),
                 next((r for r in results if r.threads), results[0]))
 
 
@@ -180,6 +187,11 @@ GOALS = (
      lambda x: x <= 1.5),
     ("CPU/req at 3+8 <= 1.1x 1+1", lambda r: _ratio(r, "kafkalite 3+8", "kafkalite 1+1",
                                                     "cpu_us_per_request"), lambda x: x <= 1.1),
+    # Issue 6: metrics and the request log on, against both off.
+    ("throughput with metrics + request log >= 0.95x off",
+     lambda r: _ratio(r, "kafkalite 3+8 (log)", "kafkalite 3+8 (off)", "throughput"), lambda x: x >= 0.95),
+    ("throughput with metrics >= 0.95x off",
+     lambda r: _ratio(r, "kafkalite 3+8", "kafkalite 3+8 (off)", "throughput"), lambda x: x >= 0.95),
 )
 
 
@@ -229,27 +241,31 @@ def _answer_all(port: int, frames: list[bytes], connections: int, socks: list[so
 
 def run(servers: tuple[str, ...], scenarios: list[Scenario], threads: list[tuple[int, int]],
         seconds: float, warmup: float, repeat: int = 1, write_md: str | None = None,
-        section: str | None = None, command: str = "", plot: str | None = None) -> list[Result]:
-    """Every scenario: kafkalite at each thread setting and each peer, ``repeat`` times in turn."""
-    runs = [(s, t) for s in servers for t in (threads if s == "kafkalite" else [None])]
+        section: str | None = None, command: str = "", plot: str | None = None,
+        observability: tuple[str, ...] = ("metrics",)) -> list[Result]:
+    """Every scenario: kafkalite at each thread setting (and observability) and each peer,
+    ``repeat`` times in turn."""
+    runs = [(s, t, o) for s in servers
+            for t, o in ([(t, o) for t in threads for o in observability] if s == "kafkalite"
+                         else [(None, "metrics")])]
     total = len(scenarios) * repeat * len(runs)
     step = itertools.count(1)
     results: list[Result] = []
     texts = []
     for scenario in scenarios:
-        samples: dict[tuple[str, tuple[int, int] | None], list[Result]] = {}
+        samples: dict[tuple[str, tuple[int, int] | None, str], list[Result]] = {}
         failed: dict[str, str] = {}
         for round_ in range(repeat):
-            for server, t in runs:
+            for server, t, o in runs:
                 try:
-                    r = measure(server, scenario, seconds, warmup, t or DEFAULT_THREADS)
+                    r = measure(server, scenario, seconds, warmup, t or DEFAULT_THREADS, observability=o)
                 except Exception as e:  # a server that cannot take the scenario is a result too
                     name = f"kafkalite {t[0]}+{t[1]}" if t else server
                     failed[name] = f"{type(e).__name__}: {e}".splitlines()[0][:100]
                     print(f"[{next(step)}/{total}] {scenario.label}, {name}: failed ({failed[name]})",
                           flush=True)
                     continue
-                samples.setdefault((server, t), []).append(r)
+                samples.setdefault((server, t, o), []).append(r)
                 print(f"[{next(step)}/{total}] {scenario.label}, {r.name} (round {round_ + 1}): "
                       f"{r.throughput:,.0f} req/s, {r.cpu_us_per_request:.1f} us CPU/req, "
                       f"p99 {r.p99_us:,.0f} us", flush=True)

@@ -104,7 +104,7 @@ class RequestLog:
             chunk: list[str] = []
             size = 0
             for line in lines[self._done:]:
-                n = len(line.encode())
+                n = len(line)  # ASCII only (JSON escapes the rest)
                 if chunk and size + n > room:
                     break
                 chunk.append(line)
@@ -153,39 +153,63 @@ def format_controller_line(broker_id: int, api_key: int, version: int, queue_ns:
     }, separators=(",", ":")) + "\n"
 
 
-def format_line(request: Any, response_bytes: int, error_code: int, now_ns: int, wall: float) -> str:
-    """One request as Kafka's request logger has it (times in ms), plus kafkalite's fields."""
+_QUOTED: dict[str, str] = {}  # JSON string literals of the strings that repeat (ids, names)
+
+
+def _q(text: str | None) -> str:
+    if text is None:
+        return "null"
+    quoted = _QUOTED.get(text)
+    if quoted is None:
+        quoted = json.dumps(text)  # ASCII-only output: a line's length is its size in bytes
+        if len(_QUOTED) < 10_000:
+            _QUOTED[text] = quoted
+    return quoted
+
+
+def _template(request: Any) -> str:
+    """The line of a request with its per-request values left as % fields: what a connection's
+    requests share (api, ids, listener, client) is formatted and quoted once."""
     header = request.header
+    key = header.request_api_key
+    a = BY_KEY.get(key)
+    return (
+        '{"timestamp":%d,"requestHeader":{"requestApiKeyName":' + _q(a.name if a else str(key))
+        + f',"requestApiKey":{key},"requestApiVersion":{header.request_api_version},'
+        + '"correlationId":%d,"clientId":' + _q(header.client_id).replace("%", "%%")
+        + '},"connection":' + _q(request.connection_id).replace("%", "%%")
+        + ',"totalTimeMs":%.3f,"requestQueueTimeMs":%.3f,"localTimeMs":%.3f,"remoteTimeMs":0.0,'
+        + '"throttleTimeMs":0,"responseQueueTimeMs":%.3f,"sendTimeMs":%.3f,"securityProtocol":'
+        + _q(request.security_protocol) + ',"principal":"User:ANONYMOUS","listener":'
+        + _q(request.listener) + ',"clientInformation":{"softwareName":'
+        + _q(request.client_software_name).replace("%", "%%") + ',"softwareVersion":'
+        + _q(request.client_software_version).replace("%", "%%")
+        + f'}},"processor":{request.processor},"requestBytes":%d,"responseBytes":%d,"errorCode":%d}}\n'
+    )
+
+
+_TEMPLATES: dict[tuple, str] = {}
+
+
+def format_line(request: Any, response_bytes: int, error_code: int, now_ns: int, wall: float) -> str:
+    """One request as Kafka's request logger has it (times in ms, to the microsecond), plus
+    kafkalite's fields. One % format over a template cached per connection, api and client: a
+    third of the time of json.dumps over a dict, which matters at tens of thousands a second."""
+    header = request.header
+    key = (header.request_api_key, header.request_api_version, request.connection_id, header.client_id,
+           request.client_software_name, request.client_software_version, request.processor,
+           request.listener, request.security_protocol)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        if len(_TEMPLATES) >= 10_000:
+            _TEMPLATES.clear()
+        template = _TEMPLATES[key] = _template(request)
     start = request.start_ns
     dequeue = request.dequeue_ns or start
     local = request.api_local_complete_ns or dequeue
     enqueue = request.response_enqueue_ns or local
     taken = request.response_dequeue_ns or enqueue
-    a = BY_KEY.get(header.request_api_key)
-    return json.dumps({
-        "timestamp": round(wall * 1000),
-        "requestHeader": {
-            "requestApiKeyName": a.name if a else str(header.request_api_key),
-            "requestApiKey": header.request_api_key,
-            "requestApiVersion": header.request_api_version,
-            "correlationId": header.correlation_id,
-            "clientId": header.client_id,
-        },
-        "connection": request.connection_id,
-        "totalTimeMs": (now_ns - start) / 1e6,
-        "requestQueueTimeMs": (dequeue - start) / 1e6,
-        "localTimeMs": (local - dequeue) / 1e6,
-        "remoteTimeMs": 0.0,
-        "throttleTimeMs": 0,
-        "responseQueueTimeMs": (taken - enqueue) / 1e6,
-        "sendTimeMs": (now_ns - taken) / 1e6,
-        "securityProtocol": request.security_protocol,
-        "principal": "User:ANONYMOUS",
-        "listener": request.listener,
-        "clientInformation": {"softwareName": request.client_software_name,
-                              "softwareVersion": request.client_software_version},
-        "processor": request.processor,
-        "requestBytes": request.size,
-        "responseBytes": response_bytes,
-        "errorCode": error_code,
-    }, separators=(",", ":")) + "\n"
+    return template % (
+        round(wall * 1000), header.correlation_id, (now_ns - start) / 1e6, (dequeue - start) / 1e6,
+        (local - dequeue) / 1e6, (taken - enqueue) / 1e6, (now_ns - taken) / 1e6,
+        request.size, response_bytes, error_code)
