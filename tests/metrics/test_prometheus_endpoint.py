@@ -19,9 +19,13 @@ def scrape(port: int) -> dict[str, list]:
     return {f.name: f.samples for f in text_string_to_metric_families(text)}
 
 
-def value(samples: list, name: str, **labels: str) -> float:
-    hits = [s.value for s in samples
+def found(samples: list, name: str, **labels: str) -> list[float]:
+    return [s.value for s in samples
             if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
+
+
+def value(samples: list, name: str, **labels: str) -> float:
+    hits = found(samples, name, **labels)
     assert len(hits) == 1, (name, labels, samples)
     return hits[0]
 
@@ -35,9 +39,9 @@ def test_metrics_count_the_requests_served(tmp_path):
             c.call(3, 12, metadata.REQUEST(topics=None))
             open_connections = {"listener": "PLAINTEXT"}
             # A response is counted once written: the last one may still be on its way.
-            assert wait_for(lambda: value(scrape(port)["kafka_network_requestmetrics_requests"],
+            assert wait_for(lambda: found(scrape(port)["kafka_network_requestmetrics_requests"],
                                           "kafka_network_requestmetrics_requests_total",
-                                          request="Metadata", version="12") == 1)
+                                          request="Metadata", version="12") == [1])
             m = scrape(port)
         requests = m["kafka_network_requestmetrics_requests"]
         assert value(requests, "kafka_network_requestmetrics_requests_total",
