@@ -98,7 +98,9 @@ def test_without_wake_the_handler_is_woken_by_wake_handler():
     assert [corrs(b) for b in got] == [[1]]
 
 
-def test_no_idle_handler_is_woken_while_one_is_busy_until_it_blocks():
+def test_no_idle_handler_is_woken_while_one_is_busy_until_it_blocks(monkeypatch):
+    # Not presumed blocked however slow this machine is (that rule has its own test).
+    monkeypatch.setattr("kafkalite.network.request_channel.PRESUMED_BLOCKED_AFTER", 60.0)
     channel = RequestChannel(queue_size=10)
     channel.send_request(request(1))
     busy_batch = channel.receive_requests(timeout=0)  # this thread is now a busy handler
@@ -133,3 +135,15 @@ def test_responses_go_back_grouped_by_processor_in_order():
     finally:
         for p in (p0, p1):
             p._close_all()
+
+
+def test_a_handler_busy_for_too_long_is_presumed_blocked(monkeypatch):
+    monkeypatch.setattr("kafkalite.network.request_channel.PRESUMED_BLOCKED_AFTER", 0.0)
+    channel = RequestChannel(queue_size=10)
+    channel.send_request(request(1))
+    channel.receive_requests(timeout=0)  # busy, and at once presumed blocked
+    got: list = []
+    t = _idle_handler(channel, got)
+    channel.send_requests([request(2)])
+    t.join(5)
+    assert [corrs(b) for b in got] == [[2]]
