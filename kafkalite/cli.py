@@ -100,6 +100,11 @@ def bench_controller(repeat: int, sizes: str, write_md: str | None) -> None:
     controller.run(tuple(int(s) for s in sizes.split(",")), repeat, write_md)
 
 
+def _thread_settings(text: str) -> list[tuple[int, int]]:
+    """``1+1,3+8`` -> [(1, 1), (3, 8)]: network threads + io threads, as the bench options take them."""
+    return [(int(n), int(i)) for n, i in (t.split("+") for t in text.split(","))]
+
+
 @bench.command("network-history")
 @click.option("--revs", required=True, help="Comma-separated git revisions, oldest first.")
 @click.option("--threads", default="1+1,3+8", show_default=True)
@@ -117,7 +122,7 @@ def bench_network_history(revs: str, threads: str, connections: int, depth: int,
     command = (f"kafkalite bench network-history --revs {revs} --threads {threads} --connections "
                f"{connections} --depth {depth} --seconds {seconds:g} --warmup {warmup:g} --repeat {repeat}"
                + (f" --write {write_md}" if write_md else ""))
-    history.run(revs.split(","), [(int(n), int(i)) for n, i in (t.split("+") for t in threads.split(","))],
+    history.run(revs.split(","), _thread_settings(threads),
                 run.Scenario(connections, depth), seconds, warmup, repeat, write_md, command)
 
 
@@ -163,7 +168,7 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
                + (f" --section {section}" if section else "") + out)
     scenarios = [run.Scenario(int(c), int(d), mix, topics)
                  for c in connections.split(",") for d in depth.split(",")]
-    thread_list = [(int(n), int(i)) for n, i in (t.split("+") for t in threads.split(","))]
+    thread_list = _thread_settings(threads)
     run.run(names, scenarios, thread_list, seconds, warmup, repeat, write_md,
             section or f"{connections.replace(',', '-')}-conn-{depth.replace(',', '-')}-deep-{mix}",
             command, plot, tuple(observability.split(",")))

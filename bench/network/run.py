@@ -58,10 +58,15 @@ class Result:
 
     @property
     def name(self) -> str:
-        if not self.threads:
-            return self.server
-        mode = "" if self.observability == "metrics" else f" ({self.observability})"
-        return f"kafkalite {self.threads[0]}+{self.threads[1]}{mode}"
+        return display_name(self.server, self.threads, self.observability)
+
+
+def display_name(server: str, threads: tuple[int, int] | None, observability: str = "metrics") -> str:
+    """A table row's name: the peer's, or kafkalite's with its threads and observability."""
+    if not threads:
+        return server
+    mode = "" if observability == "metrics" else f" ({observability})"
+    return f"kafkalite {threads[0]}+{threads[1]}{mode}"
 
 
 def _status_mb(pid: int, field: str) -> float:
@@ -260,7 +265,7 @@ def run(servers: tuple[str, ...], scenarios: list[Scenario], threads: list[tuple
                 try:
                     r = measure(server, scenario, seconds, warmup, t or DEFAULT_THREADS, observability=o)
                 except Exception as e:  # a server that cannot take the scenario is a result too
-                    name = f"kafkalite {t[0]}+{t[1]}" if t else server
+                    name = display_name(server, t, o)
                     failed[name] = f"{type(e).__name__}: {e}".splitlines()[0][:100]
                     print(f"[{next(step)}/{total}] {scenario.label}, {name}: failed ({failed[name]})",
                           flush=True)

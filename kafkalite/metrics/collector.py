@@ -21,14 +21,9 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
-from kafkalite.protocol.codec import BY_KEY
+from kafkalite.protocol.codec import api_name
 
 from .request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS, bucket_bounds, merged
-
-
-def api_name(api_key: int) -> str:
-    a = BY_KEY.get(api_key)
-    return a.name if a is not None else str(api_key)
 
 
 class BrokerCollector:

@@ -17,7 +17,9 @@ import threading
 import time
 from typing import Any
 
-from kafkalite.protocol.codec import BY_KEY
+from kafkalite.protocol.codec import api_name
+
+from .request_metrics import request_stamps
 
 log = logging.getLogger("kafkalite.metrics.request_log")
 
@@ -155,11 +157,10 @@ class RequestLog:
 def format_controller_line(broker_id: int, api_key: int, version: int, queue_ns: int, wall: float) -> str:
     """A control request sent by this broker's controller: which broker, and how long it waited
     in that broker's queue (Kafka's RequestRateAndQueueTimeMs, one request at a time)."""
-    a = BY_KEY.get(api_key)
     return json.dumps({
         "type": "controller",
         "timestamp": round(wall * 1000),
-        "requestHeader": {"requestApiKeyName": a.name if a else str(api_key), "requestApiKey": api_key,
+        "requestHeader": {"requestApiKeyName": api_name(api_key), "requestApiKey": api_key,
                           "requestApiVersion": version},
         "brokerId": broker_id,
         "queueTimeMs": queue_ns / 1e6,
@@ -185,9 +186,8 @@ def _template(request: Any) -> str:
     requests share (api, ids, listener, client) is formatted and quoted once."""
     header = request.header
     key = header.request_api_key
-    a = BY_KEY.get(key)
     return (
-        '{"timestamp":%d,"requestHeader":{"requestApiKeyName":' + _q(a.name if a else str(key))
+        '{"timestamp":%d,"requestHeader":{"requestApiKeyName":' + _q(api_name(key))
         + f',"requestApiKey":{key},"requestApiVersion":{header.request_api_version},'
         + '"correlationId":%d,"clientId":' + _q(header.client_id).replace("%", "%%")
         + '},"connection":' + _q(request.connection_id).replace("%", "%%")
@@ -217,11 +217,7 @@ def format_line(request: Any, response_bytes: int, error_code: int, now_ns: int,
         if len(_TEMPLATES) >= 10_000:
             _TEMPLATES.clear()
         template = _TEMPLATES[key] = _template(request)
-    start = request.start_ns
-    dequeue = request.dequeue_ns or start
-    local = request.api_local_complete_ns or dequeue
-    enqueue = request.response_enqueue_ns or local
-    taken = request.response_dequeue_ns or enqueue
+    start, dequeue, local, enqueue, taken = request_stamps(request)
     return template % (
         round(wall * 1000), header.correlation_id, (now_ns - start) / 1e6, (dequeue - start) / 1e6,
         (local - dequeue) / 1e6, (taken - enqueue) / 1e6, (now_ns - taken) / 1e6,

@@ -47,6 +47,16 @@ class ApiStats:
         return h[:buckets] + [sum(h[buckets:])], self.sums[k]
 
 
+def request_stamps(request: Any) -> tuple[int, int, int, int, int]:
+    """A request's stamps (monotonic ns: read, taken by a handler, answered, response queued,
+    response taken by its Processor); a step it never reached (closed before) counts as no time."""
+    start = request.start_ns
+    dequeue = request.dequeue_ns or start
+    local = request.api_local_complete_ns or dequeue
+    enqueue = request.response_enqueue_ns or local
+    return start, dequeue, local, enqueue, request.response_dequeue_ns or enqueue
+
+
 class RequestMetrics:
     """One Processor's shard: (api key, version) -> ApiStats."""
 
@@ -65,11 +75,7 @@ class RequestMetrics:
         if error_code:
             stats.errors[error_code] = stats.errors.get(error_code, 0) + 1
         # The stamps come from one monotonic clock, in this order, so no difference is negative.
-        start = request.start_ns
-        dequeue = request.dequeue_ns or start
-        local = request.api_local_complete_ns or dequeue
-        enqueue = request.response_enqueue_ns or local
-        taken = request.response_dequeue_ns or enqueue
+        start, dequeue, local, enqueue, taken = request_stamps(request)
         queue_us = (dequeue - start) // 1000
         local_us = (local - dequeue) // 1000
         response_queue_us = (taken - enqueue) // 1000

@@ -505,7 +505,7 @@ class Processor(threading.Thread):
         if not sends:
             return
         connections, inflight = self.connections, self._inflight
-        record, request_log, now = self.request_metrics.record, self.request_log, time.monotonic_ns()
+        completed, now = self._completed, time.monotonic_ns()
         for conn in sends:
             if conn.id not in connections:
                 continue
@@ -513,9 +513,7 @@ class Processor(threading.Thread):
                 response = inflight.pop(conn.id, None)
                 if response is None:
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
-                record(response.request, len(response.payload), response.error_code, now)
-                if request_log is not None:
-                    request_log.append(response.request, len(response.payload), response.error_code, now)
+                completed(response.request, len(response.payload), response.error_code, now)
                 state = ON_RESPONSE_SENT.get(conn.mute_state)
                 if state is None:
                     raise IllegalMuteTransition(conn.mute_state, MuteEvent.RESPONSE_SENT)

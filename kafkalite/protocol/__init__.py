@@ -5,6 +5,7 @@ it over their own transports. See docs/protocol.md.
 """
 
 from .codec import (
+    api_name,
     body_codec,
     decode_body,
     decode_request,
@@ -32,6 +33,7 @@ __all__ = [
     "FrameTooLarge",
     "ProtocolError",
     "UnsupportedVersion",
+    "api_name",
     "body_codec",
     "decode_body",
     "decode_request",
