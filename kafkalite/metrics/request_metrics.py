@@ -47,14 +47,18 @@ class ApiStats:
         return h[:buckets] + [sum(h[buckets:])], self.sums[k]
 
 
-def request_stamps(request: Any) -> tuple[int, int, int, int, int]:
-    """A request's stamps (monotonic ns: read, taken by a handler, answered, response queued,
-    response taken by its Processor); a step it never reached (closed before) counts as no time."""
+def request_times_us(request: Any, now_ns: int) -> tuple[int, int, int, int, int]:
+    """A request's timings in whole microseconds, in Kafka's order: RequestQueueTime, LocalTime,
+    ResponseQueueTime, ResponseSendTime, TotalTime. Computed once per request, for both the metrics
+    and the request log. The stamps come from one monotonic clock, in this order, so no timing is
+    negative; a step the request never reached (its connection closed first) counts as no time."""
     start = request.start_ns
     dequeue = request.dequeue_ns or start
     local = request.api_local_complete_ns or dequeue
     enqueue = request.response_enqueue_ns or local
-    return start, dequeue, local, enqueue, request.response_dequeue_ns or enqueue
+    taken = request.response_dequeue_ns or enqueue
+    return ((dequeue - start) // 1000, (local - dequeue) // 1000, (taken - enqueue) // 1000,
+            (now_ns - taken) // 1000, (now_ns - start) // 1000)
 
 
 class RequestMetrics:
@@ -63,9 +67,11 @@ class RequestMetrics:
     def __init__(self) -> None:
         self.stats: dict[tuple[int, int], ApiStats] = {}
 
-    def record(self, request: Any, response_bytes: int, error_code: int, now_ns: int) -> None:
+    def record(self, request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
+               error_code: int) -> None:
         """A request whose response has been written (or dropped): Kafka's updateRequestMetrics.
-        Written out flat: this runs once per request on the Processor's thread."""
+        ``times_us`` is :func:`request_times_us`. Written out flat: this runs once per request on
+        the Processor's thread."""
         header = request.header
         key = (header.request_api_key, header.request_api_version)
         stats = self.stats.get(key)
@@ -74,13 +80,7 @@ class RequestMetrics:
         stats.count += 1
         if error_code:
             stats.errors[error_code] = stats.errors.get(error_code, 0) + 1
-        # The stamps come from one monotonic clock, in this order, so no difference is negative.
-        start, dequeue, local, enqueue, taken = request_stamps(request)
-        queue_us = (dequeue - start) // 1000
-        local_us = (local - dequeue) // 1000
-        response_queue_us = (taken - enqueue) // 1000
-        send_us = (now_ns - taken) // 1000
-        total_us = (now_ns - start) // 1000
+        queue_us, local_us, response_queue_us, send_us, total_us = times_us
         size = request.size
         c = stats.counts
         c[queue_us.bit_length()] += 1

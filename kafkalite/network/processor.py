@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 
 from kafkalite.metrics.request_log import RequestLog
-from kafkalite.metrics.request_metrics import RequestMetrics
+from kafkalite.metrics.request_metrics import RequestMetrics, request_times_us
 from kafkalite.protocol import (
     DecodeError,
     ProtocolError,
@@ -556,9 +556,10 @@ class Processor(threading.Thread):
 
     def _completed(self, request: Request, response_bytes: int, error_code: int, now_ns: int) -> None:
         """A request's outcome is final: Kafka's updateRequestMetrics and request logger."""
-        self.request_metrics.record(request, response_bytes, error_code, now_ns)
+        times = request_times_us(request, now_ns)
+        self.request_metrics.record(request, times, response_bytes, error_code)
         if self.request_log is not None:
-            self.request_log.append(request, response_bytes, error_code, now_ns)
+            self.request_log.append(request, times, response_bytes, error_code)
 
     def _take_turn(self) -> None:
         self._has_turn = self.turns.acquire()

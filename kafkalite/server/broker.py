@@ -76,7 +76,7 @@ class Broker:
             cfg, lambda name, privileged: api_versions.apis_for(name, privileged, cfg.is_controller))
         if cfg.get("request.log.dir"):
             self.request_log = RequestLog(cfg.get("request.log.dir"), cfg.get("request.log.segment.bytes"),
-                                          cfg.get("request.log.roll.ms"), turns=self.socket_server.turns)
+                                          cfg.get("request.log.roll.ms"))
             self.request_log.start()
             self.socket_server.request_log = self.request_log
         self.socket_server.startup()

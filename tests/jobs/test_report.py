@@ -10,6 +10,7 @@ import pytest
 
 from kafkalite.jobs import report
 from kafkalite.metrics.request_log import format_controller_line, format_line
+from kafkalite.metrics.request_metrics import request_times_us
 from kafkalite.protocol.messages import api_versions
 
 from ..kafka_client import Client
@@ -29,7 +30,8 @@ def _line(api_key: int, version: int, total_ms: int, *, listener="PLAINTEXT", pr
         response_enqueue_ns=start + total_ms * MS, response_dequeue_ns=start + total_ms * MS,
         connection_id="a-b-0-1", security_protocol="PLAINTEXT", listener=listener,
         client_software_name=client, client_software_version="2.3", processor=processor, size=size)
-    return format_line(request, response, error, start + total_ms * MS, at)
+    return format_line(request, request_times_us(request, start + total_ms * MS), response, error,
+                       round(at * 1000))
 
 
 @pytest.fixture(scope="module")

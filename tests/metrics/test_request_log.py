@@ -14,6 +14,8 @@ from ..kafka_client import Client, wait_for
 from ..network.test_request_channel import request
 from ..server.conftest import running_broker
 
+TIMES = (1, 2, 3, 4, 10)  # microseconds: queue, local, response queue, send, total
+
 
 def _lines(directory) -> list[dict]:
     out = []
@@ -55,7 +57,7 @@ def test_files_roll_by_size(tmp_path):
     rl.start()
     try:
         for corr in range(200):
-            rl.append(request(corr), 10, 0, request(corr).start_ns + 1000)
+            rl.append(request(corr), TIMES, 10, 0)
         assert wait_for(lambda: rl.written == 200)
     finally:
         rl.shutdown()
@@ -67,7 +69,7 @@ def test_files_roll_by_size(tmp_path):
 def test_a_full_queue_drops_and_counts_without_blocking(tmp_path):
     rl = RequestLog(str(tmp_path), queue_max=5)  # not started: nothing drains the queue
     for corr in range(8):
-        rl.append(request(corr), 10, 0, 0)
+        rl.append(request(corr), TIMES, 10, 0)
     assert rl.dropped == 3
 
 
@@ -79,11 +81,11 @@ def test_a_failing_disk_drops_lines_counts_them_and_the_writer_lives_on(tmp_path
         os.rmdir(target)
         target.write_text("a file where the directory was")  # every open() now fails
         for corr in range(4):
-            rl.append(request(corr), 10, 0, 0)
+            rl.append(request(corr), TIMES, 10, 0)
         assert wait_for(lambda: rl.dropped == 4)
         target.unlink()
         target.mkdir()  # the disk works again
-        rl.append(request(9), 10, 0, 0)
+        rl.append(request(9), TIMES, 10, 0)
         assert wait_for(lambda: rl.written == 1)
     finally:
         rl.shutdown()

@@ -7,20 +7,30 @@ import types
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkalite.metrics.request_metrics import SIZE_BUCKETS, RequestMetrics, bucket_bounds, merged
+from kafkalite.metrics.request_metrics import (
+    SIZE_BUCKETS,
+    RequestMetrics,
+    bucket_bounds,
+    merged,
+    request_times_us,
+)
 
 
 @given(st.lists(st.integers(0, 2**40), max_size=200))
 def test_every_value_lands_in_the_first_bucket_whose_bound_holds_it(values):
     m = RequestMetrics()
     for v in values:  # a request of v bytes
-        m.record(_request(18, 3, v, 0), 0, 0, 10_000_000)
+        _record(m, _request(18, 3, v, 0), 0, 0, 10_000_000)
     counts, total = m.stats[(18, 3)].histogram(5, SIZE_BUCKETS) if values else ([0], 0)
     assert sum(counts) == len(values) and total == sum(values)
     cumulative = 0
     for bound, count in zip(bucket_bounds(SIZE_BUCKETS, 1.0), counts, strict=False):
         cumulative += count
         assert cumulative == sum(1 for v in values if v <= bound)
+
+
+def _record(m: RequestMetrics, request, response_bytes: int, error_code: int, now_ns: int) -> None:
+    m.record(request, request_times_us(request, now_ns), response_bytes, error_code)
 
 
 def _request(api_key: int, version: int, size: int, start: int) -> types.SimpleNamespace:
@@ -34,8 +44,8 @@ def _request(api_key: int, version: int, size: int, start: int) -> types.SimpleN
 
 def test_record_splits_a_request_into_kafkas_timings():
     m = RequestMetrics()
-    m.record(_request(18, 3, 40, 0), 500, 0, 10_000_000)
-    m.record(_request(18, 3, 40, 0), 500, 35, 10_000_000)
+    _record(m, _request(18, 3, 40, 0), 500, 0, 10_000_000)
+    _record(m, _request(18, 3, 40, 0), 500, 35, 10_000_000)
     stats = m.stats[(18, 3)]
     assert stats.count == 2 and stats.errors == {35: 1}
     # microseconds queued, local, response queue, send, total; then request and response bytes
@@ -44,11 +54,18 @@ def test_record_splits_a_request_into_kafkas_timings():
     assert counts[14] == 2 and sum(counts) == 2 and total == 20000
 
 
+def test_a_step_never_reached_counts_as_no_time():
+    # Closed before a handler took it: only the queue time (up to the close) is not zero.
+    request = types.SimpleNamespace(start_ns=1_000_000, dequeue_ns=0, api_local_complete_ns=0,
+                                    response_enqueue_ns=0, response_dequeue_ns=0)
+    assert request_times_us(request, 3_500_000) == (0, 0, 0, 2500, 2500)
+
+
 def test_shards_are_summed():
     a, b = RequestMetrics(), RequestMetrics()
-    a.record(_request(3, 12, 10, 0), 100, 0, 5_000_000)
-    b.record(_request(3, 12, 10, 0), 100, 3, 5_000_000)
-    b.record(_request(18, 3, 10, 0), 100, 0, 5_000_000)
+    _record(a, _request(3, 12, 10, 0), 100, 0, 5_000_000)
+    _record(b, _request(3, 12, 10, 0), 100, 3, 5_000_000)
+    _record(b, _request(18, 3, 10, 0), 100, 0, 5_000_000)
     total = merged([a, b])
     assert total[(3, 12)].count == 2 and total[(3, 12)].errors == {3: 1}
     assert total[(18, 3)].count == 1
