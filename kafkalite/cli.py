@@ -64,11 +64,15 @@ def cluster(brokers: int, directory: str, base_port: int, metrics: bool) -> None
               help="Directory of request logs (request.log.dir of one or more brokers).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Where tables and report go.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-def report(logs: str, out: str, master: str) -> None:
+@click.option("--driver-memory", default=None, help="Spark driver memory, e.g. 8g (Spark's default: 1g).")
+@click.option("--percentiles", type=click.Choice(["exact", "approx"]), default="exact", show_default=True,
+              help="exact: Spark's percentile; approx: percentile_approx (fixed memory per group).")
+def report(logs: str, out: str, master: str, driver_memory: str | None, percentiles: str) -> None:
     """Aggregate request logs with Spark into Parquet tables and an HTML report with plots."""
     from kafkalite.jobs.report import main as report_main
 
-    sys.exit(report_main(["--logs", logs, "--out", out, "--master", master]))
+    args = ["--logs", logs, "--out", out, "--master", master, "--percentiles", percentiles]
+    sys.exit(report_main(args + (["--driver-memory", driver_memory] if driver_memory else [])))
 
 
 @main.group()
@@ -86,6 +90,23 @@ def bench_codec(seconds: float, repeat: int, write_md: str | None) -> None:
     from bench import codec
 
     codec.run(seconds=seconds, repeat=repeat, write_md=write_md)
+
+
+@bench.command("report")
+@click.option("--records", default=10_000_000, show_default=True, help="Request-log records to generate.")
+@click.option("--logs", "logs_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the generated logs are kept (reused while the same); default: a temp folder.")
+@click.option("--repeat", default=2, show_default=True, help="Timed rounds; medians are reported.")
+@click.option("--warmup", default=1, show_default=True, help="Untimed rounds first (the JIT's).")
+@click.option("--driver-memory", default="8g", show_default=True, help="Spark driver memory.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the report section of this markdown file (docs/benchmarks.md).")
+def bench_report(records: int, logs_dir: str | None, repeat: int, warmup: int, driver_memory: str,
+                 write_md: str | None) -> None:
+    """The Spark report against DuckDB computing the same tables from the same files."""
+    from bench.report import run
+
+    run.run(records, logs_dir, repeat, warmup, driver_memory, write_md)
 
 
 @bench.command("controller")

@@ -1,5 +1,6 @@
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # One profile for everyone: no per-example deadline (the machine is shared and noisy); CI runs
@@ -12,3 +13,15 @@ settings.register_profile(
     derandomize=True, print_blob=True,
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One Spark session (local mode, two cores) for every test that needs one: the job's, and
+    the report benchmark's."""
+    from kafkalite.jobs.report import session
+
+    s = session("local[2]", app="kafkalite-tests")
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()

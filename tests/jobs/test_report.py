@@ -35,7 +35,7 @@ def _line(api_key: int, version: int, total_ms: int, *, listener="PLAINTEXT", pr
 
 
 @pytest.fixture(scope="module")
-def known(tmp_path_factory, spark):
+def known_logs(tmp_path_factory):
     logs = tmp_path_factory.mktemp("logs")
     lines = [_line(18, 3, ms, processor=ms % 2, at=T0 + (60 if ms > 50 else 0)) for ms in range(1, 101)]
     lines += [_line(3, 12, 7, error=3 if i < 5 else 0, client="kafka-python", listener="INTERNAL",
@@ -45,6 +45,12 @@ def known(tmp_path_factory, spark):
     half = len(lines) // 2
     (logs / "requests-1-1.jsonl").write_text("".join(lines[:half]))
     (logs / "requests-1-2.jsonl").write_text("".join(lines[half:]))
+    return logs
+
+
+@pytest.fixture(scope="module")
+def known(known_logs, tmp_path_factory, spark):
+    logs = known_logs
     out = tmp_path_factory.mktemp("out")
     messages: list[str] = []
     collected = report.run(spark, str(logs), str(out), progress=messages.append)
@@ -66,15 +72,26 @@ def test_counts_errors_and_bytes_are_exact(known):
     assert av["totalTimeMs_max"] == 100.0 and md["totalTimeMs_max"] == 7.0
 
 
-def test_percentiles_are_within_percentile_approx_tolerance(known):
+def test_percentiles_are_exact_by_default(known):
     collected, _, _ = known
     av = _row(collected["by_api"], api="ApiVersions")
-    # 1..100 ms: the exact p50/p95/p99 are 50/95/99 ms; the documented accuracy is one rank here.
-    assert abs(av["totalTimeMs_p50"] - 50) <= 1
-    assert abs(av["totalTimeMs_p95"] - 95) <= 1
-    assert abs(av["totalTimeMs_p99"] - 99) <= 1
+    # 1..100 ms, interpolated between the nearest ranks (rank (n - 1) * p, counted from 0).
+    assert av["totalTimeMs_p50"] == pytest.approx(50.5)
+    assert av["totalTimeMs_p95"] == pytest.approx(95.05)
+    assert av["totalTimeMs_p99"] == pytest.approx(99.01)
     assert av["localTimeMs_p99"] == av["totalTimeMs_p99"]  # all of it was local time
     assert av["requestQueueTimeMs_max"] == 0.0
+
+
+def test_approximate_percentiles_are_within_one_rank(known_logs, tmp_path, spark):
+    collected = report.run(spark, str(known_logs), str(tmp_path), progress=lambda _: None,
+                           percentiles="approx")
+    av = _row(collected["by_api"], api="ApiVersions")
+    for name, exact in (("p50", 50.5), ("p95", 95.05), ("p99", 99.01)):
+        assert abs(av[f"totalTimeMs_{name}"] - exact) <= 1, name
+    assert av["requests"] == 100
+    with pytest.raises(ValueError, match="percentiles"):
+        report.tables(report.requests(report.flat(report.read_all(spark, str(known_logs)))), "median")
 
 
 def test_series_clients_processors_and_slowest(known):
