@@ -96,6 +96,18 @@ class BrokerCollector:
         yield count
         yield created
         yield closed
+        pool = ss.memory_pool
+        if pool is not None:  # queued.max.request.bytes set
+            yield GaugeMetricFamily("kafka_network_socketserver_memorypoolavailable",
+                                    "Bytes left in the request memory pool (MemoryPoolAvailable).",
+                                    value=pool.available)
+            yield GaugeMetricFamily("kafka_network_socketserver_memorypoolused",
+                                    "Bytes of requests read and not yet parsed (MemoryPoolUsed).",
+                                    value=pool.used)
+            yield CounterMetricFamily("kafka_network_socketserver_memorypooldepletedtime",
+                                      "Seconds the pool was empty, reads stopped "
+                                      "(MemoryPoolDepletedTimeTotal, in ms there).",
+                                      value=pool.depleted_ns / 1e9)
         blocked = GaugeMetricFamily("kafka_network_acceptor_acceptorblockedpercent",
                                     "Fraction of time each Acceptor waited to hand over a connection "
                                     "or for a slot (AcceptorBlockedPercent).", labels=["listener"])

@@ -18,6 +18,8 @@ class Connection:
         "closing",
         "decoder",
         "events",
+        "held",
+        "held_partial",
         "id",
         "last_active",
         "listener",
@@ -49,6 +51,10 @@ class Connection:
         self.last_active = 0  # monotonic ns of the last read or completed send
         self.client_software_name = "unknown"
         self.client_software_version = "unknown"
+        # Bytes counted for this connection in the memory pool (queued.max.request.bytes): its
+        # frames read but not yet parsed, plus the declared size of the one being read.
+        self.held = 0
+        self.held_partial = 0
 
     @property
     def muted(self) -> bool:

@@ -36,6 +36,7 @@ from kafkalite.protocol import (
 from kafkalite.protocol.schema import Versions
 
 from .connection import Connection
+from .memory_pool import MemoryPool
 from .mute import ON_REQUEST, ON_RESPONSE_SENT, IllegalMuteTransition, MuteEvent, MuteState
 from .quotas import ConnectionQuotas
 from .request_channel import (
@@ -132,6 +133,9 @@ class Processor(threading.Thread):
         # Kafka's RequestMetrics for the requests this Processor completes (its own shard).
         self.request_metrics = RequestMetrics()
         self.request_log: RequestLog | None = None  # set by the broker when request.log.dir is
+        # queued.max.request.bytes (data plane only, as in Kafka); None: nothing counted.
+        self.memory_pool: MemoryPool | None = None
+        self._memory_muted: list[Connection] = []  # stopped reading while the pool was empty
 
     # --- called from other threads ------------------------------------------------------------
 
@@ -201,6 +205,9 @@ class Processor(threading.Thread):
                     self.process_new_responses()
                     self.poll()
                     self.process_completed_receives()
+                    pool = self.memory_pool
+                    if self._memory_muted and pool is not None and not pool.out_of_memory:
+                        self._unmute_for_memory()
                     self.process_completed_sends()
                     self.process_disconnected()
                     self.close_excess_connections()
@@ -352,7 +359,13 @@ class Processor(threading.Thread):
                 if mask & selectors.EVENT_WRITE and conn.send_buffer is not None:
                     self._write(conn)
                 if mask & selectors.EVENT_READ and conn.id in connections:
-                    if conn.muted and conn.pending and sum(map(len, conn.pending)) >= READ_SIZE:
+                    pool = self.memory_pool
+                    if pool is not None and pool.out_of_memory and not conn.held_partial:
+                        # Kafka's Selector: no memory for a new request, so no reading, except
+                        # by connections already in the middle of one (their bytes are counted).
+                        self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+                        self._memory_muted.append(conn)
+                    elif conn.muted and conn.pending and sum(map(len, conn.pending)) >= READ_SIZE:
                         # Muted connections keep their read interest, so muting and unmuting cost
                         # no selector call, and read ahead up to one read's worth of requests;
                         # past that, the rest stays in the kernel until the connection unmutes.
@@ -404,12 +417,43 @@ class Processor(threading.Thread):
         conn.last_active = self._now
         try:
             conn.decoder.feed(data)
-            conn.pending.extend(conn.decoder.frames())
+            if self.memory_pool is None:
+                conn.pending.extend(conn.decoder.frames())
+            else:
+                frames = list(conn.decoder.frames())
+                conn.pending.extend(frames)
+                self._count_read(conn, sum(map(len, frames)))
             if conn.pending and conn.mute_state is MuteState.NOT_MUTED:
                 self._ready[conn] = None
         except DecodeError as e:
             # Oversized or negative frame size: Kafka's InvalidReceiveException.
             self._close(conn, str(e))
+
+    def _count_read(self, conn: Connection, completed: int) -> None:
+        """Count in the pool what a read added: whole frames (``completed`` bytes, whose partial
+        frame was counted already at its declared size) and the new partial frame's size."""
+        assert self.memory_pool is not None
+        partial = conn.decoder.partial_size
+        delta = completed + partial - conn.held_partial
+        conn.held += delta
+        conn.held_partial = partial
+        if delta > 0:
+            self.memory_pool.take(delta)
+        elif delta < 0:
+            self.memory_pool.release(-delta)
+
+    def _release(self, conn: Connection, n: int) -> None:
+        """A frame of ``n`` bytes was parsed (or dropped): its bytes go back to the pool."""
+        if self.memory_pool is not None and n:
+            conn.held -= n
+            self.memory_pool.release(n)
+
+    def _unmute_for_memory(self) -> None:
+        """Memory is back: the connections stopped for it read again."""
+        muted, self._memory_muted = self._memory_muted, []
+        for conn in muted:
+            if conn.id in self.connections and not conn.closing:
+                self._set_interest(conn, conn.events | selectors.EVENT_READ)
 
     def _write(self, conn: Connection) -> None:
         data = conn.send_buffer
@@ -436,7 +480,8 @@ class Processor(threading.Thread):
         batch: list[Request] = []
         for conn, payload in receives:
             if conn.id not in self.connections:
-                continue
+                continue  # its bytes went back to the pool when it closed
+            self._release(conn, len(payload))  # parsed below: Kafka releases a request's buffer then
             try:
                 request = self._parse(conn, payload)
             except (ProtocolError, ValueError) as e:
@@ -596,6 +641,9 @@ class Processor(threading.Thread):
         if self.connections.pop(conn.id, None) is None:
             return
         self.connections_closed += 1
+        if conn.held and self.memory_pool is not None:
+            self.memory_pool.release(conn.held)  # its unparsed frames and the partial one
+            conn.held = conn.held_partial = 0
         log.log(level, "Closing connection %s on listener %s: %s", conn.id, self.listener, reason)
         self._ready.pop(conn, None)
         self._inflight.pop(conn.id, None)

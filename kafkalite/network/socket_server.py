@@ -16,6 +16,7 @@ from typing import Any
 from kafkalite.protocol.schema import Versions
 
 from .acceptor import Acceptor
+from .memory_pool import MemoryPool
 from .processor import Processor
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
@@ -42,6 +43,10 @@ class SocketServer:
             protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
         )
         self.data_plane_request_channel = RequestChannel(g("queued.max.requests"), "data-plane")
+        # queued.max.request.bytes: one pool for the data plane's Processors (the control plane
+        # has none, as in Kafka); -1, the default, counts nothing.
+        pool_bytes = g("queued.max.request.bytes")
+        self.memory_pool: MemoryPool | None = MemoryPool(pool_bytes) if pool_bytes > 0 else None
         self.control_plane_listener = config.control_plane_listener_name
         self.control_plane_request_channel: RequestChannel | None = (
             RequestChannel(CONTROL_PLANE_QUEUE_SIZE, "control-plane")
@@ -99,6 +104,9 @@ class SocketServer:
                              f"{endpoint.security_protocol}-{pid}"),
             )
             p.request_log = self.request_log
+            if not control and self.memory_pool is not None:
+                p.memory_pool = self.memory_pool
+                self.memory_pool.on_available.append(p.wakeup)
             channel.add_processor(p)
             processors.append(p)
             self.processors.append(p)

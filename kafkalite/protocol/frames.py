@@ -39,6 +39,14 @@ class FrameDecoder:
         self._buf += data
 
     @property
+    def partial_size(self) -> int:
+        """The declared size of the frame being read (its size is in, its body not all): what
+        the memory pool counts for it. 0 between frames."""
+        if len(self._buf) - self._start < 4:
+            return 0
+        return max(_SIZE.unpack_from(self._buf, self._start)[0], 0)
+
+    @property
     def buffered(self) -> int:
         """Bytes held that do not yet make a whole frame."""
         return len(self._buf) - self._start

@@ -484,7 +484,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "queued.max.request.bytes", "long", -1,
-        "The number of queued bytes allowed before no more requests are read (-1 for no limit).",
+        "The number of queued bytes allowed before no more requests are read (-1 for no limit). "
+        "Counted from a request's size being read until it is parsed; while none are left the data "
+        "plane's Processors read nothing new, and the pool can go over by one request per Processor.",
         group="network",
     ),
     Setting(
