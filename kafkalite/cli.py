@@ -109,6 +109,18 @@ def bench_report(records: int, logs_dir: str | None, repeat: int, warmup: int, d
     run.run(records, logs_dir, repeat, warmup, driver_memory, write_md)
 
 
+@bench.command("fuzz")
+@click.option("--frames", default=1_000_000, show_default=True, help="Hostile frames to send.")
+@click.option("--seed", default=1, show_default=True)
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the fuzz section of this markdown file (docs/benchmarks.md).")
+def bench_fuzz(frames: int, seed: int, write_md: str | None) -> None:
+    """Random and mutated frames at a broker process while a canary client checks every answer."""
+    from bench.fuzz import run
+
+    run.bench(frames, seed, write_md)
+
+
 @bench.command("controller")
 @click.option("--repeat", default=3, show_default=True, help="Timed runs per size, after a warm-up.")
 @click.option("--sizes", default="1000,10000,100000", show_default=True, help="Partition counts.")
