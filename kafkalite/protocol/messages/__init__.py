@@ -10,6 +10,8 @@ from .create_topics import CREATE_TOPICS
 from .delete_topics import DELETE_TOPICS
 from .leader_and_isr import LEADER_AND_ISR
 from .metadata import METADATA
+from .sasl_authenticate import SASL_AUTHENTICATE
+from .sasl_handshake import SASL_HANDSHAKE
 from .stop_replica import STOP_REPLICA
 from .update_metadata import UPDATE_METADATA
 
@@ -18,9 +20,11 @@ ALL: tuple[Api, ...] = (
     LEADER_AND_ISR,
     STOP_REPLICA,
     UPDATE_METADATA,
+    SASL_HANDSHAKE,
     API_VERSIONS,
     CREATE_TOPICS,
     DELETE_TOPICS,
+    SASL_AUTHENTICATE,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
 )
