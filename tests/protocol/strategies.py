@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -43,8 +44,11 @@ def value_of(t: Any, version: int, nullable: bool) -> st.SearchStrategy[Any]:
     return st.none() | s if nullable else s
 
 
+@functools.cache
 def struct_value(s: Struct, version: int) -> st.SearchStrategy[Any]:
-    """Values of ``s`` with every field of ``version`` drawn and every other field at its default."""
+    """Values of ``s`` with every field of ``version`` drawn and every other field at its default.
+    Built once per (struct, version): a strategy built afresh in every example costs most of the
+    example's time."""
     fields = {
         f.name: value_of(f.type, version, version in f.nullable)
         for f in s.fields
