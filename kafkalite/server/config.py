@@ -240,7 +240,8 @@ class _ClusterId(Validator):
 
 # --- the settings table --------------------------------------------------------------------------
 
-TYPES = ("int", "long", "string", "list", "bool", "map")
+# "password" is a string that is never shown (Kafka's PASSWORD type, printed as [hidden]).
+TYPES = ("int", "long", "string", "password", "list", "bool", "map")
 _INT_BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _LIST_SPLIT = re.compile(r"\s*,\s*")
@@ -455,7 +456,7 @@ SETTINGS: tuple[Setting, ...] = (
         "listener.security.protocol.map", "map",
         {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"},
         "Map between listener names and security protocols, as NAME:PROTOCOL entries separated by commas; "
-        "kafkalite's listeners support only PLAINTEXT for now.",
+        "the inter-broker and control plane listeners must be PLAINTEXT in kafkalite.",
         validator=_ProtocolMap(), group="network",
     ),
     Setting(
@@ -590,6 +591,78 @@ SETTINGS: tuple[Setting, ...] = (
         "(Kafka's default is true).",
         validator=one_of(False), group="log",
     ),
+    # --- security -------------------------------------------------------------------------------
+    Setting(
+        "ssl.keystore.type", "string", "PEM",
+        "The file format of the key store; kafkalite reads PEM only (Kafka's default is JKS).",
+        validator=one_of("PEM"), group="security",
+    ),
+    Setting(
+        "ssl.keystore.location", "string", None,
+        "The PEM file holding the private key and the certificate chain of SSL and SASL_SSL "
+        "listeners (or set ssl.keystore.key and ssl.keystore.certificate.chain).",
+        group="security",
+    ),
+    Setting(
+        "ssl.keystore.certificate.chain", "password", None,
+        "The certificate chain in PEM format, in place of ssl.keystore.location.",
+        group="security",
+    ),
+    Setting(
+        "ssl.keystore.key", "password", None,
+        "The private key in PEM format, in place of ssl.keystore.location; encrypted keys need "
+        "ssl.key.password.",
+        group="security",
+    ),
+    Setting(
+        "ssl.key.password", "password", None,
+        "The password of the private key in the key store; unset for an unencrypted key.",
+        group="security",
+    ),
+    Setting(
+        "ssl.truststore.type", "string", "PEM",
+        "The file format of the trust store; kafkalite reads PEM only (Kafka's default is JKS).",
+        validator=one_of("PEM"), group="security",
+    ),
+    Setting(
+        "ssl.truststore.location", "string", None,
+        "The PEM file of the certificates trusted to sign client certificates (for ssl.client.auth).",
+        group="security",
+    ),
+    Setting(
+        "ssl.truststore.certificates", "password", None,
+        "Trusted certificates in PEM format, in place of ssl.truststore.location.",
+        group="security",
+    ),
+    Setting(
+        "ssl.client.auth", "string", "none",
+        "Whether SSL listeners ask clients for a certificate: required (a client without a trusted "
+        "one is refused in the handshake), requested (checked if sent) or none.",
+        validator=one_of("required", "requested", "none"), group="security",
+    ),
+    Setting(
+        "ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"],
+        "The TLS versions enabled for SSL connections.",
+        validator=one_of("TLSv1.2", "TLSv1.3"), group="security",
+    ),
+    Setting(
+        "sasl.enabled.mechanisms", "list", ["PLAIN"],
+        "The SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners; kafkalite supports "
+        "PLAIN only (Kafka's default is GSSAPI).",
+        validator=one_of("PLAIN"), group="security",
+    ),
+    Setting(
+        "sasl.plain.users.file", "string", None,
+        "The users of SASL/PLAIN: a file of username=password lines (# starts a comment), read at "
+        "startup; Kafka takes them from the listener's JAAS config (user_NAME=\"PASSWORD\").",
+        group="security", kafka=False,
+    ),
+    Setting(
+        "connection.failed.authentication.delay.ms", "int", 100,
+        "Connection close delay on failed authentication: the time (in milliseconds) by which the "
+        "answer to a failed authentication, and the close that follows, is delayed.",
+        validator=at_least(0), group="security",
+    ),
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -598,6 +671,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("controller", "Controller (KRaft)"),
     ("replication", "Replication"),
     ("log", "Log"),
+    ("security", "Security (SSL and SASL)"),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -843,7 +917,9 @@ class BrokerConfig:
         return self._explicit
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={self._values[n]!r}" for n in sorted(self._explicit))
+        shown = ", ".join(
+            f"{n}={'[hidden]' if SETTINGS_BY_NAME[n].type == 'password' else repr(self._values[n])}"
+            for n in sorted(self._explicit))
         return f"BrokerConfig({shown})"
 
     # --- derived --------------------------------------------------------------------------------
@@ -915,11 +991,7 @@ class BrokerConfig:
         names = [e.name for e in self._listeners]
         self._check_unique_names(names, "listeners")
         self._check_ports()
-        for e in self._listeners:
-            if e.security_protocol != "PLAINTEXT":
-                raise ConfigError(
-                    f"listener {e.name} uses security protocol {e.security_protocol}, which is not "
-                    "supported yet (only PLAINTEXT)", "listeners")
+        self._check_security()
 
         if v["advertised.listeners"] is None:
             self._advertised = [
@@ -972,6 +1044,15 @@ class BrokerConfig:
                 raise ConfigError(
                     f"{setting} is {name}, which must also be in advertised.listeners", setting)
 
+        for setting, name in (("inter.broker.listener.name", self._inter_broker),
+                              ("control.plane.listener.name", self._control_plane)):
+            protocol = protocols.get(name or "")
+            if name is not None and protocol != "PLAINTEXT":
+                raise ConfigError(
+                    f"{setting} is {name}, whose security protocol is {protocol}: kafkalite's "
+                    "controller and brokers talk to each other over PLAINTEXT only; add a PLAINTEXT "
+                    "listener for them", setting)
+
         if v["max.connections.per.ip"] == 0 and not v["max.connections.per.ip.overrides"]:
             raise ConfigError(
                 "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides is set",
@@ -981,6 +1062,35 @@ class BrokerConfig:
         if not self._log_dirs or not all(self._log_dirs):
             raise ConfigError("at least one log directory must be defined via log.dirs or log.dir",
                               "log.dirs")
+
+    def _check_security(self) -> None:
+        """SSL listeners need a key store (and a trust store to check clients); SASL ones need users."""
+        v = self._values
+        protocols = {e.security_protocol for e in self._listeners}
+        if protocols & {"SSL", "SASL_SSL"}:
+            inline = v["ssl.keystore.certificate.chain"] is not None or v["ssl.keystore.key"] is not None
+            if v["ssl.keystore.location"] is not None and inline:
+                raise ConfigError(
+                    "set either ssl.keystore.location or ssl.keystore.key with "
+                    "ssl.keystore.certificate.chain, not both", "ssl.keystore.location")
+            if inline and (v["ssl.keystore.certificate.chain"] is None or v["ssl.keystore.key"] is None):
+                raise ConfigError(
+                    "ssl.keystore.key and ssl.keystore.certificate.chain must be set together",
+                    "ssl.keystore.key")
+            if v["ssl.keystore.location"] is None and not inline:
+                raise ConfigError(
+                    "SSL listeners need a key store: set ssl.keystore.location (a PEM file with the "
+                    "key and certificate chain) or ssl.keystore.key and ssl.keystore.certificate.chain",
+                    "ssl.keystore.location")
+            trust = (v["ssl.truststore.location"], v["ssl.truststore.certificates"])
+            if v["ssl.client.auth"] != "none" and trust == (None, None):
+                raise ConfigError(
+                    f"ssl.client.auth={v['ssl.client.auth']} needs a trust store: set "
+                    "ssl.truststore.location or ssl.truststore.certificates", "ssl.client.auth")
+        if protocols & {"SASL_PLAINTEXT", "SASL_SSL"} and v["sasl.plain.users.file"] is None:
+            raise ConfigError(
+                "SASL listeners need sasl.plain.users.file (username=password lines)",
+                "sasl.plain.users.file")
 
     @staticmethod
     def _check_unique_names(names: list[str], setting: str) -> None:

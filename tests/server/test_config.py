@@ -71,6 +71,9 @@ def error_for(props: dict[str, object]) -> ConfigError:
         ("delete.topic.enable", True),
         ("inter.broker.listener.name", None),
         ("control.plane.listener.name", None),
+        ("ssl.client.auth", "none"),
+        ("ssl.enabled.protocols", ["TLSv1.2", "TLSv1.3"]),
+        ("connection.failed.authentication.delay.ms", 100),
     ],
 )
 def test_defaults_match_kafka(name: str, default: object) -> None:
@@ -90,7 +93,10 @@ def test_kafkalite_specific_defaults() -> None:
     assert c["request.log.segment.bytes"] == 104857600 and c["request.log.roll.ms"] == 3600000
     assert {s.name for s in SETTINGS if not s.kafka} == {
         "metrics.port", "metrics.host", "request.log.dir", "request.log.segment.bytes",
-        "request.log.roll.ms", "cluster.id"}
+        "request.log.roll.ms", "cluster.id", "sasl.plain.users.file"}
+    # Kafka's JKS and GSSAPI defaults name what kafkalite does not read or speak.
+    assert c["ssl.keystore.type"] == c["ssl.truststore.type"] == "PEM"
+    assert c["sasl.enabled.mechanisms"] == ["PLAIN"]
 
 
 def test_table_is_well_formed() -> None:
@@ -363,13 +369,46 @@ def test_listener_names_and_ports_are_unique() -> None:
     assert "at least one listener" in str(error_for({"listeners": ""}))
 
 
-def test_listener_needs_protocol_and_plaintext() -> None:
+def test_listener_needs_protocol() -> None:
     e = error_for({"listeners": "CLIENT://:9092"})
     assert "CLIENT" in str(e) and "listener.security.protocol.map" in str(e)
-    e = error_for({"listeners": "PLAINTEXT://:9092,SSL://:9093"})
-    assert "SSL" in str(e) and "not supported yet" in str(e)
-    e = error_for({"listeners": "SECURE://:9093", "listener.security.protocol.map": "SECURE:SASL_SSL"})
-    assert "not supported yet" in str(e)
+
+
+def test_secure_listeners_need_their_stores_and_users() -> None:
+    two = "PLAINTEXT://:9092,SSL://:9093"
+    e = error_for({"listeners": two})
+    assert e.setting == "ssl.keystore.location" and "key store" in str(e)
+    e = error_for({"listeners": two, "ssl.keystore.location": "k.pem", "ssl.keystore.key": "x"})
+    assert "not both" in str(e)
+    e = error_for({"listeners": two, "ssl.keystore.key": "x"})
+    assert "together" in str(e) and e.setting == "ssl.keystore.key"
+    e = error_for({"listeners": two, "ssl.keystore.location": "k.pem", "ssl.client.auth": "required"})
+    assert e.setting == "ssl.client.auth" and "trust store" in str(e)
+    ok = cfg(listeners=two, ssl_keystore_location="k.pem", ssl_client_auth="requested",
+             ssl_truststore_location="ca.pem")
+    assert [x.security_protocol for x in ok.listeners] == ["PLAINTEXT", "SSL"]
+    e = error_for({"listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093"})
+    assert e.setting == "sasl.plain.users.file"
+    e = error_for({"listeners": "PLAINTEXT://:9092,SSL://:9093", "ssl.keystore.location": "k.pem",
+                   "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
+    assert e.setting == "sasl.enabled.mechanisms" and "PLAIN" in str(e)
+
+
+def test_controller_traffic_stays_on_plaintext() -> None:
+    e = error_for({"listeners": "SSL://:9093", "ssl.keystore.location": "k.pem"})
+    assert e.setting == "inter.broker.listener.name" and "PLAINTEXT" in str(e)
+    e = error_for({"listeners": "PLAINTEXT://:9092,SECURE://:9093",
+                   "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
+                   "control.plane.listener.name": "SECURE", "ssl.keystore.location": "k.pem",
+                   "sasl.plain.users.file": "users"})
+    assert e.setting == "control.plane.listener.name"
+
+
+def test_passwords_are_never_shown() -> None:
+    c = cfg(listeners="PLAINTEXT://:9092,SSL://:9093", ssl_keystore_location="k.pem",
+            ssl_key_password="s3cret")
+    assert c["ssl.key.password"] == "s3cret"
+    assert "s3cret" not in repr(c) and "ssl.key.password=[hidden]" in repr(c)
 
 
 def test_inter_broker_and_control_plane_listeners() -> None:
