@@ -36,9 +36,12 @@ def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) 
         config = BrokerConfig.from_sources(config_file, overrides)
     except ConfigError as e:
         raise click.ClickException(f"configuration: {e}") from None
+    from kafkalite.network.sasl import SaslConfigError
+    from kafkalite.network.tls import TlsConfigError
+
     try:
         code = run(config)
-    except OSError as e:
+    except (OSError, TlsConfigError, SaslConfigError) as e:
         raise click.ClickException(f"cannot start the broker: {e}") from None
     sys.exit(code)
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import collections
 import socket
+from typing import TYPE_CHECKING
 
 from kafkalite.protocol import FrameDecoder
 
 from .mute import MUTE, UNMUTE, MuteEvent, MuteState, next_state
+
+if TYPE_CHECKING:
+    from .sasl import SaslAuthenticator
+    from .tls import TlsTransport
 
 
 class Connection:
@@ -16,6 +21,7 @@ class Connection:
         "client_software_name",
         "client_software_version",
         "closing",
+        "control_send",
         "decoder",
         "events",
         "held",
@@ -26,9 +32,12 @@ class Connection:
         "local",
         "mute_state",
         "pending",
+        "principal",
         "remote",
+        "sasl",
         "send_buffer",
         "sock",
+        "tls",
     )
 
     def __init__(
@@ -55,6 +64,12 @@ class Connection:
         # frames read but not yet parsed, plus the declared size of the one being read.
         self.held = 0
         self.held_partial = 0
+        # Security (SSL and SASL listeners): the TLS state; the SASL state until authenticated;
+        # whether the bytes in send_buffer are TLS's or SASL's own, answering no request.
+        self.tls: TlsTransport | None = None
+        self.sasl: SaslAuthenticator | None = None
+        self.control_send = False
+        self.principal = "User:ANONYMOUS"
 
     @property
     def muted(self) -> bool:

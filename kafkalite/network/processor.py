@@ -19,6 +19,7 @@ import logging
 import queue
 import selectors
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from kafkalite.protocol import (
     UnsupportedVersion,
     decode_request,
     decode_request_header,
+    encode_response,
     peek_api,
 )
 from kafkalite.protocol.schema import Versions
@@ -49,6 +51,8 @@ from .request_channel import (
     SendResponse,
     StartThrottlingResponse,
 )
+from .sasl import IllegalSaslState, SaslAuthenticator, Step
+from .tls import TlsTransport
 from .turns import Turns
 
 log = logging.getLogger("kafkalite.network.processor")
@@ -57,6 +61,7 @@ CONNECTION_QUEUE_SIZE = 20  # Kafka's ConnectionQueueSize
 POLL_TIMEOUT = 0.3  # seconds, as Kafka's 300 ms
 READ_SIZE = 65536
 API_VERSIONS = 18
+EMPTY_TOKEN = b"\x00\x00\x00\x00"  # a bare SASL token of no bytes: PLAIN's answer after a v0 handshake
 
 
 class Processor(threading.Thread):
@@ -75,6 +80,10 @@ class Processor(threading.Thread):
         thread_name: str | None = None,
         on_connection_closed: Callable[[Connection], None] | None = None,
         turns: Turns | None = None,
+        tls_context: ssl.SSLContext | None = None,
+        sasl_users: dict[str, str] | None = None,
+        sasl_mechanisms: tuple[str, ...] = ("PLAIN",),
+        failed_authentication_delay_ms: int = 100,
     ) -> None:
         super().__init__(name=thread_name or f"kafka-network-thread-{listener}-{processor_id}",
                          daemon=True)
@@ -90,6 +99,15 @@ class Processor(threading.Thread):
         self.idle_ns = connections_max_idle_ms * 1_000_000
         self.on_connection_closed = on_connection_closed
         self.turns = turns or Turns()  # held while running, given up to block (see turns.py)
+        # SSL and SASL_* listeners: every connection gets TLS state and/or a SASL authenticator.
+        self.tls_context = tls_context
+        self.sasl_users = sasl_users
+        self.sasl_mechanisms = list(sasl_mechanisms)
+        self.failed_auth_delay_ns = failed_authentication_delay_ms * 1_000_000
+        # Failed authentications waiting out the delay: (due ns, connection, answer or None).
+        self._auth_failures: list[tuple[int, Connection, SendResponse | None]] = []
+        self.failed_authentications = 0
+        self.successful_authentications = 0
         self._has_turn = False
 
         # New sockets with the peer's IP (counted in the quotas under that IP).
@@ -203,6 +221,8 @@ class Processor(threading.Thread):
                 try:
                     self.configure_new_connections()
                     self.process_new_responses()
+                    if self._auth_failures:
+                        self.complete_failed_authentications()
                     self.poll()
                     self.process_completed_receives()
                     pool = self.memory_pool
@@ -239,6 +259,10 @@ class Processor(threading.Thread):
         conn_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{next(self._index)}"
         conn = Connection(sock, conn_id, self.listener, self.max_request_size, local, remote)
         conn.last_active = time.monotonic_ns()
+        if self.tls_context is not None:
+            conn.tls = TlsTransport(self.tls_context)
+        if self.sasl_users is not None:
+            conn.sasl = SaslAuthenticator(self.sasl_mechanisms, self.sasl_users)
         self.connections[conn_id] = conn
         self.connections_created += 1
         self._set_interest(conn, selectors.EVENT_READ)
@@ -291,6 +315,12 @@ class Processor(threading.Thread):
 
     def _send(self, conn: Connection, data: bytes | memoryview) -> None:
         """Write now; what the socket does not take is written when it becomes writable."""
+        if conn.tls is not None:
+            data = conn.tls.wrap(data)
+        if conn.send_buffer is not None:
+            # TLS's or SASL's own bytes still going out go first; the response completes after them.
+            data = bytes(conn.send_buffer) + data
+            conn.control_send = False
         try:
             sent = conn.sock.send(data)
         except (BlockingIOError, InterruptedError):
@@ -330,6 +360,9 @@ class Processor(threading.Thread):
             return 0.0
         if self._accepting_requests and self._ready:
             return 0.0  # whole requests already buffered: no socket event will announce them
+        if self._auth_failures:
+            due = min(f[0] for f in self._auth_failures)
+            return max(0.0, min(POLL_TIMEOUT, (due - time.monotonic_ns()) / 1e9))
         return POLL_TIMEOUT
 
     def poll(self) -> None:
@@ -406,6 +439,11 @@ class Processor(threading.Thread):
             else:
                 self._disconnected.append((conn, f"read failed: {e}"))
                 return
+        if data and conn.tls is not None:
+            plain = self._unwrap(conn, data)
+            if plain is None:
+                return
+            data = plain
         if not data:
             # The peer closed its side: hand over what is buffered, answer it if the peer still
             # reads, then close (Kafka's graceful close).
@@ -428,6 +466,50 @@ class Processor(threading.Thread):
         except DecodeError as e:
             # Oversized or negative frame size: Kafka's InvalidReceiveException.
             self._close(conn, str(e))
+
+    def _unwrap(self, conn: Connection, data: bytes) -> bytes | None:
+        """The plaintext in ``data`` read from a TLS connection: b"" when the peer ended TLS,
+        None when there is none yet (or the connection was closed)."""
+        tls = conn.tls
+        assert tls is not None
+        handshaking = not tls.ready
+        try:
+            plain = tls.unwrap(data)
+        except ssl.SSLError as e:
+            self._send_control(conn, tls.output())  # the alert, if the socket takes it
+            what = "SSL handshake failed" if handshaking else "SSL error"
+            self._close(conn, f"failed authentication with {conn.remote_ip} ({what}: {e})")
+            return None
+        out = tls.output()
+        if out:
+            self._send_control(conn, out)
+        if handshaking and tls.ready:
+            subject = tls.peer_subject()
+            if subject is not None:
+                conn.principal = "User:" + subject
+            log.debug("SSL handshake with %s done (%s, %s)", conn.id, tls.version, conn.principal)
+        if plain or tls.closed:
+            return plain
+        return None
+
+    def _send_control(self, conn: Connection, data: bytes) -> None:
+        """Write TLS's or SASL's own bytes, which answer no request, ahead of what follows."""
+        if not data:
+            return
+        if conn.send_buffer is not None:
+            conn.send_buffer = memoryview(bytes(conn.send_buffer) + data)
+            return
+        try:
+            sent = conn.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as e:
+            self._disconnected.append((conn, f"send failed: {e}"))
+            return
+        if sent < len(data):
+            conn.send_buffer = memoryview(data)[sent:]
+            conn.control_send = True
+            self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
 
     def _count_read(self, conn: Connection, completed: int) -> None:
         """Count in the pool what a read added: whole frames (``completed`` bytes, whose partial
@@ -469,7 +551,10 @@ class Processor(threading.Thread):
         if sent == len(data):
             conn.send_buffer = None
             self._set_interest(conn, conn.events & ~selectors.EVENT_WRITE)
-            self._completed_sends.append(conn)
+            if conn.control_send:
+                conn.control_send = False
+            else:
+                self._completed_sends.append(conn)
         else:
             conn.send_buffer = data[sent:]
 
@@ -482,6 +567,9 @@ class Processor(threading.Thread):
             if conn.id not in self.connections:
                 continue  # its bytes went back to the pool when it closed
             self._release(conn, len(payload))  # parsed below: Kafka releases a request's buffer then
+            if conn.sasl is not None and conn.sasl.raw_tokens:
+                self._sasl_token(conn, payload)
+                continue
             try:
                 request = self._parse(conn, payload)
             except (ProtocolError, ValueError) as e:
@@ -497,6 +585,8 @@ class Processor(threading.Thread):
             if state is None:
                 raise IllegalMuteTransition(conn.mute_state, MuteEvent.REQUEST_RECEIVED)
             conn.mute_state = state
+            if conn.sasl is not None and not self._authenticate(conn, request):
+                continue
             batch.append(request)
         # The whole poll's requests in one hand-off. Blocks while the request queue is full
         # (back-pressure), but not past shutdown. The handler is woken just before this thread
@@ -518,6 +608,86 @@ class Processor(threading.Thread):
             self.requests_handed_over += taken
             self._wake_handler = True
             del batch[:taken]
+
+    # --- SASL -----------------------------------------------------------------------------------
+
+    def _authenticate(self, conn: Connection, request: Request) -> bool:
+        """A request of a connection not yet authenticated: True if it goes on to the handlers
+        (ApiVersions); SaslHandshake and SaslAuthenticate are answered here, as in Kafka's
+        network layer, and anything else closes the connection."""
+        assert conn.sasl is not None
+        try:
+            step = conn.sasl.on_request(request.api_key, request.api_version, request.body)
+        except IllegalSaslState as e:
+            self._close(conn, f"failed authentication with {conn.remote_ip} ({e})")
+            return False
+        if step.handlers:
+            return True
+        frame = encode_response(request.api_key, request.api_version, request.correlation_id,
+                                step.body)
+        response = SendResponse(request, frame, step.error_code)
+        if step.failed:
+            self._authentication_failed(conn, step, response)
+        else:
+            self._answer_here(conn, response)
+            self._maybe_authenticated(conn)
+        return False
+
+    def _sasl_token(self, conn: Connection, token: bytes) -> None:
+        """A bare SASL token (after a v0 SaslHandshake): answered with a bare token, or, when it
+        fails, by closing the connection after the delay (v0 has no way to say why)."""
+        assert conn.sasl is not None
+        try:
+            step = conn.sasl.on_token(bytes(token))
+        except IllegalSaslState as e:
+            self._close(conn, f"failed authentication with {conn.remote_ip} ({e})")
+            return
+        if step.failed:
+            conn.mute()  # nothing more of it goes to the handlers
+            self._authentication_failed(conn, step, None)
+            return
+        self._send_control(conn, conn.tls.wrap(EMPTY_TOKEN) if conn.tls is not None else EMPTY_TOKEN)
+        self._maybe_authenticated(conn)
+
+    def _maybe_authenticated(self, conn: Connection) -> None:
+        if conn.sasl is not None and conn.sasl.complete:
+            conn.principal = conn.sasl.principal or conn.principal
+            conn.sasl = None  # from here on, requests go to the handlers
+            self.successful_authentications += 1
+            log.debug("Connection %s authenticated as %s", conn.id, conn.principal)
+
+    def _answer_here(self, conn: Connection, response: SendResponse) -> None:
+        """Send a response made on this thread, as if the handlers had made it."""
+        request = response.request
+        request.dequeue_ns = request.api_local_complete_ns = time.monotonic_ns()
+        self._inflight[conn.id] = response
+        self._send(conn, response.payload)
+
+    def _authentication_failed(self, conn: Connection, step: Step, response: SendResponse | None) -> None:
+        """Kafka's delayed close on failed authentication: the answer (if any) goes out after
+        connection.failed.authentication.delay.ms, then the connection closes. Logged once."""
+        self.failed_authentications += 1
+        log.info("Failed authentication with %s on listener %s (%s)", conn.remote_ip, self.listener,
+                 step.reason)
+        self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+        self._auth_failures.append((self._now + self.failed_auth_delay_ns, conn, response))
+
+    def complete_failed_authentications(self) -> None:
+        """Answer and close the failed authentications whose delay is over."""
+        now = time.monotonic_ns()
+        due = [f for f in self._auth_failures if f[0] <= now]
+        if not due:
+            return
+        self._auth_failures = [f for f in self._auth_failures if f[0] > now]
+        for _, conn, response in due:
+            if conn.id not in self.connections:
+                continue
+            conn.pending.clear()  # nothing it sent after the failure is answered
+            conn.closing = True  # closed once the answer is out (see _unmuted)
+            if response is None:
+                self._close(conn, "failed authentication", level=logging.DEBUG)
+            else:
+                self._answer_here(conn, response)
 
     def _parse(self, conn: Connection, payload: bytes) -> Request | None:
         api_key, version = peek_api(payload)

@@ -9,6 +9,7 @@ broker's handler pool, or a test acting as one.
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,8 @@ from .memory_pool import MemoryPool
 from .processor import Processor
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
+from .sasl import load_users
+from .tls import server_context
 from .turns import Turns
 
 log = logging.getLogger("kafkalite.network.socket_server")
@@ -56,6 +59,9 @@ class SocketServer:
         self.processors: list[Processor] = []
         self._next_processor_id = 0
         self._started = False
+        # Loaded once, when the first listener that needs them is created.
+        self._tls_context: ssl.SSLContext | None = None
+        self._sasl_users: dict[str, str] | None = None
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -92,6 +98,9 @@ class SocketServer:
         plane = "control-plane" if control else "data-plane"
         count = 1 if control else g("num.network.threads")
         apis = self.apis_for(endpoint.name, privileged)
+        protocol = endpoint.security_protocol
+        tls = self._tls() if protocol in ("SSL", "SASL_SSL") else None
+        users = self._users() if protocol in ("SASL_PLAINTEXT", "SASL_SSL") else None
         processors = []
         for _ in range(count):
             pid = self._next_processor_id
@@ -102,6 +111,9 @@ class SocketServer:
                 connections_max_idle_ms=g("connections.max.idle.ms"), turns=self.turns,
                 thread_name=(f"{plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-"
                              f"{endpoint.security_protocol}-{pid}"),
+                tls_context=tls, sasl_users=users,
+                sasl_mechanisms=tuple(g("sasl.enabled.mechanisms")),
+                failed_authentication_delay_ms=g("connection.failed.authentication.delay.ms"),
             )
             p.request_log = self.request_log
             if not control and self.memory_pool is not None:
@@ -115,6 +127,16 @@ class SocketServer:
             self.quotas, plane=plane, send_buffer_bytes=g("socket.send.buffer.bytes"),
             recv_buffer_bytes=g("socket.receive.buffer.bytes"), backlog=g("socket.listen.backlog.size"),
         )
+
+    def _tls(self) -> ssl.SSLContext:
+        if self._tls_context is None:
+            self._tls_context = server_context(self.config.get)
+        return self._tls_context
+
+    def _users(self) -> dict[str, str]:
+        if self._sasl_users is None:
+            self._sasl_users = load_users(self.config.get("sasl.plain.users.file"))
+        return self._sasl_users
 
     def bound_port(self, listener: str) -> int:
         return self.acceptors[listener].port

@@ -9,9 +9,11 @@ from kafkalite.protocol.schema import Versions
 # min(their max, our max), so advertising more than is served breaks them.
 DATA_PLANE: dict[int, Versions] = {
     3: Versions.parse("0-12"),  # Metadata
+    17: Versions.parse("0-1"),  # SaslHandshake (answered by the Processor while authenticating)
     18: Versions.parse("0-4"),  # ApiVersions
     19: Versions.parse("0-7"),  # CreateTopics (NOT_CONTROLLER unless this broker is the controller)
     20: Versions.parse("0-6"),  # DeleteTopics
+    36: Versions.parse("0-2"),  # SaslAuthenticate (likewise)
 }
 
 # Controller-to-broker requests: advertised and served only on the privileged listener (the

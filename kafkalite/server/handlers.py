@@ -14,7 +14,15 @@ from typing import Any
 from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response, SendResponse
 from kafkalite.protocol import encode_response
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import api_versions, leader_and_isr, metadata, stop_replica, update_metadata
+from kafkalite.protocol.messages import (
+    api_versions,
+    leader_and_isr,
+    metadata,
+    sasl_authenticate,
+    sasl_handshake,
+    stop_replica,
+    update_metadata,
+)
 
 from . import api_versions as supported
 from .admin import AdminApis
@@ -42,7 +50,9 @@ class KafkaApis:
             4: self.handle_leader_and_isr,
             5: self.handle_stop_replica,
             6: self.handle_update_metadata,
+            17: self.handle_sasl_handshake,
             18: self.handle_api_versions,
+            36: self.handle_sasl_authenticate,
             19: self.admin.create_topics,
             20: self.admin.delete_topics,
             62: self.admin.broker_registration,
@@ -61,6 +71,20 @@ class KafkaApis:
         except Exception:  # one bad request closes its connection, nothing more
             log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
             return CloseConnectionResponse(request)
+
+    # --- SASL after authentication, or on a listener without it -------------------------------
+
+    def handle_sasl_handshake(self, request: Request) -> Response:
+        # Kafka's KafkaApis: the network layer answers these while a connection authenticates;
+        # one reaching the handlers comes too late (or on a listener without SASL).
+        body = sasl_handshake.RESPONSE(error_code=E.ILLEGAL_SASL_STATE, mechanisms=[])
+        return respond(request, 17, body, E.ILLEGAL_SASL_STATE)
+
+    def handle_sasl_authenticate(self, request: Request) -> Response:
+        body = sasl_authenticate.RESPONSE(
+            error_code=E.ILLEGAL_SASL_STATE,
+            error_message="SaslAuthenticate request received after successful authentication")
+        return respond(request, 36, body, E.ILLEGAL_SASL_STATE)
 
     # --- ApiVersions --------------------------------------------------------------------------
 

@@ -1,0 +1,147 @@
+"""TLS for SSL and SASL_SSL listeners (Kafka's SslTransportLayer and SslFactory).
+
+The Processor keeps doing its own non-blocking socket reads and writes; a connection's TLS state
+sits between them and the frames as an ``ssl.SSLObject`` over two memory BIOs. Every read feeds
+all the ciphertext it got and drains all the plaintext it yields, so nothing waits inside the TLS
+object where the selector cannot see it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import ssl
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+CLIENT_AUTH = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL, "none": ssl.CERT_NONE}
+PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
+_READ = 65536
+
+# A PEM block whose line breaks a properties file may have turned into spaces (Kafka accepts
+# ssl.keystore.key and friends written on one line).
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
+
+
+class TlsConfigError(ValueError):
+    """A key store or trust store that cannot be loaded; the message names the setting."""
+
+
+def normalise_pem(text: str) -> str:
+    """PEM text with each block's base64 on lines of 64, whatever whitespace it came with."""
+    blocks = []
+    for label, body in _PEM_BLOCK.findall(text):
+        data = "".join(body.split())
+        lines = [data[i:i + 64] for i in range(0, len(data), 64)]
+        blocks.append("\n".join([f"-----BEGIN {label}-----", *lines, f"-----END {label}-----"]))
+    return "\n".join(blocks) + "\n"
+
+
+def server_context(get: Callable[[str], Any]) -> ssl.SSLContext:
+    """The server side SSLContext from the broker's ssl.* settings (``get`` reads one by name)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    versions = sorted(PROTOCOLS[p] for p in get("ssl.enabled.protocols"))
+    context.minimum_version, context.maximum_version = versions[0], versions[-1]
+    password = get("ssl.key.password")
+    location = get("ssl.keystore.location")
+    try:
+        if location is not None:
+            context.load_cert_chain(location, password=password)
+        else:
+            _load_inline_chain(context, get("ssl.keystore.certificate.chain"), get("ssl.keystore.key"),
+                               password)
+    except (OSError, ssl.SSLError) as e:
+        setting = "ssl.keystore.location" if location is not None else "ssl.keystore.key"
+        raise TlsConfigError(f"cannot load the key store ({setting}): {e}") from None
+    context.verify_mode = CLIENT_AUTH[get("ssl.client.auth")]
+    trust_file, trust_text = get("ssl.truststore.location"), get("ssl.truststore.certificates")
+    try:
+        if trust_file is not None:
+            context.load_verify_locations(cafile=trust_file)
+        if trust_text is not None:
+            context.load_verify_locations(cadata=normalise_pem(trust_text))
+    except (OSError, ssl.SSLError) as e:
+        setting = "ssl.truststore.location" if trust_file is not None else "ssl.truststore.certificates"
+        raise TlsConfigError(f"cannot load the trust store ({setting}): {e}") from None
+    return context
+
+
+def _load_inline_chain(context: ssl.SSLContext, chain: str, key: str, password: str | None) -> None:
+    # The ssl module loads certificates and keys from files only: a private file, removed at once.
+    fd, path = tempfile.mkstemp(prefix="kafkalite-keystore-", suffix=".pem")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(normalise_pem(key) + normalise_pem(chain))
+        context.load_cert_chain(path, password=password)
+    finally:
+        os.unlink(path)
+
+
+class TlsTransport:
+    """One connection's TLS state: ciphertext in from the socket, plaintext out, and back."""
+
+    __slots__ = ("_in", "_out", "_tls", "closed", "control_only", "ready")
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._in = ssl.MemoryBIO()
+        self._out = ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._in, self._out, server_side=True)
+        self.ready = False  # the handshake is done
+        self.closed = False  # the peer ended the TLS stream
+        # The bytes being written are TLS's own (handshake, tickets), not a response: their
+        # completion completes no send.
+        self.control_only = False
+
+    def unwrap(self, ciphertext: bytes) -> bytes:
+        """Take ciphertext read from the socket; return the plaintext it completes (maybe b"").
+
+        Raises ssl.SSLError for a failed handshake or a corrupt record; sets ``closed`` when the
+        peer ends the stream (close_notify).
+        """
+        self._in.write(ciphertext)
+        if not self.ready:
+            try:
+                self._tls.do_handshake()
+            except ssl.SSLWantReadError:
+                return b""
+            self.ready = True
+        chunks = []
+        while True:
+            try:
+                chunk = self._tls.read(_READ)
+            except ssl.SSLWantReadError:
+                break
+            except ssl.SSLZeroReturnError:
+                self.closed = True
+                break
+            if not chunk:
+                self.closed = True
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def wrap(self, plaintext: bytes | memoryview) -> bytes:
+        """The ciphertext for ``plaintext``, after any TLS output still waiting to be written."""
+        self._tls.write(plaintext)
+        return self._out.read()
+
+    def output(self) -> bytes:
+        """TLS's own bytes to write (handshake messages, alerts, session tickets)."""
+        return self._out.read()
+
+    @property
+    def version(self) -> str | None:
+        return self._tls.version()
+
+    def peer_subject(self) -> str | None:
+        """The client certificate's subject as ``CN=...,O=...`` (Kafka's SSL principal), if one was sent."""
+        cert = self._tls.getpeercert()
+        if not cert:
+            return None
+        return ",".join(f"{_SHORT_NAMES.get(k, k)}={v}"
+                        for rdn in reversed(cert.get("subject", ())) for k, v in rdn)
+
+
+_SHORT_NAMES = {"commonName": "CN", "organizationName": "O", "organizationalUnitName": "OU",
+                "countryName": "C", "localityName": "L", "stateOrProvinceName": "ST"}
