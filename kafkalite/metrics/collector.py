@@ -80,6 +80,14 @@ class BrokerCollector:
         closed = CounterMetricFamily("kafka_server_socket_server_metrics_connection_close",
                                      "Connections closed (connection-close-total).",
                                      labels=["listener", "networkProcessor"])
+        auth_ok = CounterMetricFamily("kafka_server_socket_server_metrics_successful_authentication",
+                                      "SASL authentications that succeeded "
+                                      "(successful-authentication-total).",
+                                      labels=["listener", "networkProcessor"])
+        auth_failed = CounterMetricFamily("kafka_server_socket_server_metrics_failed_authentication",
+                                          "SSL handshakes and SASL authentications that failed "
+                                          "(failed-authentication-total).",
+                                          labels=["listener", "networkProcessor"])
         for p in ss.processors:
             pct = self._percent(f"processor-{p.id}", p.idle_ns_total)
             per.add_metric([str(p.id), p.listener], pct)
@@ -89,6 +97,8 @@ class BrokerCollector:
             count.add_metric(labels, len(p.connections))
             created.add_metric(labels, p.connections_created)
             closed.add_metric(labels, p.connections_closed)
+            auth_ok.add_metric(labels, p.successful_authentications)
+            auth_failed.add_metric(labels, p.failed_authentications)
         yield per
         yield GaugeMetricFamily("kafka_network_socketserver_networkprocessoravgidlepercent",
                                 "Mean of the Processors' idle fractions (NetworkProcessorAvgIdlePercent).",
@@ -96,6 +106,8 @@ class BrokerCollector:
         yield count
         yield created
         yield closed
+        yield auth_ok
+        yield auth_failed
         pool = ss.memory_pool
         if pool is not None:  # queued.max.request.bytes set
             yield GaugeMetricFamily("kafka_network_socketserver_memorypoolavailable",

@@ -478,6 +478,8 @@ class Processor(threading.Thread):
         except ssl.SSLError as e:
             self._send_control(conn, tls.output())  # the alert, if the socket takes it
             what = "SSL handshake failed" if handshaking else "SSL error"
+            if handshaking:
+                self.failed_authentications += 1
             self._close(conn, f"failed authentication with {conn.remote_ip} ({what}: {e})")
             return None
         out = tls.output()
