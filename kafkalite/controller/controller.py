@@ -19,6 +19,7 @@ import functools
 import logging
 import queue
 import random
+import sqlite3
 import threading
 import time
 import uuid
@@ -63,6 +64,10 @@ class KafkaController:
         self._stopping = threading.Event()
         self._last_seen: dict[int, float] = {}
         self._rng = random.Random()
+        # True while the store misses changes the controller made (a write failed): the session
+        # checker asks for a whole rewrite until one succeeds.
+        self.store_behind = False
+        self.store_failures = 0
 
     # --- life cycle -----------------------------------------------------------------------------
 
@@ -131,7 +136,12 @@ class KafkaController:
         if not any(e.name == self.listener for e in endpoints):
             log.warning("Broker %d registered without a %s listener", request.broker_id, self.listener)
             return E.INVALID_REQUEST, -1
-        epoch = self.store.next_broker_epoch()
+        try:
+            epoch = self.store.next_broker_epoch()
+        except sqlite3.Error as e:
+            # A broker epoch not on disk could be given twice after a restart: refuse, it retries.
+            self._store_failed("a broker epoch", e)
+            return E.KAFKA_STORAGE_ERROR, -1
         broker = ControllerBroker(request.broker_id, epoch, endpoints, request.rack)
         bounced = request.broker_id in self.context.live_broker_ids
         if bounced:
@@ -158,6 +168,9 @@ class KafkaController:
             expired = [b for b, seen in list(self._last_seen.items()) if now - seen > self.session_timeout]
             if expired:
                 self.submit(functools.partial(self._expire, expired))
+            if self.store_behind:
+                # Waited for, so catch-ups never pile up in the event queue.
+                concurrent.futures.wait([self.submit(self._catch_up_store)], timeout=5)
 
     def _expire(self, broker_ids: list[int]) -> None:
         now = time.monotonic()
@@ -245,11 +258,45 @@ class KafkaController:
         self.batch.send_requests_to_brokers(ctx.epoch)
 
     def _persist(self, partitions: list[TopicPartition]) -> None:
+        self._write_store("leadership", lambda: self.store.update_partitions(self._stored(partitions)))
+
+    def _stored(self, partitions: Any) -> list[StoredPartition]:
         ctx = self.context
-        self.store.update_partitions([
-            StoredPartition(tp.topic, tp.partition, tuple(ctx.partition_replica_assignment(tp)),
-                            lead.leader, lead.leader_epoch, tuple(lead.isr), lead.partition_epoch)
-            for tp in partitions if (lead := ctx.partition_leadership.get(tp)) is not None])
+        return [StoredPartition(tp.topic, tp.partition, tuple(ctx.partition_replica_assignment(tp)),
+                                lead.leader, lead.leader_epoch, tuple(lead.isr), lead.partition_epoch)
+                for tp in partitions if (lead := ctx.partition_leadership.get(tp)) is not None]
+
+    # --- the store under failure ----------------------------------------------------------------
+    # Leadership changes and finished deletions are facts the brokers must hear whatever the disk
+    # does: they go ahead in memory and the store catches up later. A new topic or broker epoch
+    # is refused instead (KAFKA_STORAGE_ERROR): nothing was promised yet.
+
+    def _write_store(self, what: str, write: Callable[[], None]) -> None:
+        if self.store_behind:
+            return  # the catch-up writes everything
+        try:
+            write()
+        except sqlite3.Error as e:
+            self._store_failed(what, e)
+            self.store_behind = True
+
+    def _store_failed(self, what: str, e: Exception) -> None:
+        self.store_failures += 1
+        if not self.store_behind:  # once per run of failures
+            log.error("Controller %d could not write %s to its store (%s); retrying the whole state "
+                      "every %d ms", self.node_id, what, e, SESSION_CHECK_INTERVAL * 1000)
+
+    def _catch_up_store(self) -> None:
+        if not self.store_behind:
+            return
+        ctx = self.context
+        try:
+            # Topics whose deletion is not finished stay, as they would without the failure.
+            self.store.save_all(dict(ctx.topic_ids), self._stored(ctx.all_partitions))
+        except sqlite3.Error:
+            return  # logged when it first failed
+        self.store_behind = False
+        log.info("Controller %d store written again (%d topics)", self.node_id, len(ctx.topic_ids))
 
     # --- topics -------------------------------------------------------------------------------
 
@@ -291,7 +338,12 @@ class KafkaController:
             isr = tuple(r for r in replicas if r in ctx.live_broker_ids)
             leader = isr[0] if isr else NO_LEADER
             stored.append(StoredPartition(name, p, tuple(replicas), leader, 0, isr or tuple(replicas), 0))
-        self.store.create_topic(name, topic_id, stored)
+        try:
+            self.store.create_topic(name, topic_id, stored)
+        except sqlite3.Error as e:
+            self._store_failed(f"topic {name}", e)
+            raise AdminError(E.KAFKA_STORAGE_ERROR,
+                             f"The controller could not store topic '{name}': {e}") from None
         ctx.topic_ids[name] = topic_id
         self.batch.new_batch()
         for sp in stored:
@@ -357,7 +409,7 @@ class KafkaController:
         """Kafka's TopicDeletionManager: the topic goes once every live replica has stopped."""
         if name in self._deleting and not self._deleting[name]:
             del self._deleting[name]
-            self.store.delete_topic(name)
+            self._write_store(f"the deletion of topic {name}", lambda: self.store.delete_topic(name))
             self.context.remove_topic(name)
             log.info("Deleted topic %s", name)
 

@@ -3,6 +3,8 @@
 Holds what must survive a controller restart: the controller epoch (bumped on every start), the
 last broker epoch given (so epochs always grow), and every topic with its id, replica assignment
 and leadership. Each change is one transaction. Only the controller's event thread writes it.
+A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
+decides what that means (see KafkaController._write_store).
 """
 
 from __future__ import annotations
@@ -99,6 +101,19 @@ class ControllerStore:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM topics WHERE name = ?", (name,))
+
+    def save_all(self, topics: dict[str, uuid.UUID], partitions: list[StoredPartition]) -> None:
+        """Replace every topic and partition with these, in one transaction (the catch-up after
+        writes failed: the store then holds exactly the controller's state)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM topics")
+            self._db.executemany("INSERT INTO topics(name, topic_id) VALUES (?, ?)",
+                                 [(name, str(tid)) for name, tid in topics.items()])
+            self._db.executemany(
+                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
+                  json.dumps(p.isr), p.partition_epoch) for p in partitions])
 
     def load(self) -> tuple[dict[str, uuid.UUID], list[StoredPartition]]:
         topics = {name: uuid.UUID(tid) for name, tid in self._db.execute("SELECT name, topic_id FROM topics")}

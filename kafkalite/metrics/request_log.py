@@ -45,6 +45,7 @@ class RequestLog:
         self._templates: dict[tuple, str] = {}
         self._stop = threading.Event()
         self._file: Any = None
+        self._path = ""
         self._file_bytes = 0
         self._file_opened_ns = 0
         self._segments = 0
@@ -92,6 +93,7 @@ class RequestLog:
                 done += self._write(pending, done)
         except OSError as e:
             self.dropped += len(pending) - done
+            self._cut_partial_line()
             self._close_file()
             if not self._failing:
                 self._failing = True
@@ -119,8 +121,9 @@ class RequestLog:
                 size += len(rest[n])
                 n += 1
             rest, text = rest[:n], text[:size]
-        self._file.write(text)
-        self._file.flush()
+        data = memoryview(text.encode("ascii"))
+        while data:  # an unbuffered file: what write() took is on its way to the disk
+            data = data[self._file.write(data):]
         self._file_bytes += len(text)
         self.written += len(rest)
         return len(rest)
@@ -128,9 +131,19 @@ class RequestLog:
     def _open_file(self) -> None:
         self._segments += 1
         name = f"requests-{int(time.time() * 1000)}-{self._segments}.jsonl"
-        self._file = open(os.path.join(self.directory, name), "a", encoding="utf-8")
+        self._path = os.path.join(self.directory, name)
+        self._file = open(self._path, "ab", buffering=0)
         self._file_bytes = 0
         self._file_opened_ns = time.monotonic_ns()
+
+    def _cut_partial_line(self) -> None:
+        """After a failed write (a full disk), drop the part of a line the disk took: the file
+        keeps whole lines only, so every reader can parse all of it."""
+        if self._file is not None:
+            try:
+                os.truncate(self._path, self._file_bytes)
+            except OSError:
+                pass
 
     def _close_file(self) -> None:
         if self._file is not None:

@@ -13,6 +13,7 @@ from kafkalite.protocol.messages import api_versions
 from ..kafka_client import Client, wait_for
 from ..network.test_request_channel import request
 from ..server.conftest import running_broker
+from ..small_disk import fill, small_disk
 
 TIMES = (1, 2, 3, 4, 10)  # microseconds: queue, local, response queue, send, total
 
@@ -90,3 +91,27 @@ def test_a_failing_disk_drops_lines_counts_them_and_the_writer_lives_on(tmp_path
     finally:
         rl.shutdown()
     assert not rl._thread.is_alive()
+
+
+def test_a_full_disk_drops_lines_keeps_whole_lines_and_writing_resumes(tmp_path):
+    """On a real full file system (a small tmpfs): lines that do not fit are dropped and counted,
+    no half line is left in a file, and lines are written again once space is freed."""
+    with small_disk(tmp_path / "disk") as disk:
+        rl = RequestLog(str(disk))
+        rl.start()
+        try:
+            rl.append(request(0), TIMES, 10, 0)
+            assert wait_for(lambda: rl.written == 1)
+            filler = fill(disk)
+            for corr in range(1, 200):
+                rl.append(request(corr), TIMES, 10, 0)
+            assert wait_for(lambda: rl.written + rl.dropped == 200)
+            assert rl.dropped > 0
+            filler.unlink()
+            rl.append(request(500), TIMES, 10, 0)
+            assert wait_for(lambda: rl.written + rl.dropped == 201)
+            assert rl.written >= 2
+        finally:
+            rl.shutdown()
+        corrs = [x["requestHeader"]["correlationId"] for x in _lines(disk)]  # json.loads: whole lines
+        assert corrs[0] == 0 and corrs[-1] == 500 and len(corrs) == rl.written
