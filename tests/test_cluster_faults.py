@@ -1,0 +1,152 @@
+"""Faults in a real 3-broker cluster (processes): the controller killed in the middle of a batch
+and restarted, and a broker killed in the middle of writing a response. The controller reaches
+broker 3 through a TCP proxy (broker 3 advertises the proxy's port on its INTERNAL listener), so
+the test decides which of the controller's requests arrive. One cluster for the module; each test
+leaves it as it found it."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import struct
+import subprocess
+
+import pytest
+
+from bench.tcp_proxy import TcpProxy
+from kafkalite import cluster as C
+from kafkalite.protocol import encode_request
+from kafkalite.protocol.messages import metadata
+
+from .kafka_client import wait_for
+from .test_cluster import FAST, free_base_port, kcat_partitions, same_everywhere
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    directory = str(tmp_path_factory.mktemp("cluster-faults"))
+    base = free_base_port()
+    # Broker 3's INTERNAL listener is at base + 5; the controller is told to use the proxy.
+    proxy = TcpProxy(("127.0.0.1", base + 5))
+    nodes = C.start(1, directory, base, FAST)
+    cluster_id = open(f"{directory}/cluster.id").read().strip()
+    extras = {
+        # Small socket buffers on broker 2: a response of a few hundred KB cannot all be in them.
+        2: (*FAST, "socket.send.buffer.bytes=16384"),
+        3: (*FAST, f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},"
+                   f"INTERNAL://127.0.0.1:{proxy.port}"),
+    }
+    args = {1: C.broker_args(1, directory, base, cluster_id, FAST),
+            **{i: C.broker_args(i, directory, base, cluster_id, extra) for i, extra in extras.items()}}
+    for i in (2, 3):
+        with open(f"{directory}/broker-{i}.log", "ab") as out:
+            process = subprocess.Popen(args[i], stdout=out, stderr=subprocess.STDOUT)
+        nodes.append(C.Node(i, base + 2 * (i - 1), base + 2 * (i - 1) + 1, process))
+    state = {"nodes": nodes, "dir": directory, "base": base, "proxy": proxy, "args": args}
+    try:
+        assert C.wait_registered(nodes, 60), "cluster did not come up"
+        yield state
+    finally:
+        C.stop(nodes)
+        proxy.stop()
+
+
+def restart(cluster, node_id: int) -> None:
+    node = cluster["nodes"][node_id - 1]
+    with open(f"{cluster['dir']}/broker-{node_id}.log", "ab") as out:
+        node.process = subprocess.Popen(cluster["args"][node_id], stdout=out, stderr=subprocess.STDOUT)
+
+
+def topic_view(view, name):
+    return sorted((p, v) for (t, p), v in view.items() if t == name)
+
+
+def create(cluster, name: str, partitions: int, rf: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{cluster['nodes'][0].client_port}"})
+    for f in admin.create_topics([NewTopic(name, partitions, rf)], operation_timeout=30).values():
+        f.result(60)
+
+
+def delete(cluster, name: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{cluster['nodes'][0].client_port}"})
+    for f in admin.delete_topics([name], operation_timeout=30).values():
+        f.result(60)
+    assert wait_for(lambda: same_everywhere(cluster, lambda v: not topic_view(v, name)), timeout=30)
+
+
+def controller_epochs(cluster) -> list[int]:
+    return [int(e) for e in re.findall(r"started with epoch (\d+)",
+                                       open(f"{cluster['dir']}/broker-1.log").read())]
+
+
+def test_controller_killed_mid_batch_and_restarted_converges(cluster):
+    nodes, proxy = cluster["nodes"], cluster["proxy"]
+    epochs_before = controller_epochs(cluster)
+    proxy.stall()  # what the controller sends broker 3 from now on waits in the proxy
+    try:
+        create(cluster, "midbatch", 12, 3)
+        # Brokers 1 and 2 have the batch; broker 3 has not: the controller is mid-batch.
+        assert wait_for(lambda: len(topic_view(kcat_partitions(nodes[1].client_port), "midbatch")) == 12,
+                        timeout=20)
+        assert topic_view(kcat_partitions(nodes[2].client_port), "midbatch") == []
+        nodes[0].process.send_signal(signal.SIGKILL)
+        nodes[0].process.wait(10)
+        restart(cluster, 1)
+        assert C.wait_registered(nodes, 60)
+    finally:
+        # The old controller's requests (older epoch) and the new one's reach broker 3 together,
+        # in either order: the older epoch must be fenced, whichever comes last.
+        proxy.resume()
+    assert controller_epochs(cluster)[-1] > epochs_before[-1]
+
+    def converged(view):
+        parts = topic_view(view, "midbatch")
+        return len(parts) == 12 and all(len(r.split(",")) == 3 and ld in (1, 2, 3) for _, (ld, r, _) in parts)
+
+    assert wait_for(lambda: same_everywhere(cluster, converged), timeout=30)
+    delete(cluster, "midbatch")
+
+
+def test_broker_killed_mid_response_others_serve_and_it_converges(cluster):
+    nodes = cluster["nodes"]
+    create(cluster, "wide", 4000, 3)
+    assert wait_for(lambda: same_everywhere(cluster, lambda v: len(topic_view(v, "wide")) == 4000),
+                    timeout=60)
+    victim = nodes[1]  # broker 2
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a slow reader: the broker blocks
+        s.settimeout(10)
+        s.connect(("127.0.0.1", victim.client_port))
+        s.sendall(encode_request(3, 12, 1, "slow", metadata.REQUEST(topics=None)))
+        head = s.recv(4096)
+        size = struct.unpack(">i", head[:4])[0]
+        # The response is far bigger than both sockets' buffers: the broker is mid-write.
+        assert size > 4 * 16_384 + 65_536 and len(head) < size
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait(10)
+        got = len(head) - 4
+        with pytest.raises((ConnectionError, AssertionError)):
+            while got < size:
+                chunk = s.recv(65536)
+                assert chunk, "closed"
+                got += len(chunk)
+    assert got < size  # the client saw a cut response, not a whole one
+
+    def moved(view):
+        parts = topic_view(view, "wide")
+        return len(parts) == 4000 and all(ld in (1, 3) and "2" not in isr.split(",")
+                                          for _, (ld, _, isr) in parts)
+
+    assert wait_for(lambda: same_everywhere(cluster, moved), timeout=30)
+    restart(cluster, 2)
+    assert C.wait_registered(nodes, 60)
+    # Back, it has every partition, and every broker's view is the same.
+    assert wait_for(lambda: same_everywhere(cluster, lambda v: len(topic_view(v, "wide")) == 4000),
+                    timeout=60)
+    assert len(topic_view(kcat_partitions(victim.client_port), "wide")) == 4000
+    delete(cluster, "wide")
