@@ -124,6 +124,19 @@ def bench_fuzz(frames: int, seed: int, write_md: str | None) -> None:
     run.bench(frames, seed, write_md)
 
 
+@bench.command("fuzz-coverage")
+@click.option("--runs", default=1_000_000, show_default=True, help="Inputs for libFuzzer to try.")
+@click.option("--corpus", type=click.Path(file_okay=False), default=None,
+              help="Corpus directory (kept and grown between runs); default: a temp folder.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the fuzz-coverage section of this markdown file (docs/benchmarks.md).")
+def bench_fuzz_coverage(runs: int, corpus: str | None, write_md: str | None) -> None:
+    """Coverage-guided fuzzing (atheris) of frames, requests and SASL tokens."""
+    from bench.fuzz import coverage
+
+    raise SystemExit(coverage.bench(runs, corpus, write_md))
+
+
 @bench.command("controller")
 @click.option("--repeat", default=3, show_default=True, help="Timed runs per size, after a warm-up.")
 @click.option("--sizes", default="1000,10000,100000", show_default=True, help="Partition counts.")
