@@ -57,8 +57,16 @@ def main(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["kafkalite"]):
-        import kafkalite.network.sasl
-        import kafkalite.protocol  # noqa: F401
+        import kafkalite.network.sasl  # noqa: F401
+        from kafkalite.protocol import ALL_APIS, codec
+    # The message decoders are generated at run time (compiler.py), so no import hook sees them:
+    # generate every request decoder now and put probes in each, nested structs' included.
+    for a in ALL_APIS:
+        for version in range(a.versions.low, a.versions.high + 1):
+            codec.body_codec(a.key, version, response=False)
+    for pair in list(codec._cache.values()):
+        for func in pair:
+            atheris.instrument_func(func)
     atheris.Setup(argv, one_input)
     atheris.Fuzz()
 
