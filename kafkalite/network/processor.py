@@ -313,25 +313,35 @@ class Processor(threading.Thread):
             case _:
                 raise TypeError(f"unknown response kind {type(response).__name__}")
 
-    def _send(self, conn: Connection, data: bytes | memoryview) -> None:
-        """Write now; what the socket does not take is written when it becomes writable."""
+    def _send(self, conn: Connection, data: bytes | memoryview, response: bool = True) -> None:
+        """Write plaintext (wrapped on TLS connections): a response, or SASL's own bytes."""
         if conn.tls is not None:
             data = conn.tls.wrap(data)
+        self._put(conn, data, response)
+
+    def _put(self, conn: Connection, data: bytes | memoryview, response: bool = True) -> None:
+        """Write bytes as they go on the wire now; what the socket does not take is written when
+        it becomes writable. ``response`` False: TLS's or SASL's own bytes, which answer no
+        request, so their going out completes no send."""
+        only_control = not response and (conn.send_buffer is None or conn.control_send)
         if conn.send_buffer is not None:
-            # TLS's or SASL's own bytes still going out go first; the response completes after them.
-            data = bytes(conn.send_buffer) + data
-            conn.control_send = False
+            data = bytes(conn.send_buffer) + data  # what is still going out goes first
         try:
             sent = conn.sock.send(data)
         except (BlockingIOError, InterruptedError):
             sent = 0
         except OSError as e:
-            self._send_failed(conn, e)
+            if only_control:
+                self._disconnected.append((conn, f"send failed: {e}"))
+            else:
+                self._send_failed(conn, e)
             return
+        conn.control_send = only_control
         if sent == len(data):
             conn.send_buffer = None
-            self._completed_sends.append(conn)
-            conn.last_active = self._now
+            if not only_control:
+                self._completed_sends.append(conn)
+                conn.last_active = self._now
         else:
             conn.send_buffer = memoryview(data)[sent:]
             self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
@@ -476,7 +486,9 @@ class Processor(threading.Thread):
         try:
             plain = tls.unwrap(data)
         except ssl.SSLError as e:
-            self._send_control(conn, tls.output())  # the alert, if the socket takes it
+            alert = tls.output()
+            if alert:
+                self._put(conn, alert, response=False)  # if the socket takes it
             what = "SSL handshake failed" if handshaking else "SSL error"
             if handshaking:
                 self.failed_authentications += 1
@@ -484,7 +496,7 @@ class Processor(threading.Thread):
             return None
         out = tls.output()
         if out:
-            self._send_control(conn, out)
+            self._put(conn, out, response=False)
         if handshaking and tls.ready:
             subject = tls.peer_subject()
             if subject is not None:
@@ -493,25 +505,6 @@ class Processor(threading.Thread):
         if plain or tls.closed:
             return plain
         return None
-
-    def _send_control(self, conn: Connection, data: bytes) -> None:
-        """Write TLS's or SASL's own bytes, which answer no request, ahead of what follows."""
-        if not data:
-            return
-        if conn.send_buffer is not None:
-            conn.send_buffer = memoryview(bytes(conn.send_buffer) + data)
-            return
-        try:
-            sent = conn.sock.send(data)
-        except (BlockingIOError, InterruptedError):
-            sent = 0
-        except OSError as e:
-            self._disconnected.append((conn, f"send failed: {e}"))
-            return
-        if sent < len(data):
-            conn.send_buffer = memoryview(data)[sent:]
-            conn.control_send = True
-            self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
 
     def _count_read(self, conn: Connection, completed: int) -> None:
         """Count in the pool what a read added: whole frames (``completed`` bytes, whose partial
@@ -648,7 +641,7 @@ class Processor(threading.Thread):
             conn.mute()  # nothing more of it goes to the handlers
             self._authentication_failed(conn, step, None)
             return
-        self._send_control(conn, conn.tls.wrap(EMPTY_TOKEN) if conn.tls is not None else EMPTY_TOKEN)
+        self._send(conn, EMPTY_TOKEN, response=False)
         self._maybe_authenticated(conn)
 
     def _maybe_authenticated(self, conn: Connection) -> None:
