@@ -82,13 +82,16 @@ def registered_brokers(port: int) -> set[int]:
 
 
 def start(brokers: int, directory: str, base_port: int, extra: tuple[str, ...] = (),
-          log_files: bool = True, metrics_base: int | None = None) -> list[Node]:
+          log_files: bool = True, metrics_base: int | None = None,
+          node_extra: dict[int, tuple[str, ...]] | None = None) -> list[Node]:
+    """Start the brokers; ``node_extra`` adds overrides for single brokers (after ``extra``)."""
     cluster_id = _cluster_id(directory)
     nodes = []
     for node_id in range(1, brokers + 1):
         out = open(os.path.join(directory, f"broker-{node_id}.log"), "ab") if log_files else None
         metrics = None if metrics_base is None else metrics_base + node_id - 1
-        proc = subprocess.Popen(broker_args(node_id, directory, base_port, cluster_id, extra, metrics),
+        overrides = extra + (node_extra or {}).get(node_id, ())
+        proc = subprocess.Popen(broker_args(node_id, directory, base_port, cluster_id, overrides, metrics),
                                 stdout=out or subprocess.DEVNULL, stderr=subprocess.STDOUT)
         if out:
             out.close()

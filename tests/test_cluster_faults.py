@@ -29,20 +29,15 @@ def cluster(tmp_path_factory):
     base = free_base_port()
     # Broker 3's INTERNAL listener is at base + 5; the controller is told to use the proxy.
     proxy = TcpProxy(("127.0.0.1", base + 5))
-    nodes = C.start(1, directory, base, FAST)
-    cluster_id = open(f"{directory}/cluster.id").read().strip()
-    extras = {
+    node_extra = {
         # Small socket buffers on broker 2: a response of a few hundred KB cannot all be in them.
-        2: (*FAST, "socket.send.buffer.bytes=16384"),
-        3: (*FAST, f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},"
-                   f"INTERNAL://127.0.0.1:{proxy.port}"),
+        2: ("socket.send.buffer.bytes=16384",),
+        3: (f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},INTERNAL://127.0.0.1:{proxy.port}",),
     }
-    args = {1: C.broker_args(1, directory, base, cluster_id, FAST),
-            **{i: C.broker_args(i, directory, base, cluster_id, extra) for i, extra in extras.items()}}
-    for i in (2, 3):
-        with open(f"{directory}/broker-{i}.log", "ab") as out:
-            process = subprocess.Popen(args[i], stdout=out, stderr=subprocess.STDOUT)
-        nodes.append(C.Node(i, base + 2 * (i - 1), base + 2 * (i - 1) + 1, process))
+    nodes = C.start(3, directory, base, FAST, node_extra=node_extra)
+    cluster_id = open(f"{directory}/cluster.id").read().strip()
+    args = {n.node_id: C.broker_args(n.node_id, directory, base, cluster_id,
+                                     FAST + node_extra.get(n.node_id, ())) for n in nodes}
     state = {"nodes": nodes, "dir": directory, "base": base, "proxy": proxy, "args": args}
     try:
         assert C.wait_registered(nodes, 60), "cluster did not come up"
