@@ -167,8 +167,7 @@ class TcpProxy:
             self._drop(sock, reset=False)
             return
         try:
-            other.setblocking(True)  # bytes forwarded whole and in order; the peers read them
-            other.settimeout(5)
+            other.settimeout(5)  # blocking for a moment: bytes forwarded whole and in order
             other.sendall(data)
             other.setblocking(False)
         except OSError:
