@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.protocol.schema import Versions
+from kafkalite.server.listeners import SASL_PROTOCOLS, TLS_PROTOCOLS
 
 from .acceptor import Acceptor
 from .memory_pool import MemoryPool
@@ -99,8 +100,8 @@ class SocketServer:
         count = 1 if control else g("num.network.threads")
         apis = self.apis_for(endpoint.name, privileged)
         protocol = endpoint.security_protocol
-        tls = self._tls() if protocol in ("SSL", "SASL_SSL") else None
-        users = self._users() if protocol in ("SASL_PLAINTEXT", "SASL_SSL") else None
+        tls = self._tls() if protocol in TLS_PROTOCOLS else None
+        users = self._users() if protocol in SASL_PROTOCOLS else None
         processors = []
         for _ in range(count):
             pid = self._next_processor_id

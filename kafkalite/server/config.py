@@ -25,7 +25,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkalite.server.listeners import SECURITY_PROTOCOL_IDS, Endpoint, parse_listener
+from kafkalite.server.listeners import (
+    SASL_PROTOCOLS,
+    SECURITY_PROTOCOL_IDS,
+    TLS_PROTOCOLS,
+    Endpoint,
+    parse_listener,
+)
 
 __all__ = [
     "GROUPS",
@@ -1067,7 +1073,7 @@ class BrokerConfig:
         """SSL listeners need a key store (and a trust store to check clients); SASL ones need users."""
         v = self._values
         protocols = {e.security_protocol for e in self._listeners}
-        if protocols & {"SSL", "SASL_SSL"}:
+        if protocols & TLS_PROTOCOLS:
             inline = v["ssl.keystore.certificate.chain"] is not None or v["ssl.keystore.key"] is not None
             if v["ssl.keystore.location"] is not None and inline:
                 raise ConfigError(
@@ -1087,7 +1093,7 @@ class BrokerConfig:
                 raise ConfigError(
                     f"ssl.client.auth={v['ssl.client.auth']} needs a trust store: set "
                     "ssl.truststore.location or ssl.truststore.certificates", "ssl.client.auth")
-        if protocols & {"SASL_PLAINTEXT", "SASL_SSL"} and v["sasl.plain.users.file"] is None:
+        if protocols & SASL_PROTOCOLS and v["sasl.plain.users.file"] is None:
             raise ConfigError(
                 "SASL listeners need sasl.plain.users.file (username=password lines)",
                 "sasl.plain.users.file")

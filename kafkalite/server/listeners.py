@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 # Kafka's SecurityProtocol ids, as UpdateMetadata and BrokerRegistration carry them.
 SECURITY_PROTOCOL_IDS: dict[str, int] = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+# The security protocols whose connections use TLS, and those that authenticate with SASL.
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
 SECURITY_PROTOCOL_NAMES: dict[int, str] = {v: k for k, v in SECURITY_PROTOCOL_IDS.items()}
 
 if TYPE_CHECKING:
