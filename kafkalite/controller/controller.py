@@ -67,7 +67,6 @@ class KafkaController:
         # True while the store misses changes the controller made (a write failed): the session
         # checker asks for a whole rewrite until one succeeds.
         self.store_behind = False
-        self.store_failures = 0
 
     # --- life cycle -----------------------------------------------------------------------------
 
@@ -140,7 +139,7 @@ class KafkaController:
             epoch = self.store.next_broker_epoch()
         except sqlite3.Error as e:
             # A broker epoch not on disk could be given twice after a restart: refuse, it retries.
-            self._store_failed("a broker epoch", e)
+            self._store_failed("a broker epoch", e, "registration refused")
             return E.KAFKA_STORAGE_ERROR, -1
         broker = ControllerBroker(request.broker_id, epoch, endpoints, request.rack)
         bounced = request.broker_id in self.context.live_broker_ids
@@ -277,14 +276,14 @@ class KafkaController:
         try:
             write()
         except sqlite3.Error as e:
-            self._store_failed(what, e)
+            self._store_failed(what, e, f"the whole state is rewritten every "
+                                        f"{SESSION_CHECK_INTERVAL * 1000:.0f} ms until it succeeds")
             self.store_behind = True
 
-    def _store_failed(self, what: str, e: Exception) -> None:
-        self.store_failures += 1
+    def _store_failed(self, what: str, e: Exception, then: str) -> None:
         if not self.store_behind:  # once per run of failures
-            log.error("Controller %d could not write %s to its store (%s); retrying the whole state "
-                      "every %d ms", self.node_id, what, e, SESSION_CHECK_INTERVAL * 1000)
+            log.error("Controller %d could not write %s to its store (%s); %s", self.node_id, what, e,
+                      then)
 
     def _catch_up_store(self) -> None:
         if not self.store_behind:
@@ -341,7 +340,7 @@ class KafkaController:
         try:
             self.store.create_topic(name, topic_id, stored)
         except sqlite3.Error as e:
-            self._store_failed(f"topic {name}", e)
+            self._store_failed(f"topic {name}", e, "creation refused")
             raise AdminError(E.KAFKA_STORAGE_ERROR,
                              f"The controller could not store topic '{name}': {e}") from None
         ctx.topic_ids[name] = topic_id
