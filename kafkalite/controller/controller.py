@@ -57,7 +57,8 @@ class KafkaController:
             on_stop_replica_response=self._on_stop_replica_response)
         # Topic -> replicas (broker, partition) whose StopReplica (delete) is not answered yet.
         self._deleting: dict[str, set[tuple[int, TopicPartition]]] = {}
-        self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future] | None] = queue.Queue()
+        self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
+            queue.Queue()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
         self._checker = threading.Thread(target=self._check_sessions, name="controller-session-checker",
                                          daemon=True)
@@ -103,22 +104,29 @@ class KafkaController:
             item = self._events.get()
             if item is None:
                 return
-            fn, future = item
+            fn, future, what = item
             if not future.set_running_or_notify_cancel():
                 continue
             try:
                 future.set_result(fn())
+            except AdminError as e:
+                # A request Kafka refuses (a topic that exists, one that does not): an answer,
+                # not a failure, so one INFO line as Kafka logs it and no traceback.
+                log.info("Controller %d: %s refused: %s (%s)", self.node_id, what or "request",
+                         E.for_code(e.code).name, e.message)
+                future.set_exception(e)
             except BaseException as e:
-                log.exception("Controller event failed")
+                log.exception("Controller %d: event failed%s", self.node_id, f" ({what})" if what else "")
                 future.set_exception(e)
 
-    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+    def submit(self, fn: Callable[[], Any], what: str = "") -> concurrent.futures.Future:
+        """Run ``fn`` on the event thread; ``what`` names it in the log ("CreateTopics of 'x'")."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-        self._events.put((fn, future))
+        self._events.put((fn, future, what))
         return future
 
-    def call(self, fn: Callable[[], Any], timeout: float = 30.0) -> Any:
-        return self.submit(fn).result(timeout)
+    def call(self, fn: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+        return self.submit(fn, what).result(timeout)
 
     # --- membership ---------------------------------------------------------------------------
 
@@ -302,8 +310,9 @@ class KafkaController:
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
         """Create a topic (on the event thread); AdminError with Kafka's code when refused."""
+        what = f"CreateTopics{' (validate only)' if validate_only else ''} of {name!r}"
         return self.call(lambda: self._create_topic(name, partitions, replication_factor, assignment,
-                                                    validate_only))
+                                                    validate_only), what=what)
 
     def _create_topic(self, name: str, partitions: int, replication_factor: int,
                       assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
@@ -359,7 +368,8 @@ class KafkaController:
         return topic_id, assignment
 
     def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
-        return self.call(lambda: self._delete_topic(name, topic_id))
+        what = f"DeleteTopics of {name!r}" if name is not None else f"DeleteTopics of topic id {topic_id}"
+        return self.call(lambda: self._delete_topic(name, topic_id), what=what)
 
     def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
         ctx = self.context

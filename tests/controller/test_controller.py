@@ -3,7 +3,10 @@ have stopped (Kafka's TopicDeletionManager), and the store follows."""
 
 from __future__ import annotations
 
+import logging
 import threading
+
+import pytest
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics as ct
@@ -95,3 +98,40 @@ def test_a_full_disk_under_the_store_refuses_new_topics_and_the_store_catches_up
                     return {t.name for t in c.call(3, 12, metadata.REQUEST(topics=None)).topics}
 
                 assert wait_for(lambda: names() == {"kept", "after"})
+
+
+def test_refused_admin_requests_are_one_info_line_each_and_no_traceback(tmp_path, caplog):
+    """A topic that exists, a topic that does not: ordinary answers, logged as Kafka logs them
+    (one INFO line naming the request and its outcome), not as a controller failure."""
+    caplog.set_level(logging.INFO, logger="kafkalite.controller")
+    with running_broker(tmp_path) as broker:
+        with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+            assert create(c, "x").error_code == E.NONE
+            caplog.clear()
+            assert create(c, "x").error_code == E.TOPIC_ALREADY_EXISTS
+            gone = c.call(20, 5, dt.REQUEST(timeout_ms=1000, topic_names=["nope"]))
+            assert gone.responses[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+            records = [r for r in caplog.records if r.name == "kafkalite.controller"]
+    assert [(r.levelname, r.getMessage()) for r in records] == [
+        ("INFO", "Controller 1: CreateTopics of 'x' refused: TOPIC_ALREADY_EXISTS "
+                 "(Topic 'x' already exists.)"),
+        ("INFO", "Controller 1: DeleteTopics of 'nope' refused: UNKNOWN_TOPIC_OR_PARTITION "
+                 "(This server does not host this topic-partition.)"),
+    ]
+    assert not [r for r in records if r.exc_info or r.exc_text]
+    assert "Traceback" not in caplog.text
+
+
+def test_an_unexpected_failure_of_an_event_keeps_its_traceback(tmp_path, caplog):
+    """A bug (any other exception) is still an ERROR with its traceback, naming the request."""
+    with running_broker(tmp_path) as broker:
+        controller = broker.controller
+
+        def broken() -> None:
+            raise RuntimeError("a bug")
+
+        with pytest.raises(RuntimeError):
+            controller.call(broken, what="CreateTopics of 'y'")
+    (record,) = [r for r in caplog.records if r.name == "kafkalite.controller" and r.levelname == "ERROR"]
+    assert record.getMessage() == "Controller 1: event failed (CreateTopics of 'y')"
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
