@@ -38,10 +38,11 @@ def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) 
         raise click.ClickException(f"configuration: {e}") from None
     from kafkalite.network.sasl import SaslConfigError
     from kafkalite.network.tls import TlsConfigError
+    from kafkalite.server.meta_properties import ClusterIdMismatch
 
     try:
         code = run(config)
-    except (OSError, TlsConfigError, SaslConfigError) as e:
+    except (OSError, TlsConfigError, SaslConfigError, ClusterIdMismatch) as e:
         raise click.ClickException(f"cannot start the broker: {e}") from None
     sys.exit(code)
 

@@ -26,17 +26,19 @@ CONTROL: dict[int, Versions] = {
 }
 
 
-# Brokers' registration and heartbeats: served by the controller, on its privileged listener.
+# Brokers' registration and heartbeats: served by the controller, on its privileged listener
+# and on the listeners named by controller.listener.names.
 MEMBERSHIP: dict[int, Versions] = {
     62: Versions.parse("0-4"),  # BrokerRegistration
     63: Versions.parse("0-1"),  # BrokerHeartbeat
 }
 
 
-def apis_for(listener: str, privileged: bool, is_controller: bool = False) -> dict[int, Versions]:
+def apis_for(listener: str, privileged: bool, is_controller: bool = False,
+             controller_listeners: frozenset[str] = frozenset()) -> dict[int, Versions]:
     table = dict(DATA_PLANE)
     if privileged:
         table.update(CONTROL)
-        if is_controller:
-            table.update(MEMBERSHIP)
+    if is_controller and (privileged or listener in controller_listeners):
+        table.update(MEMBERSHIP)
     return dict(sorted(table.items()))

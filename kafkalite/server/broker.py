@@ -4,13 +4,12 @@ taken, close connections, join every thread within a bound."""
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
 import signal
+import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,7 +19,7 @@ from kafkalite.metrics.http import MetricsServer
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.socket_server import SocketServer
 
-from . import api_versions
+from . import api_versions, meta_properties
 from .handlers import MAY_BLOCK, KafkaApis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache
@@ -29,26 +28,6 @@ from .request_handler import RequestHandlerPool
 log = logging.getLogger("kafkalite.server.broker")
 
 SHUTDOWN_TIMEOUT = 10.0
-
-
-def load_or_create_cluster_id(log_dirs: list[str], configured: str | None) -> str:
-    """The cluster id kept in meta.properties under the first log dir (Kafka's storage format)."""
-    path = os.path.join(log_dirs[0], "meta.properties")
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith("cluster.id="):
-                    stored = line.split("=", 1)[1].strip()
-                    if configured and configured != stored:
-                        raise ValueError(f"cluster.id {configured} differs from {stored} in {path}")
-                    return stored
-    except FileNotFoundError:
-        pass
-    cluster_id = configured or base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    os.makedirs(log_dirs[0], exist_ok=True)
-    with open(path, "w") as f:
-        f.write(f"version=1\ncluster.id={cluster_id}\n")
-    return cluster_id
 
 
 class Broker:
@@ -65,15 +44,22 @@ class Broker:
         self.started_ns = time.monotonic_ns()
         self.metrics_server: MetricsServer | None = None
         self.request_log: RequestLog | None = None
+        self.cluster_id: str | None = None
+        self.fatal: str | None = None  # why the broker must stop (one line), set by any thread
 
     # --- start --------------------------------------------------------------------------------
 
     def startup(self) -> None:
         cfg = self.config
-        cluster_id = load_or_create_cluster_id(cfg.log_dirs, cfg.get("cluster.id"))
+        # A node that runs the controller makes the cluster id; a broker adopts the controller's.
+        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id, cfg.is_controller)
         self.cluster_id = cluster_id
-        self.socket_server = SocketServer(
-            cfg, lambda name, privileged: api_versions.apis_for(name, privileged, cfg.is_controller))
+        controller_listeners = frozenset(cfg.controller_listener_names)
+
+        def apis_for(name: str, privileged: bool) -> dict:
+            return api_versions.apis_for(name, privileged, cfg.is_controller, controller_listeners)
+
+        self.socket_server = SocketServer(cfg, apis_for)
         if cfg.get("request.log.dir"):
             self.request_log = RequestLog(cfg.get("request.log.dir"), cfg.get("request.log.segment.bytes"),
                                           cfg.get("request.log.roll.ms"))
@@ -84,10 +70,12 @@ class Broker:
         controller_id = self.node_id if cfg.is_controller else -1
         self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
         if cfg.is_controller:
+            assert cluster_id is not None
             self.controller = KafkaController(cfg, cfg.log_dirs[0], cluster_id)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
-        self.apis = KafkaApis(self.metadata_cache, self.node_id, controller=self.controller)
+        self.apis = KafkaApis(self.metadata_cache, self.node_id, controller=self.controller,
+                              apis_for=apis_for)
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
@@ -105,36 +93,52 @@ class Broker:
                      cfg.get("metrics.host"), self.metrics_server.port)
         for e in self._advertised_endpoints():
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.listener, e.host, e.port)
-        log.info("Broker %d started (cluster id %s)", self.node_id, cluster_id)
+        log.info("Broker %d started (cluster id %s)", self.node_id,
+                 cluster_id or "not yet known: the controller's is adopted at registration")
+
+    @property
+    def controller_address(self) -> tuple[str, int]:
+        """Where this broker registers: the address the controller settings name, else (this node
+        runs the controller) its own privileged listener."""
+        if self.config.controller_address is not None:
+            return self.config.controller_address
+        assert self.socket_server is not None
+        return self.socket_server.bound_address(self.config.privileged_listener_name)
 
     def _start_lifecycle(self) -> None:
-        """Register with the controller and heartbeat: the one named by
-        controller.quorum.bootstrap.servers, else this broker's own controller."""
         cfg = self.config
-        servers = cfg.get("controller.quorum.bootstrap.servers")
-        if servers:
-            host, _, port = servers[0].rpartition(":")
-            target = (host.strip("[]"), int(port))
-        elif self.controller is not None:
-            assert self.socket_server is not None
-            target = self.socket_server.bound_address(cfg.privileged_listener_name)
-        else:
-            log.warning("Broker %d has no controller to register with (set "
-                        "controller.quorum.bootstrap.servers)", self.node_id)
-            return
         rm = self.apis.replica_manager
 
         def registered(epoch: int) -> None:
             rm.broker_epoch = epoch
 
+        def adopt(cluster_id: str) -> None:
+            meta_properties.write(cfg.log_dirs, cluster_id, self.node_id)
+            self.cluster_id = cluster_id
+            assert self.metadata_cache is not None
+            self.metadata_cache.set_cluster_id(cluster_id)
+
+        def fatal(why: str) -> None:
+            path = meta_properties.path_for(cfg.log_dirs)
+            self.fatal = (f"{why}; {path} ties this node to cluster {self.cluster_id}: use another "
+                          f"log.dirs, or delete {path} to let it join the controller's cluster")
+            log.error("Broker %d stops: %s", self.node_id, self.fatal)
+            self.request_stop()
+
         self.lifecycle = BrokerLifecycleManager(
-            self.node_id, self.cluster_id, target, list(self._advertised_endpoints()),
-            cfg.get("broker.rack"), cfg.get("broker.heartbeat.interval.ms"), registered)
+            self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
+            cfg.get("broker.rack"), cfg.get("broker.heartbeat.interval.ms"), registered,
+            on_cluster_id=adopt, on_fatal=fatal)
         self.lifecycle.start()
 
     def _advertised_endpoints(self) -> Iterator[BrokerEndpoint]:
+        """What the broker registers and clients see: its advertised listeners except the
+        controller's (Kafka advertises those only to the controller quorum)."""
         assert self.socket_server is not None
+        hidden = set(self.config.controller_listener_names)
         for e in self.config.advertised_listeners:
+            if e.name in hidden:
+                continue
             port = e.port or self.socket_server.bound_port(e.name)  # port 0: the bound one
             yield BrokerEndpoint(e.name, e.host, port, e.security_protocol)
 
@@ -197,7 +201,10 @@ def stop_on_signals(on_first: Any) -> Iterator[None]:
 
 
 def run(config: Any) -> int:
-    """Run a broker in the foreground until SIGTERM or SIGINT; the exit code."""
+    """Run a broker in the foreground until SIGTERM or SIGINT; the exit code.
+
+    "is up" is printed once the broker is registered with the controller; until then it says
+    where it waits for it. A fatal condition (a broker of another cluster) stops it with 1."""
     broker = Broker(config)
     with stop_on_signals(broker.request_stop):
         try:
@@ -205,13 +212,25 @@ def run(config: Any) -> int:
         except Exception:
             broker.shutdown()
             raise
-        servers = ",".join(f"{e.host}:{e.port}" for e in broker._advertised_endpoints()
-                           if e.listener != config.control_plane_listener_name)
-        print(f"kafkalite broker {broker.node_id} is up: bootstrap.servers={servers} "
-              "(Ctrl-C to stop)", flush=True)
         try:
+            lifecycle = broker.lifecycle
+            assert lifecycle is not None
+            if not lifecycle.registered.wait(0.5) and not broker.wait(0):
+                host, port = broker.controller_address
+                print(f"kafkalite broker {broker.node_id} is waiting for the controller at "
+                      f"{host}:{port} ...", flush=True)
+            while not lifecycle.registered.wait(0.1) and not broker.wait(0):
+                pass
+            if not broker.wait(0):
+                servers = ",".join(f"{e.host}:{e.port}" for e in broker._advertised_endpoints()
+                                   if e.listener != config.control_plane_listener_name)
+                print(f"kafkalite broker {broker.node_id} is up: bootstrap.servers={servers} "
+                      f"(cluster id {broker.cluster_id}; Ctrl-C to stop)", flush=True)
             while not broker.wait(1.0):
                 pass
         finally:
             broker.shutdown()
+    if broker.fatal:
+        print(f"Error: {broker.fatal}", file=sys.stderr, flush=True)
+        return 1
     return 0

@@ -196,6 +196,33 @@ class _HostPorts(Validator):
         return "host:port entries"
 
 
+_VOTER_RE = re.compile(r"(?P<id>[0-9]+)@(?P<host>\[[0-9a-fA-F:.%]+\]|[^:@\[\]]+):(?P<port>[0-9]+)")
+
+
+def parse_voter(entry: str) -> tuple[int, str, int]:
+    """``1@host:port`` -> (1, host, port); ValueError if it is not one."""
+    m = _VOTER_RE.fullmatch(entry)
+    if not m or int(m["port"]) > 65535:
+        raise ValueError(f"{entry!r} is not id@host:port")
+    return int(m["id"]), m["host"].strip("[]"), int(m["port"])
+
+
+class _Voters(Validator):
+    def check(self, value: Any) -> str | None:
+        for entry in value:
+            try:
+                parse_voter(entry)
+            except ValueError as e:
+                return str(e)
+        if len(value) > 1:
+            return ("kafkalite runs one controller, not a quorum: name one voter (the node that runs "
+                    "the controller)")
+        return None
+
+    def describe(self) -> str:
+        return "at most one id@host:port entry"
+
+
 def _metadata_versions() -> tuple[str, ...]:
     """Kafka's MetadataVersion values (IBP strings) up to 3.9, plus each release's short form."""
     table = [
@@ -392,9 +419,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "process.roles", "list", ["broker", "controller"],
-        "The roles that this process plays: broker, controller, or broker,controller if it is both "
-        "(kafkalite defaults to broker,controller, so that a lone broker is its own controller and "
-        "reports itself as such; Kafka's default is empty).",
+        "The roles that this process plays: broker, controller, or broker,controller if it is both. "
+        "Kafka requires it; kafkalite, when it is not set, runs broker,controller if "
+        "controller.quorum.bootstrap.servers and controller.quorum.voters are empty or name this "
+        "node, and broker alone if they name another node (one controller per cluster; see "
+        "'Starting brokers by hand').",
         validator=one_of("broker", "controller"), group="server",
     ),
     Setting(
@@ -546,6 +575,20 @@ SETTINGS: tuple[Setting, ...] = (
         "List of endpoints to use for bootstrapping the cluster metadata, as comma-separated "
         "host:port entries.",
         validator=_HostPorts(), group="controller",
+    ),
+    Setting(
+        "controller.quorum.voters", "list", [],
+        "Map of id/endpoint information for the set of voters in a comma-separated list of "
+        "{id}@{host}:{port} entries; kafkalite runs one controller, so at most one voter: this node "
+        "runs it if the id is its node.id, and every node registers with it at host:port.",
+        validator=_Voters(), group="controller",
+    ),
+    Setting(
+        "controller.listener.names", "list", [],
+        "A comma-separated list of the names of the listeners used by the controller; on a node that "
+        "runs the controller they serve broker registration and heartbeats and are not advertised "
+        "to clients. They must be PLAINTEXT in kafkalite.",
+        group="controller",
     ),
     Setting(
         "broker.session.timeout.ms", "int", 9000,
@@ -972,6 +1015,16 @@ class BrokerConfig:
         return self._control_plane or self._inter_broker
 
     @property
+    def controller_address(self) -> tuple[str, int] | None:
+        """Where the controller takes registrations (controller.quorum.bootstrap.servers, else the
+        voter's address); None when this node runs it and nothing names an address."""
+        return self._controller_address
+
+    @property
+    def controller_listener_names(self) -> list[str]:
+        return list(self._controller_listeners)
+
+    @property
     def log_dirs(self) -> list[str]:
         return list(self._log_dirs)
 
@@ -1064,10 +1117,66 @@ class BrokerConfig:
                 "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides is set",
                 "max.connections.per.ip")
 
+        self._derive_controller()
+
         self._log_dirs = list(v["log.dirs"]) if v["log.dirs"] is not None else [v["log.dir"]]
         if not self._log_dirs or not all(self._log_dirs):
             raise ConfigError("at least one log directory must be defined via log.dirs or log.dir",
                               "log.dirs")
+
+    def _derive_controller(self) -> None:
+        """Where the controller is, and whether this node runs it: kafkalite runs one controller
+        per cluster, so a node runs one only if the controller settings name no other node."""
+        v = self._values
+        voters = [parse_voter(e) for e in v["controller.quorum.voters"]]
+        servers = v["controller.quorum.bootstrap.servers"]
+        address: tuple[str, int] | None = None
+        source = ""
+        if servers:
+            host, _, port = servers[0].rpartition(":")
+            address, source = (host.strip("[]"), int(port)), "controller.quorum.bootstrap.servers"
+        elif voters:
+            address, source = (voters[0][1], voters[0][2]), "controller.quorum.voters"
+        if voters:
+            names_self = voters[0][0] == self.node_id
+            source = "controller.quorum.voters"
+        else:
+            names_self = address is None or self._is_own_address(*address)
+        roles = v["process.roles"]
+        if "process.roles" not in self._explicit:
+            v["process.roles"] = ["broker", "controller"] if names_self else ["broker"]
+        elif "controller" in roles and not names_self:
+            raise ConfigError(
+                f"process.roles includes controller, but {source} names another node "
+                f"({v[source][0]}): kafkalite runs one controller per cluster; leave process.roles "
+                "unset or set it to broker on every node but the controller's", "process.roles")
+        elif "controller" not in roles and address is None:
+            raise ConfigError(
+                "process.roles=broker needs controller.quorum.bootstrap.servers (or "
+                "controller.quorum.voters) to find the controller", "controller.quorum.bootstrap.servers")
+        self._controller_address = address
+        names = {e.name: e for e in self._listeners}
+        self._controller_listeners = [n.upper() for n in v["controller.listener.names"]]
+        if not self.is_controller:
+            return
+        for name in self._controller_listeners:
+            if name not in names:
+                raise ConfigError(
+                    f"controller.listener.names names {name}, which is not a listener in listeners "
+                    f"({', '.join(names)})", "controller.listener.names")
+            if name in (self._inter_broker, self._control_plane):
+                raise ConfigError(
+                    f"controller.listener.names must not name the inter-broker or control plane "
+                    f"listener ({name})", "controller.listener.names")
+            if names[name].security_protocol != "PLAINTEXT":
+                raise ConfigError(
+                    f"controller.listener.names names {name}, whose security protocol is "
+                    f"{names[name].security_protocol}: kafkalite's controller takes PLAINTEXT only",
+                    "controller.listener.names")
+
+    def _is_own_address(self, host: str, port: int) -> bool:
+        local = {"", "localhost", "127.0.0.1", "::1", "0.0.0.0", "::"}
+        return any(e.port == port and (host in local or host == e.host) for e in self._listeners)
 
     def _check_security(self) -> None:
         """SSL listeners need a key store (and a trust store to check clients); SASL ones need users."""

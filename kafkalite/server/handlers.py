@@ -40,8 +40,12 @@ MAY_BLOCK = frozenset({19, 20, 62})
 
 class KafkaApis:
     def __init__(self, metadata_cache: MetadataCache, node_id: int,
-                 replica_manager: ReplicaManager | None = None, controller: Any = None) -> None:
+                 replica_manager: ReplicaManager | None = None, controller: Any = None,
+                 apis_for: Callable[[str, bool], dict] | None = None) -> None:
         self.metadata_cache = metadata_cache
+        # (listener, privileged) -> served apis: the table the Processors check requests against.
+        self.apis_for = apis_for or (
+            lambda listener, privileged: supported.apis_for(listener, privileged, controller is not None))
         self.node_id = node_id
         self.replica_manager = replica_manager or ReplicaManager(node_id, metadata_cache)
         self.admin = AdminApis(controller, metadata_cache)
@@ -58,7 +62,7 @@ class KafkaApis:
             62: self.admin.broker_registration,
             63: self.admin.broker_heartbeat,
         }
-        self._api_versions_bodies: dict[tuple[bool, int], bytes] = {}
+        self._api_versions_bodies: dict[tuple[str, bool, int], bytes] = {}
 
     def handle(self, request: Request) -> Response:
         handler = self.handlers.get(request.api_key)
@@ -101,13 +105,12 @@ class KafkaApis:
         return SendResponse(request, self._api_versions_frame(request))
 
     def _api_versions_frame(self, request: Request) -> bytes:
-        key = (request.privileged, request.api_version)
+        key = (request.listener, request.privileged, request.api_version)
         body = self._api_versions_bodies.get(key)
         if body is None:
-            # The answer only depends on the listener kind and the version: built once.
+            # The answer only depends on the listener and the version: built once.
             item = api_versions.RESPONSE["api_keys"]
-            is_controller = self.admin.controller is not None
-            table = supported.apis_for(request.listener, request.privileged, is_controller)
+            table = self.apis_for(request.listener, request.privileged)
             value = api_versions.RESPONSE(
                 error_code=0, throttle_time_ms=0,
                 api_keys=[item(k, *_range(v)) for k, v in table.items()],

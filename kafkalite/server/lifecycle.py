@@ -1,9 +1,15 @@
 """A broker's membership (the client side): register with the controller, then heartbeat.
 
-The controller is found through controller.quorum.bootstrap.servers (host:port of its privileged
-listener). Registration returns the broker epoch, which fences requests from older incarnations;
-a heartbeat that the controller refuses (it restarted, or thinks the broker dead) makes the
-broker register again and get a new epoch.
+The controller is found through controller.quorum.bootstrap.servers (or controller.quorum.voters):
+host:port of its privileged listener or of a listener in its controller.listener.names.
+Registration returns the broker epoch, which fences requests from older incarnations; a heartbeat
+that the controller refuses (it restarted, or thinks the broker dead) makes the broker register
+again and get a new epoch.
+
+A broker that has never joined a cluster and has no cluster.id configured first asks the
+controller's Metadata for the cluster id and adopts it (``on_cluster_id`` keeps it in
+meta.properties). A broker of another cluster is refused with INCONSISTENT_CLUSTER_ID: that is not
+worth retrying, so ``on_fatal`` gets one line naming both ids.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 from kafkalite.controller.network_client import BlockingClient
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import broker_heartbeat, broker_registration
+from kafkalite.protocol.messages import broker_heartbeat, broker_registration, metadata
 
 from .listeners import SECURITY_PROTOCOL_IDS
 
@@ -24,13 +30,16 @@ log = logging.getLogger("kafkalite.server.lifecycle")
 
 REGISTRATION_VERSION = 3
 HEARTBEAT_VERSION = 1
+METADATA_VERSION = 12
 RETRY = 0.1  # seconds between failed attempts
 
 
 class BrokerLifecycleManager(threading.Thread):
-    def __init__(self, node_id: int, cluster_id: str, controller: tuple[str, int],
+    def __init__(self, node_id: int, cluster_id: str | None, controller: tuple[str, int],
                  endpoints: list[Any], rack: str | None, heartbeat_interval_ms: int,
-                 on_registered: Callable[[int], None], timeout: float = 5.0) -> None:
+                 on_registered: Callable[[int], None], timeout: float = 5.0,
+                 on_cluster_id: Callable[[str], None] = lambda _: None,
+                 on_fatal: Callable[[str], None] = lambda _: None) -> None:
         super().__init__(name=f"broker-{node_id}-lifecycle-manager", daemon=True)
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -38,6 +47,9 @@ class BrokerLifecycleManager(threading.Thread):
         self.rack = rack
         self.interval = heartbeat_interval_ms / 1000
         self.on_registered = on_registered
+        self.on_cluster_id = on_cluster_id
+        self.on_fatal = on_fatal
+        self.controller = controller
         self.client = BlockingClient(controller[0], controller[1], f"broker-{node_id}", timeout)
         self.incarnation = uuid.uuid4()
         self.broker_epoch = -1
@@ -53,7 +65,9 @@ class BrokerLifecycleManager(threading.Thread):
     def run(self) -> None:
         while not self._stopping.is_set():
             try:
-                if self.broker_epoch < 0:
+                if self.cluster_id is None:
+                    self._adopt_cluster_id()
+                elif self.broker_epoch < 0:
                     self._register()
                 else:
                     self._heartbeat()
@@ -61,6 +75,20 @@ class BrokerLifecycleManager(threading.Thread):
                 log.debug("Broker %d cannot reach the controller: %s", self.node_id, e)
                 self.client.close()
                 self._stopping.wait(RETRY)
+
+    def _controller_cluster_id(self) -> str | None:
+        response = self.client.send_and_receive(3, METADATA_VERSION, metadata.REQUEST(topics=[]))
+        return response.cluster_id
+
+    def _adopt_cluster_id(self) -> None:
+        cluster_id = self._controller_cluster_id()
+        if cluster_id is None:
+            self._stopping.wait(RETRY)
+            return
+        log.info("Broker %d joins cluster %s (the controller's at %s:%d)", self.node_id, cluster_id,
+                 *self.controller)
+        self.on_cluster_id(cluster_id)
+        self.cluster_id = cluster_id
 
     def _register(self) -> None:
         R = broker_registration.REQUEST
@@ -71,6 +99,13 @@ class BrokerLifecycleManager(threading.Thread):
                     listeners=listeners, features=[], rack=self.rack,
                     previous_broker_epoch=self.broker_epoch)
         response = self.client.send_and_receive(62, REGISTRATION_VERSION, request)
+        if response.error_code == E.INCONSISTENT_CLUSTER_ID:
+            theirs = self._controller_cluster_id()
+            self._stopping.set()
+            self.on_fatal(f"broker {self.node_id} belongs to cluster {self.cluster_id}, but the "
+                          f"controller at {self.controller[0]}:{self.controller[1]} runs cluster "
+                          f"{theirs}")
+            return
         if response.error_code != E.NONE:
             log.warning("Broker %d: registration refused (%s); retrying", self.node_id,
                         E.BY_CODE[response.error_code].name)

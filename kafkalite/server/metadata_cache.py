@@ -53,7 +53,7 @@ class TopicInfo:
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
-    cluster_id: str
+    cluster_id: str | None  # None until a broker has adopted the controller's
     controller_id: int
     brokers: dict[int, BrokerInfo]
     topics: dict[str, TopicInfo]
@@ -66,7 +66,7 @@ class Snapshot:
 
 
 class MetadataCache:
-    def __init__(self, cluster_id: str, controller_id: int = -1,
+    def __init__(self, cluster_id: str | None, controller_id: int = -1,
                  brokers: dict[int, BrokerInfo] | None = None) -> None:
         # Serialises writers and wakes waiters; readers use the snapshot as is.
         self._changed = threading.Condition()
@@ -75,6 +75,9 @@ class MetadataCache:
     @property
     def snapshot(self) -> Snapshot:
         return self._snapshot
+
+    def set_cluster_id(self, cluster_id: str) -> None:
+        self.update(lambda snap: dataclasses.replace(snap, cluster_id=cluster_id))
 
     def update(self, fn: Callable[[Snapshot], Snapshot]) -> Snapshot:
         """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""

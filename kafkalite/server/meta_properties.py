@@ -1,0 +1,76 @@
+"""meta.properties: which cluster (and node) a log directory belongs to, as in Kafka's storage.
+
+Kafka writes ``version``, ``cluster.id`` and ``node.id`` into ``meta.properties`` at the top of each
+log directory and refuses to start when they disagree with the configuration. kafkalite keeps the
+file under the first log directory. Where the cluster id comes from, in order:
+
+1. ``meta.properties``, if the directory has already joined a cluster; a configured ``cluster.id``
+   that differs is refused (:class:`ClusterIdMismatch`, one line naming both ids and the file);
+2. the configured ``cluster.id``;
+3. for a node that runs the controller, a new random id;
+4. otherwise none yet: the broker adopts the controller's id at its first registration (as brokers
+   did when the id lived with the controller in ZooKeeper) and then keeps it here.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import uuid
+
+from kafkalite.server.config import format_properties, parse_properties
+
+FILE_NAME = "meta.properties"
+
+
+class ClusterIdMismatch(Exception):
+    """A log directory that belongs to another cluster than the one this node was asked to join."""
+
+    def __init__(self, path: str, stored: str, other: str, source: str) -> None:
+        super().__init__(
+            f"{path} says this node belongs to cluster {stored}, but {source} is {other}: a node "
+            f"belongs to one cluster; use another log.dirs, or delete {path} to let it join {other}")
+        self.path, self.stored, self.other = path, stored, other
+
+
+def new_cluster_id() -> str:
+    """A random Kafka UUID in its base64url form (22 characters), as kafka-storage random-uuid."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def path_for(log_dirs: list[str]) -> str:
+    return os.path.join(log_dirs[0], FILE_NAME)
+
+
+def stored_cluster_id(log_dirs: list[str]) -> str | None:
+    try:
+        with open(path_for(log_dirs), encoding="utf-8") as f:
+            return parse_properties(f.read()).get("cluster.id") or None
+    except FileNotFoundError:
+        return None
+
+
+def write(log_dirs: list[str], cluster_id: str, node_id: int) -> None:
+    """Write meta.properties whole (a temporary file renamed over it: never half a file)."""
+    path = path_for(log_dirs)
+    os.makedirs(log_dirs[0], exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(format_properties({"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)}))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def resolve(log_dirs: list[str], node_id: int, configured: str | None, generate: bool) -> str | None:
+    """This node's cluster id (see the module's docstring), written to meta.properties when new;
+    None when it is to be adopted from the controller."""
+    stored = stored_cluster_id(log_dirs)
+    if stored is not None:
+        if configured is not None and configured != stored:
+            raise ClusterIdMismatch(path_for(log_dirs), stored, configured, "cluster.id")
+        return stored
+    cluster_id = configured or (new_cluster_id() if generate else None)
+    if cluster_id is not None:
+        write(log_dirs, cluster_id, node_id)
+    return cluster_id
