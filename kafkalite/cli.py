@@ -10,7 +10,41 @@ import click
 from kafkalite import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _summary(command: click.Command) -> str:
+    """A command's first sentence, whole: click would cut it at the terminal's width."""
+    text = " ".join((command.help or "").split())
+    end = text.find(". ")
+    return command.short_help or (text if end < 0 else text[:end + 1])
+
+
+class _Command(click.Command):
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return _summary(self)
+
+
+class _Group(click.Group):
+    command_class = _Command
+    group_class = type  # subgroups are _Group too
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return _summary(self)
+
+
+class _BenchGroup(_Group):
+    """The benchmarks need the ``bench`` extra; without it, say so in one line."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as e:
+            if (e.name or "").split(".")[0] in ("kafkalite", "bench"):
+                raise
+            raise click.ClickException(
+                f"kafkalite bench needs the bench extra (module {e.name!r} is missing): "
+                "pip install 'kafkalite[bench]'") from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kafkalite")
 def main() -> None:
     """kafkalite: a lightweight Kafka-compatible broker."""
@@ -55,12 +89,24 @@ def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) 
               help="Broker i listens on base-port + 2(i-1) (clients) and the next port (internal).")
 @click.option("--metrics/--no-metrics", default=True, show_default=True,
               help="Serve each broker's Prometheus metrics, on the ports after the brokers' ports.")
-def cluster(brokers: int, directory: str, base_port: int, metrics: bool) -> None:
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="A server.properties file for every broker (the cluster's own settings win).")
+@click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Set a property on every broker, over all else; repeatable. request.log.dir=DIR "
+                   "gives each broker DIR/broker-N.")
+def cluster(brokers: int, directory: str, base_port: int, metrics: bool, config_file: str | None,
+            overrides: tuple[str, ...]) -> None:
     """Run a local cluster of N brokers (the first is also the controller) until Ctrl-C."""
-    from kafkalite.cluster import run
+    from kafkalite.cluster import ClusterError, run
+    from kafkalite.server.config import ConfigError
 
-    sys.exit(run(brokers, os.path.abspath(directory), base_port,
-                 base_port + 2 * brokers if metrics else None))
+    try:
+        code = run(brokers, os.path.abspath(directory), base_port,
+                   base_port + 2 * brokers if metrics else None,
+                   os.path.abspath(config_file) if config_file else None, overrides)
+    except (ClusterError, ConfigError) as e:
+        raise click.ClickException(str(e)) from None
+    sys.exit(code)
 
 
 @main.command()
@@ -79,7 +125,7 @@ def report(logs: str, out: str, master: str, driver_memory: str | None, percenti
     sys.exit(report_main(args + (["--driver-memory", driver_memory] if driver_memory else [])))
 
 
-@main.group()
+@main.group(cls=_BenchGroup)
 def bench() -> None:
     """Benchmarks; results go to docs/benchmarks.md."""
 

@@ -97,3 +97,29 @@ def test_free_port_helper_gives_bindable_port():
     port = free_port()
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))
+
+
+@pytest.mark.parametrize("group", [(), ("bench",)])
+def test_command_summaries_are_whole_sentences(group):
+    out = CliRunner().invoke(main, [*group, "--help"], terminal_width=80)
+    assert out.exit_code == 0
+    commands = out.output.split("Commands:")[1]
+    assert "..." not in commands
+    # Each summary ends its sentence (wrapped lines continue it).
+    summaries = re.split(r"\n  (?=\S)", commands.strip())
+    assert len(summaries) >= 4 and all(" ".join(s.split()).endswith(".") for s in summaries)
+
+
+def test_bench_without_its_extra_says_which_to_install(tmp_path):
+    # kio is what the codec benchmark imports first; a shadowing package makes it missing.
+    (tmp_path / "kio").mkdir()
+    (tmp_path / "kio" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'kio'\", name='kio')\n")
+    out = subprocess.run([sys.executable, "-m", "kafkalite", "bench", "codec", "--seconds", "0.01"],
+                         capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "Error: kafkalite bench needs the bench extra (module 'kio' is missing): "
+        "pip install 'kafkalite[bench]'"]
