@@ -51,6 +51,9 @@ class Broker:
 
     def startup(self) -> None:
         cfg = self.config
+        if cfg.ignored:  # Kafka settings kafkalite does not act on, once, as Kafka lists unused ones
+            log.warning("These configurations '[%s]' were supplied but are not used yet.",
+                        ", ".join(cfg.ignored))
         # A node that runs the controller makes the cluster id; a broker adopts the controller's.
         cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id, cfg.is_controller)
         self.cluster_id = cluster_id

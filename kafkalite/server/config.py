@@ -8,10 +8,12 @@ ServerLogConfigs), or is marked ``kafka=False`` when the setting exists only in 
 Values are parsed as Kafka parses them: text is trimmed; ``int``/``long`` are 32/64-bit signed;
 ``bool`` is ``true``/``false`` in any case; ``list`` is comma separated with the items trimmed and an
 empty text meaning ``[]``; ``map`` is ``key:value`` entries separated by commas, split at the last
-colon (so IPv6 keys work). Unlike Kafka, an unknown setting is an error, not a warning, and an
-empty text for a string setting whose default is null means "unset".
+colon (so IPv6 keys work). An empty text for a string setting whose default is null means "unset".
 
 Sources, later ones winning: the properties file, then ``extra``, then each ``--override key=value``.
+A setting Kafka defines that kafkalite does not act on (``kafka_config_names``) is accepted and
+listed in ``BrokerConfig.ignored``; a name neither defines is an error that suggests the closest
+name. Every unknown name and invalid value of all the sources is reported in one ConfigError.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.server.kafka_config_names import (
+    KAFKA_BROKER_CONFIGS,
+    is_kafka_config,
+    split_listener_prefix,
+)
 from kafkalite.server.listeners import (
     SASL_PROTOCOLS,
     SECURITY_PROTOCOL_IDS,
@@ -57,11 +64,25 @@ __all__ = [
 
 
 class ConfigError(ValueError):
-    """A bad broker configuration; the message names the setting (also kept in ``setting``)."""
+    """A bad broker configuration; the message names the setting (also kept in ``setting``).
+
+    One error may stand for several (``errors``, each a ConfigError): its message lists them all, one
+    a line, and ``setting`` is the first one's."""
 
     def __init__(self, message: str, setting: str | None = None) -> None:
         super().__init__(message)
         self.setting = setting
+        self.errors: tuple[ConfigError, ...] = (self,)
+
+    @classmethod
+    def of(cls, errors: Iterable[ConfigError]) -> ConfigError:
+        """One error for ``errors`` (at least one): the error itself if it is alone."""
+        unique = list({str(e): e for e in errors}.values())
+        if len(unique) == 1:
+            return unique[0]
+        combined = cls(f"{len(unique)} errors:" + "".join(f"\n  {e}" for e in unique), unique[0].setting)
+        combined.errors = tuple(unique)
+        return combined
 
 
 class _Invalid(Exception):
@@ -727,14 +748,31 @@ SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 _BY_ANY_NAME: dict[str, Setting] = {n: s for s in SETTINGS for n in s.names}
 
 
+_HINT_NAMES = sorted(set(_BY_ANY_NAME) | KAFKA_BROKER_CONFIGS)
+
+
 def lookup(name: str) -> Setting:
-    """The setting called ``name`` (or one of its aliases); ConfigError if there is none."""
+    """The setting called ``name`` (or one of its aliases); ConfigError if there is none, saying
+    whether ``name`` is a Kafka setting kafkalite does not act on or an unknown name (with a hint)."""
     setting = _BY_ANY_NAME.get(name)
     if setting is None:
-        close = difflib.get_close_matches(name, list(_BY_ANY_NAME), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"unknown setting {name!r}{hint}", name)
+        if is_kafka_config(name):
+            raise ConfigError(f"{name!r} is a Kafka setting that kafkalite does not act on", name)
+        raise _unknown(name)
     return setting
+
+
+def _unknown(name: str) -> ConfigError:
+    """The error for a name neither kafkalite nor Kafka defines, suggesting the closest name that is
+    one (under the same listener prefix for a listener-prefixed name)."""
+    split = split_listener_prefix(name)
+    if split is None:
+        close = difflib.get_close_matches(name, _HINT_NAMES, n=1)
+    else:
+        prefix, rest = split
+        close = [prefix + c for c in difflib.get_close_matches(rest, sorted(KAFKA_BROKER_CONFIGS), n=1)]
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigError(f"unknown setting {name!r}{hint}", name)
 
 
 # --- Java .properties ----------------------------------------------------------------------------
@@ -875,25 +913,48 @@ def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 
-def _canonical(props: Mapping[str, object]) -> dict[str, object]:
-    """Map keys (and aliases) to setting names; unknown key -> ConfigError; None values are unset.
-    Within one source, an alias and its setting may both appear only with equal values."""
-    result: dict[str, object] = {}
+@dataclass
+class _Gathered:
+    """What the sources say, later ones winning: each setting's text or value by the setting's name,
+    the Kafka settings kafkalite does not act on, and every error found on the way."""
+
+    raw: dict[str, object]
+    ignored: set[str]
+    errors: list[ConfigError]
+
+
+def _canonical(props: Mapping[str, object], into: _Gathered | None = None) -> _Gathered:
+    """Add one source to ``into``: keys (and aliases) become setting names, None values are unset, a
+    Kafka setting kafkalite does not act on is ignored, any other key is an error. Within one source,
+    an alias and its setting may both appear only with equal values."""
+    gathered = into if into is not None else _Gathered({}, set(), [])
     origin: dict[str, str] = {}
     for key, raw in props.items():
         key = key.strip()
-        setting = lookup(key)
+        setting = _BY_ANY_NAME.get(key)
+        if setting is None:
+            if not is_kafka_config(key):
+                gathered.errors.append(_unknown(key))
+            elif raw is not None:
+                gathered.ignored.add(key)
+            continue
         if raw is None:
             continue
         name = setting.name
-        if name in result and origin[name] != key and setting.parse(result[name]) != setting.parse(raw):
-            raise ConfigError(
-                f"{origin[name]} and {key} are both set, to different values ({result[name]!r} and {raw!r})",
-                name,
-            )
-        result[name] = raw
+        if name in origin and origin[name] != key and _differ(setting, gathered.raw[name], raw):
+            gathered.errors.append(ConfigError(
+                f"{origin[name]} and {key} are both set, to different values "
+                f"({gathered.raw[name]!r} and {raw!r})", name))
+        gathered.raw[name] = raw
         origin[name] = key
-    return result
+    return gathered
+
+
+def _differ(setting: Setting, a: object, b: object) -> bool:
+    try:
+        return bool(setting.parse(a) != setting.parse(b))
+    except ConfigError:  # an invalid value is reported when the values are parsed
+        return a != b
 
 
 def _parse_override(item: str) -> tuple[str, str]:
@@ -912,15 +973,25 @@ class BrokerConfig:
     """
 
     def __init__(self, props: Mapping[str, object] | None = None) -> None:
-        raw = _canonical(props or {})
+        self._load(_canonical(props or {}))
+
+    def _load(self, gathered: _Gathered) -> None:
+        """Parse every gathered value; one ConfigError lists every unknown name and invalid value."""
+        errors = list(gathered.errors)
         values: dict[str, Any] = {}
         for setting in SETTINGS:
-            if setting.name in raw:
-                values[setting.name] = setting.parse(raw[setting.name])
+            if setting.name in gathered.raw:
+                try:
+                    values[setting.name] = setting.parse(gathered.raw[setting.name])
+                except ConfigError as e:
+                    errors.append(e)
             else:
                 values[setting.name] = copy.deepcopy(setting.default)
+        if errors:
+            raise ConfigError.of(errors)
         self._values = values
-        self._explicit = frozenset(raw)
+        self._explicit = frozenset(gathered.raw)
+        self._ignored = sorted(gathered.ignored)
         self._derive()
 
     @classmethod
@@ -931,14 +1002,22 @@ class BrokerConfig:
         extra: Mapping[str, object] | None = None,
     ) -> BrokerConfig:
         """The properties file (if any), then ``extra``, then each ``key=value`` override; later wins."""
-        merged: dict[str, object] = {}
+        gathered = _Gathered({}, set(), [])
         if file_path is not None:
-            merged.update(_canonical(load_properties_file(file_path)))
+            try:
+                _canonical(load_properties_file(file_path), gathered)
+            except ConfigError as e:
+                gathered.errors.append(e)
         if extra:
-            merged.update(_canonical(extra))
+            _canonical(extra, gathered)
         for item in overrides:
-            merged.update(_canonical(dict([_parse_override(item)])))
-        return cls(merged)
+            try:
+                _canonical(dict([_parse_override(item)]), gathered)
+            except ConfigError as e:
+                gathered.errors.append(e)
+        config = cls.__new__(cls)
+        config._load(gathered)
+        return config
 
     # --- access ---------------------------------------------------------------------------------
 
@@ -964,6 +1043,11 @@ class BrokerConfig:
     def explicit(self) -> frozenset[str]:
         """Names of the settings the user set (aliases mapped to the setting's name)."""
         return self._explicit
+
+    @property
+    def ignored(self) -> list[str]:
+        """Names the user set that Kafka defines and kafkalite does not act on, sorted."""
+        return list(self._ignored)
 
     def __repr__(self) -> str:
         shown = ", ".join(

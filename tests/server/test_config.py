@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,7 @@ from kafkalite.server.config import (
     parse_properties,
 )
 from kafkalite.server.config_docs import render_markdown
+from kafkalite.server.kafka_config_names import KAFKA_BROKER_CONFIGS, is_kafka_config
 from kafkalite.server.listeners import Endpoint, parse_listener
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -473,3 +479,412 @@ def test_docs_cover_every_setting() -> None:
 def test_properties_round_trip_trailing_space_after_backslashes(value: str) -> None:
     """Found by hypothesis: a value ending in a backslash and a space lost its space."""
     assert parse_properties(format_properties({"k": value})) == {"k": value}
+
+
+# --- Kafka's own server.properties ---------------------------------------------------------------
+
+# Kafka 3.9's config/kraft/server.properties, as released (apache/kafka, branch 3.9).
+KAFKA_39_KRAFT_SERVER_PROPERTIES = """# Licensed to the Apache Software Foundation (ASF) under one or more
+# contributor license agreements.  See the NOTICE file distributed with
+# this work for additional information regarding copyright ownership.
+# The ASF licenses this file to You under the Apache License, Version 2.0
+# (the "License"); you may not use this file except in compliance with
+# the License.  You may obtain a copy of the License at
+#
+#    http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+#
+# This configuration file is intended for use in KRaft mode, where
+# Apache ZooKeeper is not present.
+#
+
+############################# Server Basics #############################
+
+# The role of this server. Setting this puts us in KRaft mode
+process.roles=broker,controller
+
+# The node id associated with this instance's roles
+node.id=1
+
+# The connect string for the controller quorum
+controller.quorum.voters=1@localhost:9093
+
+############################# Socket Server Settings #############################
+
+# The address the socket server listens on.
+# Combined nodes (i.e. those with `process.roles=broker,controller`) must list the controller listener here at a minimum.
+# If the broker listener is not defined, the default listener will use a host name that is equal to the value of java.net.InetAddress.getCanonicalHostName(),
+# with PLAINTEXT listener name, and port 9092.
+#   FORMAT:
+#     listeners = listener_name://host_name:port
+#   EXAMPLE:
+#     listeners = PLAINTEXT://your.host.name:9092
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+
+# Name of listener used for communication between brokers.
+inter.broker.listener.name=PLAINTEXT
+
+# Listener name, hostname and port the broker or the controller will advertise to clients.
+# If not set, it uses the value for "listeners".
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+
+# A comma-separated list of the names of the listeners used by the controller.
+# If no explicit mapping set in `listener.security.protocol.map`, default will be using PLAINTEXT protocol
+# This is required if running in KRaft mode.
+controller.listener.names=CONTROLLER
+
+# Maps listener names to security protocols, the default is for them to be the same. See the config documentation for more details
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+
+# The number of threads that the server uses for receiving requests from the network and sending responses to the network
+num.network.threads=3
+
+# The number of threads that the server uses for processing requests, which may include disk I/O
+num.io.threads=8
+
+# The send buffer (SO_SNDBUF) used by the socket server
+socket.send.buffer.bytes=102400
+
+# The receive buffer (SO_RCVBUF) used by the socket server
+socket.receive.buffer.bytes=102400
+
+# The maximum size of a request that the socket server will accept (protection against OOM)
+socket.request.max.bytes=104857600
+
+
+############################# Log Basics #############################
+
+# A comma separated list of directories under which to store log files
+log.dirs=/tmp/kraft-combined-logs
+
+# The default number of log partitions per topic. More partitions allow greater
+# parallelism for consumption, but this will also result in more files across
+# the brokers.
+num.partitions=1
+
+# The number of threads per data directory to be used for log recovery at startup and flushing at shutdown.
+# This value is recommended to be increased for installations with data dirs located in RAID array.
+num.recovery.threads.per.data.dir=1
+
+############################# Internal Topic Settings  #############################
+# The replication factor for the group metadata internal topics "__consumer_offsets" and "__transaction_state"
+# For anything other than development testing, a value greater than 1 is recommended to ensure availability such as 3.
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+
+############################# Log Flush Policy #############################
+
+# Messages are immediately written to the filesystem but by default we only fsync() to sync
+# the OS cache lazily. The following configurations control the flush of data to disk.
+# There are a few important trade-offs here:
+#    1. Durability: Unflushed data may be lost if you are not using replication.
+#    2. Latency: Very large flush intervals may lead to latency spikes when the flush does occur as there will be a lot of data to flush.
+#    3. Throughput: The flush is generally the most expensive operation, and a small flush interval may lead to excessive seeks.
+# The settings below allow one to configure the flush policy to flush data after a period of time or
+# every N messages (or both). This can be done globally and overridden on a per-topic basis.
+
+# The number of messages to accept before forcing a flush of data to disk
+#log.flush.interval.messages=10000
+
+# The maximum amount of time a message can sit in a log before we force a flush
+#log.flush.interval.ms=1000
+
+############################# Log Retention Policy #############################
+
+# The following configurations control the disposal of log segments. The policy can
+# be set to delete segments after a period of time, or after a given size has accumulated.
+# A segment will be deleted whenever *either* of these criteria are met. Deletion always happens
+# from the end of the log.
+
+# The minimum age of a log file to be eligible for deletion due to age
+log.retention.hours=168
+
+# A size-based retention policy for logs. Segments are pruned from the log unless the remaining
+# segments drop below log.retention.bytes. Functions independently of log.retention.hours.
+#log.retention.bytes=1073741824
+
+# The maximum size of a log segment file. When this size is reached a new log segment will be created.
+log.segment.bytes=1073741824
+
+# The interval at which log segments are checked to see if they can be deleted according
+# to the retention policies
+log.retention.check.interval.ms=300000
+"""  # noqa: E501
+
+# Kafka 4.x's config/server.properties (4.0 moved config/kraft/server.properties here): the same
+# file with controller.quorum.bootstrap.servers in place of controller.quorum.voters, and the share
+# group state topic's settings.
+KAFKA_4_SERVER_PROPERTIES = """# Licensed to the Apache Software Foundation (ASF) under one or more
+# contributor license agreements.  See the NOTICE file distributed with
+# this work for additional information regarding copyright ownership.
+# The ASF licenses this file to You under the Apache License, Version 2.0
+# (the "License"); you may not use this file except in compliance with
+# the License.  You may obtain a copy of the License at
+#
+#    http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+############################# Server Basics #############################
+
+# The role of this server. Setting this puts us in KRaft mode
+process.roles=broker,controller
+
+# The node id associated with this instance's roles
+node.id=1
+
+# List of controller endpoints used connect to the controller cluster
+controller.quorum.bootstrap.servers=localhost:9093
+
+############################# Socket Server Settings #############################
+
+# The address the socket server listens on.
+# Combined nodes (i.e. those with `process.roles=broker,controller`) must list the controller listener here at a minimum.
+# If the broker listener is not defined, the default listener will use a host name that is equal to the value of java.net.InetAddress.getCanonicalHostName(),
+# with PLAINTEXT listener name, and port 9092.
+#   FORMAT:
+#     listeners = listener_name://host_name:port
+#   EXAMPLE:
+#     listeners = PLAINTEXT://your.host.name:9092
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+
+# Name of listener used for communication between brokers.
+inter.broker.listener.name=PLAINTEXT
+
+# Listener name, hostname and port the broker or the controller will advertise to clients.
+# If not set, it uses the value for "listeners".
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+
+# A comma-separated list of the names of the listeners used by the controller.
+# If no explicit mapping set in `listener.security.protocol.map`, default will be using PLAINTEXT protocol
+# This is required if running in KRaft mode.
+controller.listener.names=CONTROLLER
+
+# Maps listener names to security protocols, the default is for them to be the same. See the config documentation for more details
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+
+# The number of threads that the server uses for receiving requests from the network and sending responses to the network
+num.network.threads=3
+
+# The number of threads that the server uses for processing requests, which may include disk I/O
+num.io.threads=8
+
+# The send buffer (SO_SNDBUF) used by the socket server
+socket.send.buffer.bytes=102400
+
+# The receive buffer (SO_RCVBUF) used by the socket server
+socket.receive.buffer.bytes=102400
+
+# The maximum size of a request that the socket server will accept (protection against OOM)
+socket.request.max.bytes=104857600
+
+
+############################# Log Basics #############################
+
+# A comma separated list of directories under which to store log files
+log.dirs=/tmp/kraft-combined-logs
+
+# The default number of log partitions per topic. More partitions allow greater
+# parallelism for consumption, but this will also result in more files across
+# the brokers.
+num.partitions=1
+
+# The number of threads per data directory to be used for log recovery at startup and flushing at shutdown.
+# This value is recommended to be increased for installations with data dirs located in RAID array.
+num.recovery.threads.per.data.dir=1
+
+############################# Internal Topic Settings  #############################
+# The replication factor for the group metadata internal topics "__consumer_offsets", "__share_group_state" and "__transaction_state"
+# For anything other than development testing, a value greater than 1 is recommended to ensure availability such as 3.
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+
+############################# Log Flush Policy #############################
+
+# Messages are immediately written to the filesystem but by default we only fsync() to sync
+# the OS cache lazily. The following configurations control the flush of data to disk.
+# There are a few important trade-offs here:
+#    1. Durability: Unflushed data may be lost if you are not using replication.
+#    2. Latency: Very large flush intervals may lead to latency spikes when the flush does occur as there will be a lot of data to flush.
+#    3. Throughput: The flush is generally the most expensive operation, and a small flush interval may lead to excessive seeks.
+# The settings below allow one to configure the flush policy to flush data after a period of time or
+# every N messages (or both). This can be done globally and overridden on a per-topic basis.
+
+# The number of messages to accept before forcing a flush of data to disk
+#log.flush.interval.messages=10000
+
+# The maximum amount of time a message can sit in a log before we force a flush
+#log.flush.interval.ms=1000
+
+############################# Log Retention Policy #############################
+
+# The following configurations control the disposal of log segments. The policy can
+# be set to delete segments after a period of time, or after a given size has accumulated.
+# A segment will be deleted whenever *either* of these criteria are met. Deletion always happens
+# from the end of the log.
+
+# The minimum age of a log file to be eligible for deletion due to age
+log.retention.hours=168
+
+# A size-based retention policy for logs. Segments are pruned from the log unless the remaining
+# segments drop below log.retention.bytes. Functions independently of log.retention.hours.
+#log.retention.bytes=1073741824
+
+# The maximum size of a log segment file. When this size is reached a new log segment will be created.
+log.segment.bytes=1073741824
+
+# The interval at which log segments are checked to see if they can be deleted according
+# to the retention policies
+log.retention.check.interval.ms=300000
+"""  # noqa: E501
+
+# The settings of both files that Kafka defines and kafkalite does not act on.
+IGNORED_BY_BOTH = [
+    "log.retention.check.interval.ms", "log.retention.hours", "log.segment.bytes",
+    "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+    "transaction.state.log.min.isr", "transaction.state.log.replication.factor",
+]
+
+
+def test_kafka_39_kraft_sample_loads_on_the_first_try(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text(KAFKA_39_KRAFT_SERVER_PROPERTIES)
+    c = BrokerConfig.from_sources(str(path))
+    assert c.ignored == IGNORED_BY_BOTH
+    assert c.node_id == 1 and c.is_controller and c.is_broker
+    assert c["controller.quorum.voters"] == ["1@localhost:9093"]
+    assert c.controller_listener_names == ["CONTROLLER"]
+    assert [str(e) for e in c.listeners] == ["PLAINTEXT://:9092", "CONTROLLER://:9093"]
+    assert c.log_dirs == ["/tmp/kraft-combined-logs"]
+    assert not set(c.ignored) & c.explicit
+
+
+def test_kafka_4_sample_loads_on_the_first_try(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text(KAFKA_4_SERVER_PROPERTIES)
+    c = BrokerConfig.from_sources(str(path))
+    assert c.ignored == sorted([*IGNORED_BY_BOTH, "share.coordinator.state.topic.min.isr",
+                                "share.coordinator.state.topic.replication.factor"])
+    assert c["controller.quorum.bootstrap.servers"] == ["localhost:9093"]
+    assert c.is_controller and c.controller_listener_names == ["CONTROLLER"]
+
+
+def test_kafka_names_are_accepted_and_ignored_not_set() -> None:
+    c = cfg(log_retention_hours="168", zookeeper_connect="localhost:2181")
+    assert c.ignored == ["log.retention.hours", "zookeeper.connect"]
+    assert c.explicit == {"node.id"}
+    with pytest.raises(KeyError):
+        c.get("log.retention.hours")
+    c = BrokerConfig({"node.id": "1", "listener.name.internal.ssl.keystore.location": "/k.jks",
+                      "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": "x required;",
+                      "log.segment.bytes": None})  # None is unset, so not listed
+    assert c.ignored == ["listener.name.internal.ssl.keystore.location",
+                         "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config"]
+    with pytest.raises(ConfigError, match="Kafka setting that kafkalite does not act on") as info:
+        lookup("log.retention.hours")
+    assert info.value.setting == "log.retention.hours"
+
+
+def test_the_kafka_flag_agrees_with_kafkas_names() -> None:
+    for s in SETTINGS:
+        for name in s.names:
+            assert is_kafka_config(name) == s.kafka, name
+    assert len(KAFKA_BROKER_CONFIGS) > 300  # the whole list, not a sample of it
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("controller.listener.name", "controller.listener.names"),  # Kafka's, not control.plane...
+        ("log.retention.hour", "log.retention.hours"),  # a name Kafka defines
+        ("num.io.thread", "num.io.threads"),  # a kafkalite setting
+        ("listener.name.internal.ssl.keystore.locaton", "listener.name.internal.ssl.keystore.location"),
+    ],
+)
+def test_unknown_names_fail_with_a_hint_from_the_right_family(name: str, hint: str) -> None:
+    e = error_for({name: "1"})
+    assert str(e) == f"unknown setting {name!r} (did you mean {hint!r}?)"
+    assert e.setting == name and e.errors == (e,)
+
+
+def test_every_error_of_a_file_and_its_overrides_in_one_run(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text(KAFKA_39_KRAFT_SERVER_PROPERTIES
+                    + "log.retention.hourz=1\nnum.io.threads=many\nfoo.bar=1\n")
+    with pytest.raises(ConfigError) as info:
+        BrokerConfig.from_sources(str(path), ["num.network.thread=2", "broken"])
+    e = info.value
+    lines = str(e).splitlines()
+    assert lines[0] == "5 errors:"
+    assert lines[1:] == [
+        "  unknown setting 'log.retention.hourz' (did you mean 'log.retention.hours'?)",
+        "  unknown setting 'foo.bar'",
+        "  unknown setting 'num.network.thread' (did you mean 'num.network.threads'?)",
+        "  invalid override 'broken': expected key=value",
+        "  invalid value 'many' for num.io.threads: not an integer",
+    ]
+    assert e.setting == "log.retention.hourz"
+    assert [x.setting for x in e.errors] == [
+        "log.retention.hourz", "foo.bar", "num.network.thread", None, "num.io.threads"]
+
+
+def _swap(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def test_the_cli_starts_from_kafkas_sample_and_lists_what_it_ignores_once(tmp_path: Path) -> None:
+    """``kafkalite broker --config`` on Kafka's sample, with free ports and a temporary log directory
+    (and no controller address, so that this node runs the controller it registers with)."""
+    text = _swap(KAFKA_4_SERVER_PROPERTIES, "controller.quorum.bootstrap.servers=localhost:9093\n", "")
+    text = _swap(text, "\nlisteners=PLAINTEXT://:9092,CONTROLLER://:9093",
+                 "\nlisteners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0")
+    text = _swap(text, "advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093\n", "")
+    text = _swap(text, "log.dirs=/tmp/kraft-combined-logs", f"log.dirs={tmp_path / 'logs'}")
+    path = tmp_path / "server.properties"
+    path.write_text(text)
+    proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "broker", "--config", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: list[str] = []
+    up = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if " is up" in line:
+                up.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert up.wait(30), "\n".join(lines)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, "\n".join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        reader.join(5)
+    unused = [line for line in lines if "were supplied but are not used yet" in line]
+    assert len(unused) == 1, "\n".join(lines)
+    ignored = sorted([*IGNORED_BY_BOTH, "share.coordinator.state.topic.min.isr",
+                      "share.coordinator.state.topic.replication.factor"])
+    assert f"WARNING [MainThread] kafkalite.server.broker: These configurations '[{', '.join(ignored)}]'" \
+        in unused[0]
+    assert not [line for line in lines if line.startswith("Error:") or "Traceback" in line]
