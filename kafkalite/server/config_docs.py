@@ -34,6 +34,59 @@ def _name(setting: Setting) -> str:
     return " ".join(parts)
 
 
+BY_HAND = """
+## Starting brokers by hand
+
+kafkalite runs **one controller per cluster** (as Kafka did before KRaft, inside one broker). Two
+controllers are never started silently:
+
+- `controller.quorum.bootstrap.servers` (or a single `controller.quorum.voters` entry, `id@host:port`)
+  says where the controller takes registrations. A node runs the controller if these settings are
+  empty (a lone broker is its own controller) or name the node itself: one of its own listeners'
+  ports on a local address, or, for `controller.quorum.voters`, its `node.id`.
+- Without `process.roles`, a node whose controller settings name another node is a broker only; with
+  `process.roles=broker,controller` it is refused at startup (`kafkalite runs one controller per
+  cluster`), and `process.roles=broker` with no controller settings is refused too (it could not
+  register anywhere). A quorum of several voters is refused with the reason.
+- On the controller, the listeners named in `controller.listener.names` take the brokers'
+  registrations and heartbeats (beside the privileged listener) and are not advertised to clients.
+- A broker that has never joined a cluster and has no `cluster.id` adopts the controller's cluster id
+  at its first registration and keeps it in `meta.properties` under its first log directory. A broker
+  whose `meta.properties` names another cluster than the controller's, or another id than a
+  configured `cluster.id`, stops with one line that names both ids and the file.
+- A broker prints `is up` once it is registered with the controller; until then it prints that it is
+  waiting for the controller at the configured address.
+
+A worked example, three brokers on one machine (each in its own terminal, in any order):
+
+```sh
+# Broker 1 runs the controller; its CONTROLLER listener takes the brokers' registrations.
+kafkalite broker --override node.id=1 --override log.dirs=/tmp/kl/1 \\
+  --override listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093 \\
+  --override listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT \\
+  --override controller.listener.names=CONTROLLER \\
+  --override controller.quorum.bootstrap.servers=127.0.0.1:9093
+# Brokers 2 and 3: the same address names another node, so they run no controller.
+kafkalite broker --override node.id=2 --override log.dirs=/tmp/kl/2 \\
+  --override listeners=PLAINTEXT://127.0.0.1:9094 \\
+  --override controller.quorum.bootstrap.servers=127.0.0.1:9093
+kafkalite broker --override node.id=3 --override log.dirs=/tmp/kl/3 \\
+  --override listeners=PLAINTEXT://127.0.0.1:9096 \\
+  --override controller.quorum.bootstrap.servers=127.0.0.1:9093
+```
+
+Broker 2, started first, prints `kafkalite broker 2 is waiting for the controller at
+127.0.0.1:9093 ...`; once broker 1 is up, every broker prints `kafkalite broker N is up:
+bootstrap.servers=... (cluster id ...)` with the same cluster id, and `kcat -L -b 127.0.0.1:9094`
+lists the three brokers with broker 1 as the controller. The controller sends its requests to each
+broker's listener of the same name as its own inter-broker listener (here `PLAINTEXT`), so every
+broker needs one. The same settings work in `server.properties` files: Kafka's own sample for a
+combined node (`process.roles=broker,controller`, `controller.quorum.voters=1@localhost:9093`,
+`controller.listener.names=CONTROLLER`) starts a kafkalite controller as it is.
+`tests/server/test_started_by_hand.py` runs this example.
+"""
+
+
 def render_markdown() -> str:
     """The whole of docs/configuration.md."""
     out = [
@@ -73,7 +126,7 @@ def render_markdown() -> str:
             out.append(
                 f"| {_name(s)} | {s.type} | {_cell(_default(s))} | {_cell(valid)} | {_cell(s.doc)} |"
             )
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + BY_HAND
 
 
 def main() -> None:
