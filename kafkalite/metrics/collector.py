@@ -22,6 +22,7 @@ from prometheus_client.core import (
 )
 
 from kafkalite.protocol.codec import api_name
+from kafkalite.protocol.error_codes import for_code
 
 from .request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS, bucket_bounds, merged
 
@@ -132,19 +133,21 @@ class BrokerCollector:
         requests = CounterMetricFamily("kafka_network_requestmetrics_requests",
                                        "Requests completed (RequestsPerSec).", labels=["request", "version"])
         errors = CounterMetricFamily("kafka_network_requestmetrics_errors",
-                                     "Responses by top-level error code (ErrorsPerSec).",
+                                     "Error codes the responses carried, NONE included, at the top "
+                                     "level, per topic and per partition (ErrorsPerSec).",
                                      labels=["request", "error"])
         names = TIMINGS + SIZES
         hists = [HistogramMetricFamily(f"kafka_network_requestmetrics_{name.lower()}", f"{name} per request.",
                                        labels=["request", "version"]) for name in names]
         time_bounds = bucket_bounds(TIME_BUCKETS, 0.001)  # microseconds kept, milliseconds shown
         size_bounds = bucket_bounds(SIZE_BUCKETS, 1.0)
+        by_error: dict[tuple[str, str], int] = {}  # ErrorsPerSec has no version: summed over them
         for (key, version), s in sorted(stats.items()):
             request = api_name(key)
             requests.add_metric([request, str(version)], s.count)
-            by_error: dict[int, int] = s.errors
-            for code, n in sorted(by_error.items()):
-                errors.add_metric([request, str(code)], n)
+            for code, n in s.errors.items():
+                labels = (request, for_code(code).name)  # Kafka's name, as its JMX tag has it
+                by_error[labels] = by_error.get(labels, 0) + n
             for i, family in enumerate(hists):
                 timing = i < len(TIMINGS)
                 bounds = time_bounds if timing else size_bounds
@@ -155,6 +158,8 @@ class BrokerCollector:
                     buckets.append((repr(bound), cumulative))
                 buckets.append(("+Inf", sum(counts)))
                 family.add_metric([request, str(version)], buckets, total * (0.001 if timing else 1.0))
+        for labels, n in sorted(by_error.items()):
+            errors.add_metric(list(labels), n)
         yield requests
         yield errors
         yield from hists

@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from kafkalite.protocol.codec import api_name
@@ -59,13 +60,14 @@ class RequestLog:
     # --- the callers' side: format, append, never block ------------------------------------------
 
     def append(self, request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
-               error_code: int) -> None:
-        """A completed request (``times_us``: :func:`~kafkalite.metrics.request_metrics.request_times_us`)."""
+               error_code: int, error_counts: Mapping[int, int] | None = None) -> None:
+        """A completed request (``times_us``: :func:`~kafkalite.metrics.request_metrics.request_times_us`;
+        ``error_counts``: every error code its response carried, None for ``error_code`` alone)."""
         if len(self._lines) >= self.queue_max:
             self.dropped += 1
             return
         self._lines.append(format_line(request, times_us, response_bytes, error_code,
-                                       time.time_ns() // 1_000_000, self._templates))
+                                       time.time_ns() // 1_000_000, self._templates, error_counts))
 
     def append_controller(self, broker_id: int, api_key: int, version: int, queue_ns: int) -> None:
         """A control request the controller's send thread took from its queue for ``broker_id``."""
@@ -193,12 +195,25 @@ def _template(request: Any) -> str:
         + _q(request.security_protocol) + ',"principal":"User:ANONYMOUS","listener":'
         + _q(request.listener) + ',"clientInformation":{"softwareName":'
         + _q(request.client_software_name) + ',"softwareVersion":' + _q(request.client_software_version)
-        + f'}},"processor":{request.processor},"requestBytes":%d,"responseBytes":%d,"errorCode":%d}}\n'
+        + f'}},"processor":{request.processor},"requestBytes":%d,"responseBytes":%d,"errorCode":%d,'
+        + '"errorCounts":%s}\n'
     )
 
 
+def error_counts_json(error_code: int, error_counts: Mapping[int, int] | None) -> str:
+    """The ``errorCounts`` field: a JSON object from each nonzero error code the response carried
+    (as a string key, in order) to how many times; ``{}`` when there is none (the common case)."""
+    if error_counts is None:
+        return f'{{"{error_code}":1}}' if error_code else "{}"
+    if not error_counts or (len(error_counts) == 1 and 0 in error_counts):  # all NONE
+        return "{}"
+    nonzero = [f'"{code}":{n}' for code, n in sorted(error_counts.items()) if code]
+    return "{" + ",".join(nonzero) + "}" if nonzero else "{}"
+
+
 def format_line(request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
-                error_code: int, wall_ms: int, templates: dict[tuple, str] | None = None) -> str:
+                error_code: int, wall_ms: int, templates: dict[tuple, str] | None = None,
+                error_counts: Mapping[int, int] | None = None) -> str:
     """One request as Kafka's request logger has it, plus kafkalite's fields: one % of integers
     over a template cached in ``templates`` per connection, api, version and client (the
     connection id fixes the listener, protocol and Processor)."""
@@ -214,4 +229,6 @@ def format_line(request: Any, times_us: tuple[int, int, int, int, int], response
             templates[key] = template
     queue, local, response_queue, send, total = times_us
     return template % (wall_ms, header.correlation_id, total, queue, local, response_queue, send,
-                       request.size, response_bytes, error_code)
+                       request.size, response_bytes, error_code,
+                       "{}" if error_counts is None and not error_code  # the common case, no call
+                       else error_counts_json(error_code, error_counts))

@@ -8,7 +8,7 @@ search per histogram (about 1 us a request, measured with timeit).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 TIME_BUCKETS = 26  # microseconds: up to 2**25 us (33 s), then +Inf
@@ -23,7 +23,8 @@ SLOTS = 65  # per histogram: bit lengths 0..64, so no value can fall outside
 
 
 class ApiStats:
-    """One api key and version: requests, errors by code, and the histograms (TIMINGS then SIZES),
+    """One api key and version: requests, error codes the responses carried (NONE included, as
+    Kafka's ErrorsPerSec counts them) by code, and the histograms (TIMINGS then SIZES),
     kept flat: histogram k's bucket i is ``counts[k * SLOTS + i]``, its sum ``sums[k]``."""
 
     __slots__ = ("count", "counts", "errors", "sums")
@@ -68,18 +69,23 @@ class RequestMetrics:
         self.stats: dict[tuple[int, int], ApiStats] = {}
 
     def record(self, request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
-               error_code: int) -> None:
+               error_code: int, error_counts: Mapping[int, int] | None = None) -> None:
         """A request whose response has been written (or dropped): Kafka's updateRequestMetrics.
-        ``times_us`` is :func:`request_times_us`. Written out flat: this runs once per request on
-        the Processor's thread."""
+        ``times_us`` is :func:`request_times_us`; ``error_counts`` every error code the response
+        carried (None: ``error_code`` alone, once). Written out flat: this runs once per request
+        on the Processor's thread."""
         header = request.header
         key = (header.request_api_key, header.request_api_version)
         stats = self.stats.get(key)
         if stats is None:
             stats = self.stats[key] = ApiStats()
         stats.count += 1
-        if error_code:
-            stats.errors[error_code] = stats.errors.get(error_code, 0) + 1
+        errors = stats.errors
+        if error_counts is None:
+            errors[error_code] = errors.get(error_code, 0) + 1
+        else:
+            for code, n in error_counts.items():
+                errors[code] = errors.get(code, 0) + n
         queue_us, local_us, response_queue_us, send_us, total_us = times_us
         size = request.size
         c = stats.counts

@@ -22,7 +22,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.metrics.request_metrics import RequestMetrics, request_times_us
@@ -42,6 +42,7 @@ from .memory_pool import MemoryPool
 from .mute import ON_REQUEST, ON_RESPONSE_SENT, IllegalMuteTransition, MuteEvent, MuteState
 from .quotas import ConnectionQuotas
 from .request_channel import (
+    NO_ERROR_COUNTS,
     CloseConnectionResponse,
     EndThrottlingResponse,
     NoOpResponse,
@@ -299,11 +300,11 @@ class Processor(threading.Thread):
                 self._inflight[conn.id] = response
                 self._send(conn, response.payload)
             case NoOpResponse():
-                self._completed(response.request, 0, 0, time.monotonic_ns())
+                self._completed(response.request, 0, 0, NO_ERROR_COUNTS, time.monotonic_ns())
                 conn.handle_event(MuteEvent.RESPONSE_SENT)
                 self._try_unmute(conn)
             case CloseConnectionResponse():
-                self._completed(response.request, 0, 0, time.monotonic_ns())
+                self._completed(response.request, 0, 0, NO_ERROR_COUNTS, time.monotonic_ns())
                 self._close(conn, "the request handler asked to close it")
             case StartThrottlingResponse():
                 conn.handle_event(MuteEvent.THROTTLE_STARTED)
@@ -723,7 +724,8 @@ class Processor(threading.Thread):
                 response = inflight.pop(conn.id, None)
                 if response is None:
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
-                completed(response.request, len(response.payload), response.error_code, now)
+                completed(response.request, len(response.payload), response.error_code,
+                          response.error_counts, now)
                 state = ON_RESPONSE_SENT.get(conn.mute_state)
                 if state is None:
                     raise IllegalMuteTransition(conn.mute_state, MuteEvent.RESPONSE_SENT)
@@ -764,12 +766,14 @@ class Processor(threading.Thread):
         if not conn.events & selectors.EVENT_READ:
             self._set_interest(conn, conn.events | selectors.EVENT_READ)
 
-    def _completed(self, request: Request, response_bytes: int, error_code: int, now_ns: int) -> None:
-        """A request's outcome is final: Kafka's updateRequestMetrics and request logger."""
+    def _completed(self, request: Request, response_bytes: int, error_code: int,
+                   error_counts: Mapping[int, int] | None, now_ns: int) -> None:
+        """A request's outcome is final: Kafka's updateRequestMetrics and request logger.
+        ``error_counts``: every error code the response carried (None: ``error_code`` alone)."""
         times = request_times_us(request, now_ns)
-        self.request_metrics.record(request, times, response_bytes, error_code)
+        self.request_metrics.record(request, times, response_bytes, error_code, error_counts)
         if self.request_log is not None:
-            self.request_log.append(request, times, response_bytes, error_code)
+            self.request_log.append(request, times, response_bytes, error_code, error_counts)
 
     def _take_turn(self) -> None:
         self._has_turn = self.turns.acquire()

@@ -13,6 +13,8 @@ import dataclasses
 import queue
 import threading
 import time
+import types
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .turns import PRESUMED_BLOCKED_AFTER
@@ -63,12 +65,20 @@ class Response:
     request: Request
 
 
+# The error counts of a request answered without a response (NoOp, CloseConnection): none.
+NO_ERROR_COUNTS: Mapping[int, int] = types.MappingProxyType({})
+
+
 @dataclasses.dataclass(eq=False, slots=True)
 class SendResponse(Response):
-    """Bytes to write to the connection (a whole frame, size prefix included)."""
+    """Bytes to write to the connection (a whole frame, size prefix included). ``error_code`` is
+    the response's own (top-level) code; ``error_counts`` every code it carries, NONE included,
+    at any depth (Kafka's ``errorCounts()``, see protocol/error_counts.py), counted where the
+    response is built; None when ``error_code`` is the only one."""
 
     payload: bytes
     error_code: int = 0
+    error_counts: Mapping[int, int] | None = None
 
 
 @dataclasses.dataclass(eq=False, slots=True)

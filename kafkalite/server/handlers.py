@@ -82,13 +82,13 @@ class KafkaApis:
         # Kafka's KafkaApis: the network layer answers these while a connection authenticates;
         # one reaching the handlers comes too late (or on a listener without SASL).
         body = sasl_handshake.RESPONSE(error_code=E.ILLEGAL_SASL_STATE, mechanisms=[])
-        return respond(request, 17, body, E.ILLEGAL_SASL_STATE)
+        return respond(request, 17, body)
 
     def handle_sasl_authenticate(self, request: Request) -> Response:
         body = sasl_authenticate.RESPONSE(
             error_code=E.ILLEGAL_SASL_STATE,
             error_message="SaslAuthenticate request received after successful authentication")
-        return respond(request, 36, body, E.ILLEGAL_SASL_STATE)
+        return respond(request, 36, body)
 
     # --- ApiVersions --------------------------------------------------------------------------
 
@@ -144,7 +144,7 @@ class KafkaApis:
                     R["partition_errors"](partition_index=r.index, error_code=r.error_code))
             body = R(error_code=error, topics=[R["topics"](topic_id=tid, partition_errors=errs)
                                                for tid, errs in by_topic.items()])
-        return respond(request, 4, body, error)
+        return respond(request, 4, body)
 
     def handle_stop_replica(self, request: Request) -> Response:
         req, version = request.body, request.api_version
@@ -162,7 +162,7 @@ class KafkaApis:
         body = R(error_code=error, partition_errors=[
             R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
             for r in results])
-        return respond(request, 5, body, error)
+        return respond(request, 5, body)
 
     def handle_update_metadata(self, request: Request) -> Response:
         error = self.replica_manager.update_metadata(request.body, request.api_version)
@@ -170,7 +170,7 @@ class KafkaApis:
             count = len(update_metadata_partitions(request.body, request.api_version))
             log.debug("Applied UpdateMetadata (controller epoch %d, %d partitions)",
                       request.body.controller_epoch, count)
-        return respond(request, 6, update_metadata.RESPONSE(error_code=error), error)
+        return respond(request, 6, update_metadata.RESPONSE(error_code=error))
 
     # --- Metadata -----------------------------------------------------------------------------
 
@@ -191,7 +191,7 @@ class KafkaApis:
             controller_id=snap.controller_id, topics=topics,
             cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
         )
-        return SendResponse(request, encode_response(3, version, request.correlation_id, body))
+        return respond(request, 3, body)
 
     @staticmethod
     def _requested_topics(snap: Snapshot, req, version: int):

@@ -3,20 +3,27 @@ requests: Kafka's request, network and controller metrics with the counts the re
 
 from __future__ import annotations
 
+import glob
+import json
+import os
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from kafkalite.protocol.messages import api_versions, metadata
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import api_versions, create_topics, metadata
 
 from ..kafka_client import Client, wait_for
 from ..server.conftest import running_broker
 
 
-def scrape(port: int) -> dict[str, list]:
+def scrape_text(port: int) -> str:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return {f.name: f.samples for f in text_string_to_metric_families(text)}
+        return str(r.read().decode())
+
+
+def scrape(port: int) -> dict[str, list]:
+    return {f.name: f.samples for f in text_string_to_metric_families(scrape_text(port))}
 
 
 def found(samples: list, name: str, **labels: str) -> list[float]:
@@ -79,3 +86,47 @@ def test_metrics_count_the_requests_served(tmp_path):
 def test_no_endpoint_by_default(tmp_path):
     with running_broker(tmp_path) as broker:
         assert broker.metrics_server is None
+
+
+def _create(c: Client, *names: str) -> list:
+    R = create_topics.REQUEST
+    body = R(timeout_ms=10000, topics=[R["topics"](name=n, num_partitions=1, replication_factor=1)
+                                       for n in names])
+    return [t.error_code for t in c.call(19, 7, body).topics]
+
+
+def test_errors_count_every_code_a_response_carries_and_the_request_log_has_them(tmp_path):
+    """Kafka's ErrorsPerSec counts the codes of each response's errorCounts(), NONE included and
+    named as Kafka names them: a CreateTopics of three topics, one of which exists, counts NONE
+    twice and TOPIC_ALREADY_EXISTS once; its request log line has errorCounts {"36": 1}."""
+    logs = tmp_path / "requests"
+    with running_broker(tmp_path / "data", metrics_port="0", request_log_dir=str(logs)) as broker:
+        port = broker.metrics_server.port
+        with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+            assert _create(c, "a") == [E.NONE]
+            assert _create(c, "b", "a", "c") == [E.NONE, E.TOPIC_ALREADY_EXISTS, E.NONE]
+
+        def errors() -> dict[str, float]:
+            samples = scrape(port)["kafka_network_requestmetrics_errors"]
+            return {s.labels["error"]: s.value for s in samples
+                    if s.name == "kafka_network_requestmetrics_errors_total"
+                    and s.labels["request"] == "CreateTopics"}
+
+        # A response is counted once written: the last one may still be on its way.
+        assert wait_for(lambda: errors() == {"NONE": 3, "TOPIC_ALREADY_EXISTS": 1})
+        requests = scrape(port)["kafka_network_requestmetrics_requests"]
+        assert value(requests, "kafka_network_requestmetrics_requests_total",
+                     request="CreateTopics", version="7") == 2
+
+        def created() -> list[dict]:
+            lines = []
+            for path in sorted(glob.glob(os.path.join(str(logs), "requests-*.jsonl"))):
+                with open(path) as f:
+                    lines += [json.loads(x) for x in f if x.strip()]
+            return [x for x in lines if x.get("requestHeader", {}).get("requestApiKeyName") == "CreateTopics"]
+
+        assert wait_for(lambda: len(created()) == 2)
+        first, second = sorted(created(), key=lambda x: x["requestHeader"]["correlationId"])
+        assert (first["errorCode"], first["errorCounts"]) == (0, {})
+        assert (second["errorCode"], second["errorCounts"]) == (0, {"36": 1})
+

@@ -7,7 +7,7 @@ import glob
 import json
 import os
 
-from kafkalite.metrics.request_log import RequestLog
+from kafkalite.metrics.request_log import RequestLog, format_line
 from kafkalite.protocol.messages import api_versions
 
 from ..kafka_client import Client, wait_for
@@ -43,6 +43,7 @@ def test_a_broker_logs_every_completed_request(tmp_path):
         assert line["listener"] == "PLAINTEXT" and line["securityProtocol"] == "PLAINTEXT"
         assert line["clientInformation"]["softwareVersion"] == "9"
         assert line["errorCode"] == 0 and line["responseBytes"] > 0 and line["requestBytes"] > 0
+        assert line["errorCounts"] == {}  # nonzero codes only
         parts = (line["requestQueueTimeMs"] + line["localTimeMs"] + line["responseQueueTimeMs"]
                  + line["sendTimeMs"])
         assert line["totalTimeMs"] >= 0 and abs(parts - line["totalTimeMs"]) < 1.0
@@ -51,6 +52,24 @@ def test_a_broker_logs_every_completed_request(tmp_path):
     sent = [x for x in _lines(logs) if x.get("type") == "controller"]
     assert sent and all(x["brokerId"] == 1 and x["queueTimeMs"] >= 0 for x in sent)
     assert "UpdateMetadata" in {x["requestHeader"]["requestApiKeyName"] for x in sent}
+
+
+def test_error_counts_hold_every_nonzero_code_the_response_carried():
+    """``errorCounts``: code (a string key) -> count, nonzero codes only, beside ``errorCode``."""
+    templates: dict = {}
+    cases = [
+        (0, {0: 2, 36: 1}, {"36": 1}),  # CreateTopics: one topic of three exists
+        (0, {0: 3}, {}),
+        (0, {3: 2, 5: 1, 0: 1}, {"3": 2, "5": 1}),
+        (35, None, {"35": 1}),  # only the top-level code (ApiVersions of an unknown version)
+        (0, None, {}),
+        (0, {}, {}),  # no response (the connection was closed)
+    ]
+    for error_code, counts, expected in cases:
+        for cache in (None, templates):  # the cached template writes the same line
+            line = json.loads(format_line(request(1), TIMES, 10, error_code, 1_700_000_000_000, cache,
+                                          counts))
+            assert line["errorCounts"] == expected and line["errorCode"] == error_code
 
 
 def test_files_roll_by_size(tmp_path):

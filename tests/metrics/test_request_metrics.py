@@ -47,7 +47,7 @@ def test_record_splits_a_request_into_kafkas_timings():
     _record(m, _request(18, 3, 40, 0), 500, 0, 10_000_000)
     _record(m, _request(18, 3, 40, 0), 500, 35, 10_000_000)
     stats = m.stats[(18, 3)]
-    assert stats.count == 2 and stats.errors == {35: 1}
+    assert stats.count == 2 and stats.errors == {0: 1, 35: 1}  # NONE counted too, as in Kafka
     # microseconds queued, local, response queue, send, total; then request and response bytes
     assert stats.sums == [2000, 4000, 6000, 8000, 20000, 80, 1000]
     counts, total = stats.histogram(4, 26)  # TotalTimeMs: 10 ms is bucket 14 (8192-16383 us)
@@ -67,6 +67,18 @@ def test_shards_are_summed():
     _record(b, _request(3, 12, 10, 0), 100, 3, 5_000_000)
     _record(b, _request(18, 3, 10, 0), 100, 0, 5_000_000)
     total = merged([a, b])
-    assert total[(3, 12)].count == 2 and total[(3, 12)].errors == {3: 1}
+    assert total[(3, 12)].count == 2 and total[(3, 12)].errors == {0: 1, 3: 1}
     assert total[(18, 3)].count == 1
     assert a.stats[(3, 12)].count == 1  # the shards themselves are untouched
+
+
+def test_every_error_code_a_response_carries_is_counted():
+    """Kafka's ErrorsPerSec: each code of the response's errorCounts(), NONE included; a request
+    answered without a response (closed, no-op) carries none."""
+    m = RequestMetrics()
+    m.record(_request(19, 7, 40, 0), (1, 1, 1, 1, 4), 100, 0, {0: 2, 36: 1})
+    m.record(_request(19, 7, 40, 0), (1, 1, 1, 1, 4), 100, 0, {36: 3})
+    m.record(_request(19, 7, 40, 0), (1, 1, 1, 1, 4), 0, 0, {})
+    stats = m.stats[(19, 7)]
+    assert stats.count == 3 and stats.errors == {0: 2, 36: 4}
+
