@@ -139,8 +139,9 @@ class BrokerCollector:
         names = TIMINGS + SIZES
         hists = [HistogramMetricFamily(f"kafka_network_requestmetrics_{name.lower()}", f"{name} per request.",
                                        labels=["request", "version"]) for name in names]
-        time_bounds = bucket_bounds(TIME_BUCKETS, 0.001)  # microseconds kept, milliseconds shown
-        size_bounds = bucket_bounds(SIZE_BUCKETS, 1.0)
+        # Microseconds kept, milliseconds shown; each bound's label is its exact value ("1.023").
+        time_labels = [repr(b) for b in bucket_bounds(TIME_BUCKETS, 1000)]
+        size_labels = [repr(b) for b in bucket_bounds(SIZE_BUCKETS)]
         by_error: dict[tuple[str, str], int] = {}  # ErrorsPerSec has no version: summed over them
         for (key, version), s in sorted(stats.items()):
             request = api_name(key)
@@ -150,14 +151,14 @@ class BrokerCollector:
                 by_error[labels] = by_error.get(labels, 0) + n
             for i, family in enumerate(hists):
                 timing = i < len(TIMINGS)
-                bounds = time_bounds if timing else size_bounds
+                bounds = time_labels if timing else size_labels
                 counts, total = s.histogram(i, len(bounds))
                 cumulative, buckets = 0, []
                 for bound, c in zip(bounds, counts, strict=False):
                     cumulative += c
-                    buckets.append((repr(bound), cumulative))
+                    buckets.append((bound, cumulative))
                 buckets.append(("+Inf", sum(counts)))
-                family.add_metric([request, str(version)], buckets, total * (0.001 if timing else 1.0))
+                family.add_metric([request, str(version)], buckets, total / 1000 if timing else total)
         for labels, n in sorted(by_error.items()):
             errors.add_metric(list(labels), n)
         yield requests

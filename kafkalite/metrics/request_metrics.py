@@ -115,6 +115,9 @@ def merged(shards: Iterable[RequestMetrics]) -> dict[tuple[int, int], ApiStats]:
     return out
 
 
-def bucket_bounds(buckets: int, scale: float) -> list[float]:
-    """Upper bounds of buckets 0..buckets-1 (value < 2**i), in the exported unit."""
-    return [(2**i - 1) * scale if i else 0.0 for i in range(buckets)]
+def bucket_bounds(buckets: int, per_unit: int = 1) -> list[float]:
+    """Upper bounds of buckets 0..buckets-1 (value < 2**i) in the exported unit, ``per_unit``
+    recorded units making one exported unit (1000 us to the ms). Divided, never multiplied by a
+    float such as 0.001: each bound is then the double nearest its exact value, and ``repr`` prints
+    that value (``1.023``, not ``1.0230000000000001``)."""
+    return [(2**i - 1) / per_unit if i else 0.0 for i in range(buckets)]

@@ -7,9 +7,11 @@ import glob
 import json
 import os
 import urllib.request
+from decimal import Decimal
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from kafkalite.metrics.request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, create_topics, metadata
 
@@ -130,3 +132,33 @@ def test_errors_count_every_code_a_response_carries_and_the_request_log_has_them
         assert (first["errorCode"], first["errorCounts"]) == (0, {})
         assert (second["errorCode"], second["errorCounts"]) == (0, {"36": 1})
 
+
+def test_bucket_bounds_are_exact_and_the_process_metrics_are_served(tmp_path):
+    """Every le label is its bucket's exact bound (2**i - 1 us in ms, 2**i - 1 bytes), with no
+    float noise; and the process, platform and GC metrics of every Python exporter are there."""
+    with running_broker(tmp_path, metrics_port="0") as broker:
+        port = broker.metrics_server.port
+        with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+            c.call(18, 3, api_versions.REQUEST(client_software_name="t", client_software_version="1"))
+        assert wait_for(lambda: "request=\"ApiVersions\"" in scrape_text(port))
+        text = scrape_text(port)
+    m = {f.name: f.samples for f in text_string_to_metric_families(text)}
+    for names, buckets, per_unit in ((TIMINGS, TIME_BUCKETS, 1000), (SIZES, SIZE_BUCKETS, 1)):
+        for name in names:
+            family = f"kafka_network_requestmetrics_{name.lower()}"
+            les = [s.labels["le"] for s in m[family] if s.name == f"{family}_bucket"
+                   and s.labels["request"] == "ApiVersions"]
+            assert les[-1] == "+Inf" and len(les) == buckets + 1
+            for i, le in enumerate(les[:-1]):
+                assert Decimal(le) == Decimal(2**i - 1) / per_unit, (family, le)
+                # No more significant digits than the bound has: "1.023", never "1.0230000000000001".
+                assert len(Decimal(le).normalize().as_tuple().digits) <= len(str(2**i - 1)), (family, le)
+    assert "1.0230000000000001" not in text and 'le="1.023"' in text
+    for name in ("process_resident_memory_bytes", "process_virtual_memory_bytes", "process_open_fds",
+                 "process_max_fds", "process_start_time_seconds"):
+        (sample,) = m[name]
+        assert sample.value > 0, name
+    (cpu,) = m["process_cpu_seconds"]
+    assert cpu.name == "process_cpu_seconds_total" and cpu.value > 0
+    assert m["python_info"][0].labels["implementation"] == "CPython"
+    assert any(s.name == "python_gc_collections_total" for s in m["python_gc_collections"])

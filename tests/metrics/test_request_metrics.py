@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ def test_every_value_lands_in_the_first_bucket_whose_bound_holds_it(values):
     counts, total = m.stats[(18, 3)].histogram(5, SIZE_BUCKETS) if values else ([0], 0)
     assert sum(counts) == len(values) and total == sum(values)
     cumulative = 0
-    for bound, count in zip(bucket_bounds(SIZE_BUCKETS, 1.0), counts, strict=False):
+    for bound, count in zip(bucket_bounds(SIZE_BUCKETS), counts, strict=False):
         cumulative += count
         assert cumulative == sum(1 for v in values if v <= bound)
 
@@ -82,3 +83,10 @@ def test_every_error_code_a_response_carries_is_counted():
     stats = m.stats[(19, 7)]
     assert stats.count == 3 and stats.errors == {0: 2, 36: 4}
 
+
+def test_bucket_bounds_are_their_exact_values():
+    """A bound divided, not multiplied by 0.001: 1023 us is 1.023 ms, printed without noise."""
+    labels = [repr(b) for b in bucket_bounds(26, 1000)]
+    assert labels[:4] == ["0.0", "0.001", "0.003", "0.007"] and labels[10] == "1.023"
+    assert all(Fraction(label) == Fraction(2**i - 1, 1000) for i, label in enumerate(labels))
+    assert [repr(b) for b in bucket_bounds(31)][30] == "1073741823.0"
