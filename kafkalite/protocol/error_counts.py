@@ -84,13 +84,13 @@ def compile_counter(paths: list[Path], name: str = "count") -> Counter:
 
 
 def _counter(api_key: int, version: int) -> Counter:
-    key = (api_key, version)
-    counter = _counters.get(key)
-    if counter is None:
-        a = BY_KEY[api_key]
-        paths = error_code_paths(a.response, version)
-        counter = _counters[key] = compile_counter(paths, f"{a.name}_v{version}")
-        _top_level[key] = ((ERROR_CODE, False),) in paths
+    # Handler threads may compile the same one at once: harmless, each sets both tables, and
+    # _top_level first, so that a counter found never lacks its entry there.
+    a = BY_KEY[api_key]
+    paths = error_code_paths(a.response, version)
+    counter = compile_counter(paths, f"{a.name}_v{version}")
+    _top_level[(api_key, version)] = ((ERROR_CODE, False),) in paths
+    _counters[(api_key, version)] = counter
     return counter
 
 
@@ -104,7 +104,8 @@ def error_counts(api_key: int, version: int, body: Any) -> dict[int, int]:
 def top_level_error_code(api_key: int, version: int, body: Any) -> int:
     """The response's own error code; 0 for a response that has none in ``version`` (CreateTopics,
     whose codes are per topic)."""
-    key = (api_key, version)
-    if key not in _top_level:
+    top = _top_level.get((api_key, version))
+    if top is None:
         _counter(api_key, version)
-    return int(body.error_code) if _top_level[key] else 0
+        top = _top_level[(api_key, version)]
+    return int(body.error_code) if top else 0
