@@ -3,7 +3,10 @@ and on the logs of a real broker."""
 
 from __future__ import annotations
 
+import datetime
 import os
+import re
+import sys
 import types
 
 import pytest
@@ -119,7 +122,8 @@ def test_parquet_tables_html_report_and_summary(known, spark):
     for name in collected:
         assert spark.read.parquet(os.path.join(str(out), name)).count() == len(collected[name])
     page = (out / "report.html").read_text()
-    assert page.count('src="data:image/png;base64,') == 3 and "<h2>by_api</h2>" in page
+    assert page.count('src="data:image/png;base64,') == 3
+    assert page.count("<small>(by_api)</small></h2>") == 2  # client requests, then internal ones
     assert "110 requests" in messages and any("ApiVersions" in m and "100" in m for m in messages)
 
 
@@ -133,3 +137,147 @@ def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
     collected = report.run(spark, str(logs), str(tmp_path / "out"), progress=lambda _: None)
     assert {r["client_software"]: r["requests"] for r in collected["by_client"]}["probe"] == 25
     assert [r["broker_id"] for r in collected["controller_queue"]] == [1]  # it sent itself requests
+
+
+# --- several brokers' logs, errors inside responses, client and broker-internal traffic --------
+
+def test_logs_below_the_directory_are_read_recursively(tmp_path, spark):
+    logs = tmp_path / "cluster"
+    for i, sub in enumerate(("broker-1/requests", "broker-2/requests", ".kafkalite/broker-3/requests")):
+        (logs / sub).mkdir(parents=True)
+        (logs / sub / f"requests-1-{i}.jsonl").write_text("".join(_line(18, 3, 1) for _ in range(i + 1)))
+    (logs / "broker-1.log").write_text("not a request log\n")
+    assert len(report.find_logs(str(logs))) == 3
+    # Spark's own listing would skip .kafkalite: the job lists the files itself.
+    assert report.read_all(spark, str(logs)).count() == 1 + 2 + 3
+    one = report.find_logs(str(logs / "broker-2/requests"))
+    assert report.read_all(spark, one[0]).count() == 2  # one file
+    (tmp_path / "empty").mkdir()
+    for where in (tmp_path / "empty", tmp_path / "missing"):
+        with pytest.raises(report.NoLogs, match=r"request\.log\.dir"):
+            report.read_all(spark, str(where))
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_logs, tmp_path_factory, spark):
+    out = tmp_path_factory.mktemp("cluster-out")
+    messages: list[str] = []
+    collected = report.run(spark, str(cluster_logs), str(out), progress=messages.append)
+    return collected, out, messages
+
+
+def test_client_and_broker_internal_traffic_are_apart(cluster):
+    from .conftest import CLIENT, INTERNAL, SENT
+
+    collected, out, messages = cluster
+    traffic = {(r["traffic"], r["api"], r["listener"]): r["requests"] for r in collected["by_api"]}
+    assert traffic == {
+        ("client", "ApiVersions", "PLAINTEXT"): 40, ("client", "Metadata", "PLAINTEXT"): 30,
+        ("client", "CreateTopics", "PLAINTEXT"): 3,
+        # by api, whatever the listener...
+        ("internal", "BrokerHeartbeat", "INTERNAL"): 28, ("internal", "BrokerRegistration", "INTERNAL"): 1,
+        ("internal", "UpdateMetadata", "INTERNAL"): 4, ("internal", "LeaderAndIsr", "INTERNAL"): 1,
+        # ... and any api on the inter-broker listener
+        ("internal", "ApiVersions", "INTERNAL"): 1,
+    }
+    assert [r["traffic"] for r in collected["by_api"]] == sorted(r["traffic"] for r in collected["by_api"])
+    assert {(r["traffic"], r["api"]) for r in collected["per_minute"]} == {(t, a) for t, a, _ in traffic}
+    text = next(m for m in messages if m.startswith("client requests"))
+    assert (f"client requests: {CLIENT}\n" in text and f"broker-internal requests: {INTERNAL}\n" in text
+            and text.endswith(f"control requests sent by controllers: {SENT}"))
+    assert text.index("BrokerHeartbeat") > text.index("broker-internal requests") > text.index("CreateTopics")
+    page = (out / "report.html").read_text()
+    client, internal = page.split("<h2>Broker-internal requests")
+    assert "BrokerHeartbeat" in internal.split("<h2>")[0] and "BrokerHeartbeat" not in client
+    assert f"{CLIENT} client requests" in page and f"{INTERNAL} broker-internal requests" in page
+
+
+def test_other_internal_listeners_are_named_by_the_caller(cluster_logs, tmp_path, spark):
+    lines = report.flat(report.read_all(spark, str(cluster_logs)), internal_listeners=("PLAINTEXT",))
+    by = {r["traffic"]: r["count"] for r in report.requests(lines).groupBy("traffic").count().collect()}
+    # The internal apis stay internal; the one ApiVersions on INTERNAL is now a client's.
+    assert by == {"internal": 73 + 34, "client": 1}
+
+
+def test_errors_inside_responses_count(cluster, spark):
+    collected, out, _ = cluster
+    row = {r["api"]: r for r in collected["by_api"] if r["traffic"] == "client"}
+    # CreateTopics: one response of three carries two TOPIC_ALREADY_EXISTS, with errorCode 0
+    assert (row["CreateTopics"]["error_rate"], row["CreateTopics"]["errors"]) == (pytest.approx(1 / 3), 2)
+    # Metadata: an older line without errorCounts, its errorCode nonzero: one error
+    assert (row["Metadata"]["error_rate"], row["Metadata"]["errors"]) == (pytest.approx(1 / 30), 1)
+    assert (row["ApiVersions"]["error_rate"], row["ApiVersions"]["errors"]) == (0.0, 0)
+    assert sum(r["error_rate"] * r["requests"] for r in collected["per_minute"]) == pytest.approx(2)
+    assert "errors" in spark.read.parquet(str(out / "by_api")).columns
+    field = report.schema()["errorCounts"].dataType
+    assert (field.keyType.typeName(), field.valueType.typeName()) == ("string", "long")
+
+
+def test_the_per_minute_axis_spans_the_data():
+    import datetime
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    minute = datetime.datetime(2026, 5, 28, 20, 27)
+    rows = [{"minute": minute, "traffic": t, "api": a, "requests": n}
+            for t, a, n in (("client", "Metadata", 30), ("internal", "BrokerHeartbeat", 28))]
+    fig, ax = plt.subplots()
+    try:
+        alt = report._minutes(ax, rows)
+        fig.canvas.draw()
+        lo, hi = ax.get_xlim()
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+    finally:
+        plt.close(fig)
+    assert (hi - lo) * 24 * 60 == pytest.approx(3)  # the minute and one either side
+    assert labels == ["20:26", "20:27", "20:28", "20:29"]
+    assert alt.endswith("from 2026-05-28 20:26 to 2026-05-28 20:29")
+
+
+# --- the command itself ----------------------------------------------------------------------
+
+def test_the_command_prints_its_summary_and_nothing_else(cli_report):
+    from .conftest import CLIENT, INTERNAL, MINUTE
+
+    done, out = cli_report
+    assert done.returncode == 0, done.stderr[-3000:]
+    # No Spark log lines, no Java stack trace, no progress bar, no JVM warnings: nothing at all.
+    assert done.stderr == ""
+    assert f"client requests: {CLIENT}\n" in done.stdout
+    assert f"broker-internal requests: {INTERNAL}\n" in done.stdout
+    assert "[Stage" not in done.stdout and "WARN" not in done.stdout
+    # The per-minute plot's time axis: the run's minute and one either side, not years.
+    page = (out / "report.html").read_text()
+    alt = re.search(r'alt="requests per minute; time axis from ([0-9: -]+) to ([0-9: -]+)"', page)
+    assert alt, page[:2000]
+    lo, hi = (datetime.datetime.strptime(t, "%Y-%m-%d %H:%M") for t in alt.groups())
+    assert hi - lo == datetime.timedelta(minutes=3)
+    assert lo == datetime.datetime.fromtimestamp(MINUTE) - datetime.timedelta(minutes=1)
+
+
+def test_no_logs_is_one_line_that_says_what_to_do(tmp_path):
+    from .conftest import run_cli
+
+    (tmp_path / "empty").mkdir()
+    done = run_cli("--logs", str(tmp_path / "empty"), "--out", str(tmp_path / "out"), timeout=60)
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "no request logs (*.jsonl)" in done.stderr and "--override request.log.dir=" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_pyspark_one_line_says_what_to_install(cluster_logs, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from kafkalite import cli
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # `import pyspark` fails, as when absent
+    result = CliRunner().invoke(cli.main, ["report", "--logs", str(cluster_logs), "--out", str(tmp_path)])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)  # not an ImportError
+    assert result.stderr == ("kafkalite report: the report needs pyspark (and Java 17): "
+                             "pip install 'kafkalite[spark]'\n")
+    missing = CliRunner().invoke(cli.main, ["report", "--logs", str(tmp_path / "x"), "--out", str(tmp_path)])
+    assert missing.exit_code == 2 and missing.stderr.startswith("kafkalite report: no such file or directory")
