@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kafkalite.jobs.report import PERCENTILES, SLOWEST, TIMINGS
+from kafkalite.jobs.report import INTERNAL_API_KEYS, INTERNAL_LISTENERS, PERCENTILES, SLOWEST, TIMINGS
 
 COLUMNS = {
     "type": "VARCHAR", "timestamp": "BIGINT",
@@ -17,7 +17,7 @@ COLUMNS = {
     "connection": "VARCHAR", **{t: "DOUBLE" for t in TIMINGS}, "listener": "VARCHAR",
     "clientInformation": "STRUCT(softwareName VARCHAR, softwareVersion VARCHAR)",
     "processor": "INTEGER", "requestBytes": "BIGINT", "responseBytes": "BIGINT", "errorCode": "INTEGER",
-    "brokerId": "INTEGER", "queueTimeMs": "DOUBLE",
+    "errorCounts": "MAP(VARCHAR, BIGINT)", "brokerId": "INTEGER", "queueTimeMs": "DOUBLE",
 }
 
 
@@ -34,18 +34,19 @@ def _spread(column: str) -> str:
 
 
 def queries(quantile: str) -> dict[str, str]:
-    errors = "avg((errorCode <> 0)::DOUBLE) AS error_rate"
+    errors = "avg((errors > 0)::DOUBLE) AS error_rate"
     return {
-        "by_api": f"""SELECT api, version, listener, requests, error_rate, request_bytes, response_bytes,
-                    {', '.join(_spread(t) for t in TIMINGS)} FROM (
-                  SELECT api, version, listener, count(*) AS requests, {errors},
-                    sum(requestBytes) AS request_bytes, sum(responseBytes) AS response_bytes,
-                    {', '.join(_pcts(t, quantile) for t in TIMINGS)}
-                  FROM requests GROUP BY api, version, listener) ORDER BY api, version, listener""",
-        "per_minute": f"""SELECT minute, api, requests, error_rate, {_spread('totalTimeMs')} FROM (
-                  SELECT date_trunc('minute', time) AS minute, api, count(*) AS requests, {errors},
-                    {_pcts('totalTimeMs', quantile)} FROM requests GROUP BY minute, api)
-                  ORDER BY minute, api""",
+        "by_api": f"""SELECT traffic, api, version, listener, requests, error_rate, errors, request_bytes,
+                    response_bytes, {', '.join(_spread(t) for t in TIMINGS)} FROM (
+                  SELECT traffic, api, version, listener, count(*) AS requests, {errors},
+                    sum(errors) AS errors, sum(requestBytes) AS request_bytes,
+                    sum(responseBytes) AS response_bytes, {', '.join(_pcts(t, quantile) for t in TIMINGS)}
+                  FROM requests GROUP BY traffic, api, version, listener)
+                  ORDER BY traffic, api, version, listener""",
+        "per_minute": f"""SELECT minute, traffic, api, requests, error_rate, {_spread('totalTimeMs')} FROM (
+                  SELECT date_trunc('minute', time) AS minute, traffic, api, count(*) AS requests, {errors},
+                    {_pcts('totalTimeMs', quantile)} FROM requests GROUP BY minute, traffic, api)
+                  ORDER BY minute, traffic, api""",
         "slowest": f"""SELECT time, api, version, listener, connection, client_id, correlation_id,
                     {', '.join(TIMINGS)} FROM requests ORDER BY totalTimeMs DESC LIMIT {SLOWEST}""",
         "by_client": f"""SELECT client_software, client_software_version, count(*) AS requests, {errors},
@@ -80,7 +81,13 @@ def run(logs: str, out: str, quantile: str = "quantile_cont",
                          clientInformation.softwareName AS client_software,
                          clientInformation.softwareVersion AS client_software_version,
                          make_timestamp(timestamp * 1000) AS time, connection, listener, processor,
-                         requestBytes, responseBytes, errorCode, """ + ", ".join(TIMINGS) + """
+                         requestBytes, responseBytes, errorCode, """ + ", ".join(TIMINGS) + f""",
+                         CASE WHEN requestHeader.requestApiKey IN ({', '.join(map(str, INTERNAL_API_KEYS))})
+                           OR listener IN ({', '.join(f"'{x}'" for x in INTERNAL_LISTENERS)})
+                           THEN 'internal' ELSE 'client' END AS traffic,
+                         coalesce(CASE WHEN cardinality(errorCounts) > 0
+                                    THEN list_sum(map_values(errorCounts)) END,
+                                  CASE WHEN coalesce(errorCode, 0) <> 0 THEN 1 END, 0)::BIGINT AS errors
                        FROM raw WHERE type IS NULL""")
         collected = {}
         for name, sql in queries(quantile).items():
