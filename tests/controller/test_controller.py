@@ -28,10 +28,11 @@ def test_deletion_waits_for_stop_replica_and_then_frees_the_name(tmp_path):
     with running_broker(tmp_path) as broker:
         assert broker.lifecycle is not None and broker.lifecycle.registered.wait(10)
         controller = broker.controller
-        gate = threading.Event()
+        gate, entered = threading.Event(), threading.Event()
         original = broker.apis.handlers[5]
 
         def slow_stop_replica(request):
+            entered.set()
             gate.wait(10)
             return original(request)
 
@@ -43,6 +44,8 @@ def test_deletion_waits_for_stop_replica_and_then_frees_the_name(tmp_path):
             assert deleted.responses[0].error_code == E.NONE  # gone from the broker's metadata
             # The replica has not answered its StopReplica yet: the deletion is still pending.
             assert controller.deleting() == ["doomed"]
+            # Its handler holds it: the next request cannot be in the same batch, behind it.
+            assert entered.wait(10)
             again = create(c, "doomed")
             assert again.error_code == E.TOPIC_ALREADY_EXISTS and "marked for deletion" in again.error_message
             gate.set()
