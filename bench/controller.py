@@ -32,10 +32,14 @@ PER_TOPIC = 100
 
 def _start_brokers(directory: str) -> list[tuple[subprocess.Popen, int, int]]:
     brokers = []
+    nowhere = free_port()
     for node in (1, 2, 3):
         client, internal = free_port(), free_port()
         args = [sys.executable, "-m", "kafkalite", "broker", "--log-level", "WARNING"]
+        # Broker-only: this benchmark is their controller (it sends them UpdateMetadata); the
+        # address they would register with is a free port where nothing answers.
         for o in (f"node.id={node}", "process.roles=broker",
+                  f"controller.quorum.bootstrap.servers={HOST}:{nowhere}",
                   f"listeners=PLAINTEXT://{HOST}:{client},INTERNAL://{HOST}:{internal}",
                   "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
                   "inter.broker.listener.name=INTERNAL", f"log.dirs={directory}/b{node}"):

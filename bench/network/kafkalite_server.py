@@ -19,15 +19,24 @@ from kafkalite.server.config import BrokerConfig
 from .workload import metadata_cache
 
 
+class _Broker(Broker):
+    """A broker that registers nowhere: the benchmark measures the network layer and handlers
+    alone, with no controller in the process (a broker-only node must name one; it is never
+    contacted)."""
+
+    def _start_lifecycle(self) -> None:
+        pass
+
+
 def main(port: int, topics: int, network_threads: int, io_threads: int,
          observability: str = "metrics") -> None:
     with tempfile.TemporaryDirectory() as log_dir:
         extra = {"request.log.dir": f"{log_dir}/requests"} if observability == "log" else {}
-        broker = Broker(BrokerConfig({
+        broker = _Broker(BrokerConfig({
             **extra,
             # Clients on PLAINTEXT; the inter-broker (privileged) listener apart, as in a cluster,
             # so clients see the same ApiVersions as the peers give.
-            "node.id": "1", "process.roles": "broker",
+            "node.id": "1", "process.roles": "broker", "controller.quorum.bootstrap.servers": "127.0.0.1:9",
             "listeners": f"PLAINTEXT://127.0.0.1:{port},INTERNAL://127.0.0.1:0",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
             "inter.broker.listener.name": "INTERNAL",
