@@ -14,6 +14,7 @@ import time
 import uuid
 
 from kafkalite.cluster import HOST, registered_brokers
+from kafkalite.common.endpoints import Endpoint
 from kafkalite.controller.channel_manager import ControllerChannelManager
 from kafkalite.controller.context import (
     ControllerBroker,
@@ -22,7 +23,6 @@ from kafkalite.controller.context import (
     TopicPartition,
 )
 from kafkalite.controller.request_batch import ControllerBrokerRequestBatch
-from kafkalite.server.listeners import Endpoint
 
 from .markdown import machine, write_section
 from .ports import free_port

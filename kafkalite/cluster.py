@@ -26,7 +26,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kafkalite.controller.network_client import BlockingClient
+from kafkalite.clients import BlockingClient
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import metadata
 from kafkalite.server.config import load_properties_file
 from kafkalite.server.meta_properties import new_cluster_id
@@ -114,7 +115,7 @@ def registered_brokers(port: int, cluster_id: str | None = None) -> set[int]:
     """The brokers that the broker at ``port`` knows, if it belongs to ``cluster_id`` (when given)."""
     client = BlockingClient(HOST, port, "kafkalite-cluster", 2.0)
     try:
-        response = client.send_and_receive(3, 12, metadata.REQUEST(topics=[]))
+        response = client.send_and_receive(ApiKey.METADATA, 12, metadata.REQUEST(topics=[]))
         if cluster_id is not None and response.cluster_id != cluster_id:
             return set()
         return {b.node_id for b in response.brokers}

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import uuid
 
+from kafkalite.common.endpoints import Endpoint
 from kafkalite.network.request_channel import Request
 from kafkalite.protocol import decode_request_header, encode_request
 from kafkalite.protocol.messages import api_versions, metadata
 from kafkalite.server.handlers import KafkaApis
 from kafkalite.server.metadata_cache import (
-    BrokerEndpoint,
     BrokerInfo,
     MetadataCache,
     PartitionInfo,
@@ -27,7 +27,7 @@ REQUESTS = {
 
 
 def metadata_cache(topics: int, port: int) -> MetadataCache:
-    me = BrokerInfo(1, (BrokerEndpoint("PLAINTEXT", "127.0.0.1", port, "PLAINTEXT"),))
+    me = BrokerInfo(1, (Endpoint("PLAINTEXT", "127.0.0.1", port, "PLAINTEXT"),))
     cache = MetadataCache("kafkalite-bench-cluster-id00", 1, {1: me})
     parts = {p: PartitionInfo(p, 1, 0, (1,), (1,)) for p in range(3)}
     cache.update(lambda s: Snapshot(s.cluster_id, 1, s.brokers, {

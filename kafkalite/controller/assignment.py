@@ -6,32 +6,24 @@ from __future__ import annotations
 import random
 import re
 
+from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 
 MAX_NAME_LENGTH = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 
-class AdminError(Exception):
-    """A topic request Kafka refuses: ``code`` is the Kafka error code for the answer."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def validate_topic_name(name: str) -> None:
     if not name:
-        raise AdminError(E.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+        raise ApiError(E.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
     if name in (".", ".."):
-        raise AdminError(E.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
+        raise ApiError(E.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
     if len(name) > MAX_NAME_LENGTH:
-        raise AdminError(E.INVALID_TOPIC_EXCEPTION,
+        raise ApiError(E.INVALID_TOPIC_EXCEPTION,
                          f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
                          f"topic name: {name}")
     if not _LEGAL.fullmatch(name):
-        raise AdminError(E.INVALID_TOPIC_EXCEPTION,
+        raise ApiError(E.INVALID_TOPIC_EXCEPTION,
                          f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
                          "alphanumerics, '.', '_' and '-'")
 
@@ -42,11 +34,11 @@ def assign_replicas(partitions: int, replication_factor: int, brokers: list[int]
     broker; the others follow at a shift that grows every time the partitions wrap around the
     brokers, so that leaders and followers both spread evenly."""
     if partitions <= 0:
-        raise AdminError(E.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        raise ApiError(E.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
     if replication_factor <= 0:
-        raise AdminError(E.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+        raise ApiError(E.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
     if replication_factor > len(brokers):
-        raise AdminError(E.INVALID_REPLICATION_FACTOR,
+        raise ApiError(E.INVALID_REPLICATION_FACTOR,
                          f"Replication factor: {replication_factor} larger than available brokers: "
                          f"{len(brokers)}.")
     rng = rng or random.Random()

@@ -17,12 +17,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .network_client import BlockingClient
+from kafkalite.clients import BlockingClient
+from kafkalite.protocol.api_keys import ApiKey, api_name
 
 log = logging.getLogger("kafkalite.controller.channel_manager")
 
 BACKOFF = 0.1  # seconds, Kafka's 100 ms
-CONTROL_APIS = (4, 5, 6)  # LeaderAndIsr, StopReplica, UpdateMetadata
+CONTROL_APIS = frozenset({ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA})
 
 Callback = Callable[[Any], None]
 
@@ -86,13 +87,11 @@ class RequestSendThread(threading.Thread):
             except Exception as e:
                 attempt += 1
                 if attempt == 1 or attempt % 50 == 0:
-                    log.warning("Controller's request (api %d) to broker %d failed (%s); retrying "
-                                "every %d ms", item.api_key, self.broker_id, e, BACKOFF * 1000)
+                    log.warning("Controller's %s request to broker %d failed (%s); retrying "
+                                "every %d ms", api_name(item.api_key), self.broker_id, e, BACKOFF * 1000)
                 self.client.close()
                 self._stopping.wait(BACKOFF)
                 continue
-            if item.api_key not in CONTROL_APIS:
-                raise RuntimeError(f"unexpected api {item.api_key} on the controller channel")
             return response
         return None
 
@@ -172,11 +171,15 @@ class ControllerChannelManager:
 
     def send_request(self, broker_id: int, api_key: int, version: int, request: Any,
                      callback: Callback | None = None) -> None:
+        """Queue a control request for ``broker_id``; ValueError, before anything is queued, for
+        an api that is not one (the send thread only ever sends control requests)."""
+        if api_key not in CONTROL_APIS:
+            raise ValueError(f"{api_name(api_key)} is not a control request")
         with self._lock:
             state = self._brokers.get(broker_id)
         if state is None:
-            log.warning("Not sending request (api %d) to broker %d, since it is offline",
-                        api_key, broker_id)
+            log.warning("Not sending %s request to broker %d, since it is offline",
+                        api_name(api_key), broker_id)
             return
         state.items.put(QueueItem(api_key, version, request, callback, time.monotonic_ns()))
 

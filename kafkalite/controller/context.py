@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from kafkalite.server.listeners import Endpoint
+from kafkalite.common.endpoints import Endpoint
 
 INITIAL_CONTROLLER_EPOCH = 0  # Kafka's KafkaController.InitialControllerEpoch
 INITIAL_LEADER_EPOCH = 0

@@ -26,10 +26,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
+from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.listeners import SECURITY_PROTOCOL_NAMES, Endpoint
 
-from .assignment import AdminError, assign_replicas, validate_topic_name
+from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
 from .request_batch import ControllerBrokerRequestBatch
@@ -109,7 +110,7 @@ class KafkaController:
                 continue
             try:
                 future.set_result(fn())
-            except AdminError as e:
+            except ApiError as e:
                 # A request Kafka refuses (a topic that exists, one that does not): an answer,
                 # not a failure, so one INFO line as Kafka logs it and no traceback.
                 log.info("Controller %d: %s refused: %s (%s)", self.node_id, what or "request",
@@ -309,7 +310,7 @@ class KafkaController:
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
-        """Create a topic (on the event thread); AdminError with Kafka's code when refused."""
+        """Create a topic (on the event thread); ApiError with Kafka's code when refused."""
         what = f"CreateTopics{' (validate only)' if validate_only else ''} of {name!r}"
         return self.call(lambda: self._create_topic(name, partitions, replication_factor, assignment,
                                                     validate_only), what=what)
@@ -319,19 +320,19 @@ class KafkaController:
         ctx = self.context
         validate_topic_name(name)
         if name in self._deleting:
-            raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
+            raise ApiError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         if name in ctx.topic_ids:
-            raise AdminError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+            raise ApiError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         live = sorted(ctx.live_broker_ids)
         if assignment:
             bad = E.INVALID_REPLICA_ASSIGNMENT
             if sorted(assignment) != list(range(len(assignment))):
-                raise AdminError(bad, "Partitions should be consecutive and start at 0.")
+                raise ApiError(bad, "Partitions should be consecutive and start at 0.")
             for p, replicas in assignment.items():
                 if len(set(replicas)) != len(replicas) or not replicas:
-                    raise AdminError(bad, f"Duplicate or empty replicas for partition {p}.")
+                    raise ApiError(bad, f"Duplicate or empty replicas for partition {p}.")
                 if any(r not in ctx.live_broker_ids for r in replicas):
-                    raise AdminError(bad, f"Unknown broker in assignment of partition {p}.")
+                    raise ApiError(bad, f"Unknown broker in assignment of partition {p}.")
         else:
             if partitions == -1:
                 partitions = self.config.get("num.partitions")
@@ -350,7 +351,7 @@ class KafkaController:
             self.store.create_topic(name, topic_id, stored)
         except sqlite3.Error as e:
             self._store_failed(f"topic {name}", e, "creation refused")
-            raise AdminError(E.KAFKA_STORAGE_ERROR,
+            raise ApiError(E.KAFKA_STORAGE_ERROR,
                              f"The controller could not store topic '{name}': {e}") from None
         ctx.topic_ids[name] = topic_id
         self.batch.new_batch()
@@ -376,9 +377,9 @@ class KafkaController:
         if name is None:
             name = next((n for n, i in ctx.topic_ids.items() if i == topic_id), None)
             if name is None:
-                raise AdminError(E.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
+                raise ApiError(E.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
         if name not in ctx.topic_ids or name in self._deleting:
-            raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+            raise ApiError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         partitions = list(ctx.partitions_for_topic(name))
         ctx.queue_topic_deletion([name])
         ctx.topics_with_deletion_started.add(name)

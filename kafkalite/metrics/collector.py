@@ -21,7 +21,7 @@ from prometheus_client.core import (
     SummaryMetricFamily,
 )
 
-from kafkalite.protocol.codec import api_name
+from kafkalite.protocol.api_keys import api_name
 from kafkalite.protocol.error_codes import for_code
 
 from .request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS, bucket_bounds, merged

@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from kafkalite.protocol.codec import api_name
+from kafkalite.protocol.api_keys import api_name
 
 log = logging.getLogger("kafkalite.metrics.request_log")
 

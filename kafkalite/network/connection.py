@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import collections
 import socket
-from typing import TYPE_CHECKING
 
 from kafkalite.protocol import FrameDecoder
 
 from .mute import MUTE, UNMUTE, MuteEvent, MuteState, next_state
-
-if TYPE_CHECKING:
-    from .sasl import SaslAuthenticator
-    from .tls import TlsTransport
+from .sasl import SaslAuthenticator
+from .tls import TlsTransport
 
 
 class Connection:

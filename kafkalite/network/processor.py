@@ -35,6 +35,7 @@ from kafkalite.protocol import (
     encode_response,
     peek_api,
 )
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.schema import Versions
 
 from .connection import Connection
@@ -61,7 +62,7 @@ log = logging.getLogger("kafkalite.network.processor")
 CONNECTION_QUEUE_SIZE = 20  # Kafka's ConnectionQueueSize
 POLL_TIMEOUT = 0.3  # seconds, as Kafka's 300 ms
 READ_SIZE = 65536
-API_VERSIONS = 18
+API_VERSIONS = ApiKey.API_VERSIONS
 EMPTY_TOKEN = b"\x00\x00\x00\x00"  # a bare SASL token of no bytes: PLAIN's answer after a v0 handshake
 
 

@@ -15,12 +15,9 @@ import threading
 import time
 import types
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .turns import PRESUMED_BLOCKED_AFTER
-
-if TYPE_CHECKING:
-    from .processor import Processor
 
 
 @dataclasses.dataclass(eq=False, slots=True)
@@ -55,6 +52,17 @@ class Request:
     @property
     def correlation_id(self) -> int:
         return int(self.header.correlation_id)
+
+
+class ResponseQueue(Protocol):
+    """What the channel needs of a Processor: its id and its response queue."""
+
+    id: int
+
+    def enqueue_responses(self, responses: list[Response]) -> None: ...
+
+    @property
+    def response_queue_size(self) -> int: ...
 
 
 # --- the closed family of responses (Kafka's RequestChannel.Response subclasses) --------------
@@ -136,9 +144,9 @@ class RequestChannel:
         self._busy_handlers = 0
         self._last_take = 0.0  # monotonic seconds when a handler last took a batch
         self._blocked_senders = 0
-        self._processors: dict[int, Processor] = {}
+        self._processors: dict[int, ResponseQueue] = {}
 
-    def add_processor(self, processor: Processor) -> None:
+    def add_processor(self, processor: ResponseQueue) -> None:
         if processor.id in self._processors:
             raise ValueError(f"processor {processor.id} already registered")
         self._processors[processor.id] = processor
@@ -147,7 +155,7 @@ class RequestChannel:
         self._processors.pop(processor_id, None)
 
     @property
-    def processors(self) -> dict[int, Processor]:
+    def processors(self) -> dict[int, ResponseQueue]:
         return self._processors
 
     # --- Processors -> handlers -----------------------------------------------------------

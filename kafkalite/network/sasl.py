@@ -16,10 +16,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.error_codes import SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM
 from kafkalite.protocol.messages import sasl_authenticate, sasl_handshake
 
-API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
+API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = (
+    ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE)
 INVALID_CREDENTIALS = "Authentication failed: Invalid username or password"
 
 

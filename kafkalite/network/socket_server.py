@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS
 from kafkalite.protocol.schema import Versions
-from kafkalite.server.listeners import SASL_PROTOCOLS, TLS_PROTOCOLS
 
 from .acceptor import Acceptor
 from .memory_pool import MemoryPool

@@ -4,8 +4,8 @@ Never imports socket or threading: the server, the controller's client and the b
 it over their own transports. See docs/protocol.md.
 """
 
+from .api_keys import ApiKey, api_name
 from .codec import (
-    api_name,
     body_codec,
     decode_body,
     decode_request,
@@ -27,6 +27,7 @@ __all__ = [
     "ALL_APIS",
     "APIS_BY_KEY",
     "APIS_BY_NAME",
+    "ApiKey",
     "DecodeError",
     "EncodeError",
     "FrameDecoder",

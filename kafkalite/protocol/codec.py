@@ -38,12 +38,6 @@ def _decode_without_gc(dec: Decoder, buf: Any, pos: int) -> tuple[Any, int]:
             gc.enable()
 
 
-def api_name(api_key: int) -> str:
-    """Kafka's name of an api key (``ApiVersions``), or the number for one kafkalite does not know."""
-    a = BY_KEY.get(api_key)
-    return a.name if a is not None else str(api_key)
-
-
 def get_api(api_key: int) -> Api:
     a = BY_KEY.get(api_key)
     if a is None:

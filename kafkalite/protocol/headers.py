@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .api_keys import ApiKey
 from .schema import INT16, INT32, STRING, F, Struct, Versions
 
 REQUEST_HEADER = Struct(
@@ -19,7 +20,6 @@ RESPONSE_HEADER = Struct("ResponseHeader", F("correlation_id", INT32))
 RESPONSE_HEADER_VERSIONS = Versions.parse("0-1")
 RESPONSE_HEADER_FLEXIBLE = Versions.parse("1+")
 
-API_VERSIONS_KEY = 18
 
 
 def request_header_version(flexible: bool) -> int:
@@ -29,6 +29,6 @@ def request_header_version(flexible: bool) -> int:
 def response_header_version(api_key: int, flexible: bool) -> int:
     # ApiVersions answers with header v0 always, so that a client that sent a version the broker
     # does not know can still read the correlation id and the error (KIP-511).
-    if api_key == API_VERSIONS_KEY:
+    if api_key == ApiKey.API_VERSIONS:
         return 0
     return 1 if flexible else 0

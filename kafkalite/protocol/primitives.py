@@ -22,7 +22,6 @@ UINT16 = struct.Struct(">H")
 FLOAT64 = struct.Struct(">d")
 BOOL = struct.Struct(">?")
 
-ZERO_UUID = uuid.UUID(int=0)
 
 # Kafka rejects varints longer than 5 bytes (int) or 10 bytes (long); so do we.
 _MAX_VARINT_BYTES = 5

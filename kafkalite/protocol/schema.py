@@ -8,9 +8,12 @@ declaration into a value class per struct and an encoder/decoder per version.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Union
+
+from kafkalite.common.uuids import ZERO_UUID
+
+from .api_keys import ApiKey
 
 MAX_VERSION = 0x7FFF
 
@@ -71,7 +74,7 @@ INT64 = Primitive("int64", 8, "q", 0)
 UINT16 = Primitive("uint16", 2, "H", 0)
 FLOAT64 = Primitive("float64", 8, "d", 0.0)
 BOOL = Primitive("bool", 1, "?", False)
-UUID = Primitive("uuid", 16, None, uuid.UUID(int=0))
+UUID = Primitive("uuid", 16, None, ZERO_UUID)
 STRING = Primitive("string", None, None, "")
 BYTES = Primitive("bytes", None, None, b"")
 
@@ -180,8 +183,6 @@ class Struct:
     @property
     def cls(self) -> type:
         if self._cls is None:
-            from .compiler import make_class
-
             self._cls = make_class(self)
         return self._cls
 
@@ -233,5 +234,70 @@ class Api:
         return version in self.flexible
 
 
-def api(key: int, name: str, versions: str, flexible: str, request: Struct, response: Struct) -> Api:
-    return Api(key, name, Versions.parse(versions), Versions.parse(flexible), request, response)
+def api(key: ApiKey, versions: str, flexible: str, request: Struct, response: Struct) -> Api:
+    """A message: its key (which names it), valid versions, first flexible version, and bodies."""
+    return Api(key, key.api_name, Versions.parse(versions), Versions.parse(flexible), request, response)
+
+
+# --- value classes (one per struct, made on first use) ------------------------------------------
+
+_MISSING = object()
+
+
+def make_class(s: Struct) -> type:
+    """A __slots__ class with every field of every version, keyword or positional construction."""
+    names = [f.name for f in s.fields]
+    env: dict[str, Any] = {"_MISSING": _MISSING}
+    params, body = [], []
+    for i, f in enumerate(s.fields):
+        d = f.default_value()
+        if isinstance(d, (list, Struct)) or hasattr(d, "__slots__"):
+            # Mutable default: a fresh one per instance.
+            env[f"_d{i}"] = f.default_value
+            params.append(f"{f.name}=_MISSING")
+            body.append(f"    self.{f.name} = _d{i}() if {f.name} is _MISSING else {f.name}")
+        else:
+            env[f"_d{i}"] = d
+            params.append(f"{f.name}=_d{i}")
+            body.append(f"    self.{f.name} = {f.name}")
+    params.append("unknown_tags=None")
+    body.append("    self.unknown_tags = unknown_tags")
+    src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(compile(src, f"<kafkalite {s.name}.__init__>", "exec"), env)
+
+    def __eq__(self: Any, other: Any) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __repr__(self: Any) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+        if self.unknown_tags:
+            inner += f", unknown_tags={self.unknown_tags!r}"
+        return f"{s.name}({inner})"
+
+    def to_dict(self: Any) -> dict:
+        """Plain dicts and lists, recursively (for logging and comparison)."""
+        return {n: _plain(getattr(self, n)) for n in names}
+
+    return type(
+        s.name,
+        (),
+        {
+            "__slots__": tuple(names) + ("unknown_tags",),
+            "__init__": env["__init__"],
+            "__eq__": __eq__,
+            "__hash__": None,
+            "__repr__": __repr__,
+            "to_dict": to_dict,
+            "struct": s,
+        },
+    )
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if hasattr(v, "to_dict"):
+        return v.to_dict()
+    return v

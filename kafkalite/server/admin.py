@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from kafkalite.controller.assignment import AdminError
+from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration, create_topics, delete_topics
@@ -48,7 +48,7 @@ class AdminApis:
                         topic_id, layout = self.controller.create_topic(
                             topic.name, topic.num_partitions, topic.replication_factor, assignment,
                             req.validate_only)
-                    except AdminError as e:
+                    except ApiError as e:
                         result.error_code, result.error_message = e.code, e.message
                     else:
                         result.num_partitions = len(layout)
@@ -63,7 +63,7 @@ class AdminApis:
                                          req.timeout_ms / 1000):
                 result.error_code = E.REQUEST_TIMED_OUT
                 result.error_message = "The topic was created but its metadata did not arrive in time."
-        return respond(request, 19, R(throttle_time_ms=0, topics=results))
+        return respond(request, R(throttle_time_ms=0, topics=results))
 
     # --- DeleteTopics -------------------------------------------------------------------------
 
@@ -83,30 +83,30 @@ class AdminApis:
                 try:
                     result.name = self.controller.delete_topic(name, topic_id)
                     deleted.append(result)
-                except AdminError as e:
+                except ApiError as e:
                     result.error_code, result.error_message = e.code, e.message
             results.append(result)
         for result in deleted:
             if not self.cache.wait_until(functools.partial(_gone, name=result.name),
                                          req.timeout_ms / 1000):
                 result.error_code = E.REQUEST_TIMED_OUT
-        return respond(request, 20, R(throttle_time_ms=0, responses=results))
+        return respond(request, R(throttle_time_ms=0, responses=results))
 
     # --- membership (served by a controller only) --------------------------------------------
 
     def broker_registration(self, request: Request) -> SendResponse:
         R = broker_registration.RESPONSE
         if self.controller is None:
-            return respond(request, 62, R(error_code=E.NOT_CONTROLLER))
+            return respond(request, R(error_code=E.NOT_CONTROLLER))
         error, epoch = self.controller.register(request.body)
-        return respond(request, 62, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
+        return respond(request, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
 
     def broker_heartbeat(self, request: Request) -> SendResponse:
         R = broker_heartbeat.RESPONSE
         if self.controller is None:
-            return respond(request, 63, R(error_code=E.NOT_CONTROLLER))
+            return respond(request, R(error_code=E.NOT_CONTROLLER))
         error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
-        return respond(request, 63, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
+        return respond(request, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
                                        is_fenced=error != 0))
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kafkalite.common.endpoints import Endpoint
 from kafkalite.controller.controller import KafkaController
 from kafkalite.metrics.http import MetricsServer
 from kafkalite.metrics.request_log import RequestLog
@@ -22,7 +23,7 @@ from kafkalite.network.socket_server import SocketServer
 from . import api_versions, meta_properties
 from .handlers import MAY_BLOCK, KafkaApis
 from .lifecycle import BrokerLifecycleManager
-from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache
+from .metadata_cache import BrokerInfo, MetadataCache
 from .request_handler import RequestHandlerPool
 
 log = logging.getLogger("kafkalite.server.broker")
@@ -95,7 +96,7 @@ class Broker:
             log.info("Broker %d serves Prometheus metrics on http://%s:%d/metrics", self.node_id,
                      cfg.get("metrics.host"), self.metrics_server.port)
         for e in self._advertised_endpoints():
-            log.info("Broker %d advertises %s://%s:%d", self.node_id, e.listener, e.host, e.port)
+            log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
 
@@ -134,7 +135,7 @@ class Broker:
             on_cluster_id=adopt, on_fatal=fatal)
         self.lifecycle.start()
 
-    def _advertised_endpoints(self) -> Iterator[BrokerEndpoint]:
+    def _advertised_endpoints(self) -> Iterator[Endpoint]:
         """What the broker registers and clients see: its advertised listeners except the
         controller's (Kafka advertises those only to the controller quorum)."""
         assert self.socket_server is not None
@@ -143,7 +144,7 @@ class Broker:
             if e.name in hidden:
                 continue
             port = e.port or self.socket_server.bound_port(e.name)  # port 0: the bound one
-            yield BrokerEndpoint(e.name, e.host, port, e.security_protocol)
+            yield Endpoint(e.name, e.host, port, e.security_protocol)
 
     def bound_port(self, listener: str | None = None) -> int:
         assert self.socket_server is not None
@@ -226,7 +227,7 @@ def run(config: Any) -> int:
                 pass
             if not broker.wait(0):
                 servers = ",".join(f"{e.host}:{e.port}" for e in broker._advertised_endpoints()
-                                   if e.listener != config.control_plane_listener_name)
+                                   if e.name != config.control_plane_listener_name)
                 print(f"kafkalite broker {broker.node_id} is up: bootstrap.servers={servers} "
                       f"(cluster id {broker.cluster_id}; Ctrl-C to stop)", flush=True)
             while not broker.wait(1.0):

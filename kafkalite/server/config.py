@@ -27,22 +27,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkalite.server.kafka_config_names import (
-    KAFKA_BROKER_CONFIGS,
-    is_kafka_config,
-    split_listener_prefix,
-)
-from kafkalite.server.listeners import (
+from kafkalite.common.endpoints import (
     SASL_PROTOCOLS,
     SECURITY_PROTOCOL_IDS,
     TLS_PROTOCOLS,
     Endpoint,
     parse_listener,
 )
+from kafkalite.common.errors import ConfigError
+from kafkalite.common.metadata_version import is_metadata_version
+from kafkalite.server.kafka_config_names import (
+    KAFKA_BROKER_CONFIGS,
+    is_kafka_config,
+    split_listener_prefix,
+)
 
 __all__ = [
     "GROUPS",
-    "METADATA_VERSIONS",
     "SECURITY_PROTOCOLS",
     "SETTINGS",
     "SETTINGS_BY_NAME",
@@ -57,32 +58,9 @@ __all__ = [
     "format_properties",
     "load_properties_file",
     "lookup",
-    "metadata_version_key",
     "one_of",
     "parse_properties",
 ]
-
-
-class ConfigError(ValueError):
-    """A bad broker configuration; the message names the setting (also kept in ``setting``).
-
-    One error may stand for several (``errors``, each a ConfigError): its message lists them all, one
-    a line, and ``setting`` is the first one's."""
-
-    def __init__(self, message: str, setting: str | None = None) -> None:
-        super().__init__(message)
-        self.setting = setting
-        self.errors: tuple[ConfigError, ...] = (self,)
-
-    @classmethod
-    def of(cls, errors: Iterable[ConfigError]) -> ConfigError:
-        """One error for ``errors`` (at least one): the error itself if it is alone."""
-        unique = list({str(e): e for e in errors}.values())
-        if len(unique) == 1:
-            return unique[0]
-        combined = cls(f"{len(unique)} errors:" + "".join(f"\n  {e}" for e in unique), unique[0].setting)
-        combined.errors = tuple(unique)
-        return combined
 
 
 class _Invalid(Exception):
@@ -244,34 +222,9 @@ class _Voters(Validator):
         return "at most one id@host:port entry"
 
 
-def _metadata_versions() -> tuple[str, ...]:
-    """Kafka's MetadataVersion values (IBP strings) up to 3.9, plus each release's short form."""
-    table = [
-        ("0.8.0", 0), ("0.8.1", 0), ("0.8.2", 0), ("0.9.0", 0), ("0.10.0", 2), ("0.10.1", 3),
-        ("0.10.2", 1), ("0.11.0", 3), ("1.0", 1), ("1.1", 1), ("2.0", 2), ("2.1", 3), ("2.2", 2),
-        ("2.3", 2), ("2.4", 2), ("2.5", 1), ("2.6", 1), ("2.7", 3), ("2.8", 2), ("3.0", 2), ("3.1", 1),
-        ("3.2", 1), ("3.3", 4), ("3.4", 1), ("3.5", 3), ("3.6", 3), ("3.7", 5), ("3.8", 1), ("3.9", 1),
-    ]
-    versions: list[str] = []
-    for release, internal in table:
-        versions.append(release)
-        versions.extend(f"{release}-IV{i}" for i in range(internal))
-    return tuple(versions)
-
-
-METADATA_VERSIONS = _metadata_versions()
-
-
-def metadata_version_key(text: str) -> str:
-    """Kafka's MetadataVersion.fromVersionString lookup key: "3.9.1" -> "3.9", "0.10.2.1" -> "0.10.2"."""
-    segments = text.split(".")
-    keep = 3 if text.startswith("0.") else 2
-    return text if keep >= len(segments) else ".".join(segments[:keep])
-
-
 class _MetadataVersion(Validator):
     def check(self, value: Any) -> str | None:
-        if value is None or metadata_version_key(value) in METADATA_VERSIONS:
+        if value is None or is_metadata_version(value):
             return None
         return "not a Kafka metadata version (for example 3.9 or 3.9-IV0)"
 

@@ -7,10 +7,10 @@ the whole encoded frame. Anything that goes wrong in a handler closes that conne
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response, SendResponse
 from kafkalite.protocol import encode_response
 from kafkalite.protocol import error_codes as E
@@ -33,7 +33,6 @@ from .responses import respond
 log = logging.getLogger("kafkalite.server.handlers")
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # Kafka's "not requested"
-_ZERO = uuid.UUID(int=0)
 # Api keys whose handlers may wait: on the controller, or for its answer to show in the metadata cache.
 MAY_BLOCK = frozenset({19, 20, 62})
 
@@ -82,13 +81,13 @@ class KafkaApis:
         # Kafka's KafkaApis: the network layer answers these while a connection authenticates;
         # one reaching the handlers comes too late (or on a listener without SASL).
         body = sasl_handshake.RESPONSE(error_code=E.ILLEGAL_SASL_STATE, mechanisms=[])
-        return respond(request, 17, body)
+        return respond(request, body)
 
     def handle_sasl_authenticate(self, request: Request) -> Response:
         body = sasl_authenticate.RESPONSE(
             error_code=E.ILLEGAL_SASL_STATE,
             error_message="SaslAuthenticate request received after successful authentication")
-        return respond(request, 36, body)
+        return respond(request, body)
 
     # --- ApiVersions --------------------------------------------------------------------------
 
@@ -127,7 +126,7 @@ class KafkaApis:
     def handle_leader_and_isr(self, request: Request) -> Response:
         req, version = request.body, request.api_version
         if version < 2:
-            states = [(s.topic_name, _ZERO, s) for s in req.ungrouped_partition_states]
+            states = [(s.topic_name, ZERO_UUID, s) for s in req.ungrouped_partition_states]
         else:
             states = [(t.topic_name, t.topic_id, s) for t in req.topic_states for s in t.partition_states]
         error, results = self.replica_manager.become_leader_or_follower(
@@ -144,7 +143,7 @@ class KafkaApis:
                     R["partition_errors"](partition_index=r.index, error_code=r.error_code))
             body = R(error_code=error, topics=[R["topics"](topic_id=tid, partition_errors=errs)
                                                for tid, errs in by_topic.items()])
-        return respond(request, 4, body)
+        return respond(request, body)
 
     def handle_stop_replica(self, request: Request) -> Response:
         req, version = request.body, request.api_version
@@ -162,7 +161,7 @@ class KafkaApis:
         body = R(error_code=error, partition_errors=[
             R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
             for r in results])
-        return respond(request, 5, body)
+        return respond(request, body)
 
     def handle_update_metadata(self, request: Request) -> Response:
         error = self.replica_manager.update_metadata(request.body, request.api_version)
@@ -170,7 +169,7 @@ class KafkaApis:
             count = len(update_metadata_partitions(request.body, request.api_version))
             log.debug("Applied UpdateMetadata (controller epoch %d, %d partitions)",
                       request.body.controller_epoch, count)
-        return respond(request, 6, update_metadata.RESPONSE(error_code=error))
+        return respond(request, update_metadata.RESPONSE(error_code=error))
 
     # --- Metadata -----------------------------------------------------------------------------
 
@@ -191,7 +190,7 @@ class KafkaApis:
             controller_id=snap.controller_id, topics=topics,
             cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
         )
-        return respond(request, 3, body)
+        return respond(request, body)
 
     @staticmethod
     def _requested_topics(snap: Snapshot, req, version: int):

@@ -20,11 +20,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kafkalite.controller.network_client import BlockingClient
+from kafkalite.clients import BlockingClient
+from kafkalite.common.endpoints import SECURITY_PROTOCOL_IDS
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration, metadata
-
-from .listeners import SECURITY_PROTOCOL_IDS
 
 log = logging.getLogger("kafkalite.server.lifecycle")
 
@@ -77,7 +77,8 @@ class BrokerLifecycleManager(threading.Thread):
                 self._stopping.wait(RETRY)
 
     def _controller_cluster_id(self) -> str | None:
-        response = self.client.send_and_receive(3, METADATA_VERSION, metadata.REQUEST(topics=[]))
+        request = metadata.REQUEST(topics=[])
+        response = self.client.send_and_receive(ApiKey.METADATA, METADATA_VERSION, request)
         return response.cluster_id
 
     def _adopt_cluster_id(self) -> None:
@@ -92,13 +93,13 @@ class BrokerLifecycleManager(threading.Thread):
 
     def _register(self) -> None:
         R = broker_registration.REQUEST
-        listeners = [R["listeners"](name=e.listener, host=e.host, port=e.port,
+        listeners = [R["listeners"](name=e.name, host=e.host, port=e.port,
                                     security_protocol=SECURITY_PROTOCOL_IDS.get(e.security_protocol, 0))
                      for e in self.endpoints]
         request = R(broker_id=self.node_id, cluster_id=self.cluster_id, incarnation_id=self.incarnation,
                     listeners=listeners, features=[], rack=self.rack,
                     previous_broker_epoch=self.broker_epoch)
-        response = self.client.send_and_receive(62, REGISTRATION_VERSION, request)
+        response = self.client.send_and_receive(ApiKey.BROKER_REGISTRATION, REGISTRATION_VERSION, request)
         if response.error_code == E.INCONSISTENT_CLUSTER_ID:
             theirs = self._controller_cluster_id()
             self._stopping.set()
@@ -121,7 +122,7 @@ class BrokerLifecycleManager(threading.Thread):
         request = broker_heartbeat.REQUEST(broker_id=self.node_id, broker_epoch=self.broker_epoch,
                                            current_metadata_offset=0, want_fence=False,
                                            want_shut_down=False)
-        response = self.client.send_and_receive(63, HEARTBEAT_VERSION, request)
+        response = self.client.send_and_receive(ApiKey.BROKER_HEARTBEAT, HEARTBEAT_VERSION, request)
         if response.error_code != E.NONE:
             log.info("Broker %d: heartbeat refused (%s); registering again", self.node_id,
                      E.BY_CODE[response.error_code].name)

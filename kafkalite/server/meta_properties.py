@@ -14,10 +14,9 @@ file under the first log directory. Where the cluster id comes from, in order:
 
 from __future__ import annotations
 
-import base64
 import os
-import uuid
 
+from kafkalite.common.uuids import new_base64_uuid
 from kafkalite.server.config import format_properties, parse_properties
 
 FILE_NAME = "meta.properties"
@@ -34,8 +33,8 @@ class ClusterIdMismatch(Exception):
 
 
 def new_cluster_id() -> str:
-    """A random Kafka UUID in its base64url form (22 characters), as kafka-storage random-uuid."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A new cluster id: a random Kafka UUID (kafka-storage random-uuid)."""
+    return new_base64_uuid()
 
 
 def path_for(log_dirs: list[str]) -> str:

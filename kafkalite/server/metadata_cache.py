@@ -9,25 +9,19 @@ import threading
 import uuid
 from collections.abc import Callable
 
-
-@dataclasses.dataclass(frozen=True)
-class BrokerEndpoint:
-    listener: str
-    host: str
-    port: int
-    security_protocol: str
+from kafkalite.common.endpoints import Endpoint
 
 
 @dataclasses.dataclass(frozen=True)
 class BrokerInfo:
     id: int
-    endpoints: tuple[BrokerEndpoint, ...]
+    endpoints: tuple[Endpoint, ...]
     rack: str | None = None
     epoch: int = -1
 
-    def endpoint(self, listener: str) -> BrokerEndpoint | None:
+    def endpoint(self, listener: str) -> Endpoint | None:
         for e in self.endpoints:
-            if e.listener == listener:
+            if e.name == listener:
                 return e
         return None
 

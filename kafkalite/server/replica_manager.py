@@ -20,10 +20,11 @@ import threading
 import uuid
 from typing import Any
 
+from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
+from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.protocol import error_codes as E
 
-from .listeners import SECURITY_PROTOCOL_NAMES
-from .metadata_cache import BrokerEndpoint, BrokerInfo, MetadataCache, PartitionInfo, Snapshot, TopicInfo
+from .metadata_cache import BrokerInfo, MetadataCache, PartitionInfo, Snapshot, TopicInfo
 
 log = logging.getLogger("kafkalite.server.replica_manager")
 
@@ -31,7 +32,6 @@ NO_EPOCH = -1
 EPOCH_DURING_DELETE = -2  # Kafka's LeaderAndIsr.EpochDuringDelete
 LEADER_DURING_DELETE = -2  # Kafka's LeaderAndIsr.LeaderDuringDelete
 UNKNOWN_BROKER_EPOCH = -1
-ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,13 +146,13 @@ def update_metadata_partitions(request: Any, version: int) -> list[tuple[str, uu
     return [(t.topic_name, t.topic_id, s) for t in request.topic_states for s in t.partition_states]
 
 
-def _broker_endpoints(b: Any, version: int) -> tuple[BrokerEndpoint, ...]:
+def _broker_endpoints(b: Any, version: int) -> tuple[Endpoint, ...]:
     if version == 0:
-        return (BrokerEndpoint("PLAINTEXT", b.v0_host, b.v0_port, "PLAINTEXT"),)
+        return (Endpoint("PLAINTEXT", b.v0_host, b.v0_port, "PLAINTEXT"),)
     out = []
     for e in b.endpoints:
         protocol = SECURITY_PROTOCOL_NAMES.get(e.security_protocol, "PLAINTEXT")
-        out.append(BrokerEndpoint(e.listener if version >= 3 else protocol, e.host, e.port, protocol))
+        out.append(Endpoint(e.listener if version >= 3 else protocol, e.host, e.port, protocol))
     return tuple(out)
 
 

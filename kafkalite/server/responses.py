@@ -9,11 +9,11 @@ from kafkalite.protocol import encode_response
 from kafkalite.protocol.error_counts import error_counts, top_level_error_code
 
 
-def respond(request: Request, api_key: int, body: Any) -> SendResponse:
+def respond(request: Request, body: Any) -> SendResponse:
     """The whole response frame for ``request`` (same api version and correlation id), with the
     error codes the body carries for the metrics and the request log: its own, and all of them
     (per topic, per partition), counted here on the handler's thread rather than in the Processor."""
-    version = request.api_version
+    api_key, version = request.api_key, request.api_version
     frame = encode_response(api_key, version, request.correlation_id, body)
     return SendResponse(request, frame, top_level_error_code(api_key, version, body),
                         error_counts(api_key, version, body))

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkalite.controller.assignment import AdminError, assign_replicas, validate_topic_name
+from kafkalite.common.errors import ApiError
+from kafkalite.controller.assignment import assign_replicas, validate_topic_name
 from kafkalite.protocol import error_codes as E
 
 
@@ -25,7 +26,7 @@ def test_kafka_reference_assignment():
                                                       unique=True), st.randoms())
 def test_assignment_properties(partitions, rf, brokers, rng):
     if rf > len(brokers):
-        with pytest.raises(AdminError) as info:
+        with pytest.raises(ApiError) as info:
             assign_replicas(partitions, rf, brokers, rng)
         assert info.value.code == E.INVALID_REPLICATION_FACTOR
         return
@@ -44,14 +45,14 @@ def test_assignment_properties(partitions, rf, brokers, rng):
     (1, 0, E.INVALID_REPLICATION_FACTOR), (1, 4, E.INVALID_REPLICATION_FACTOR),
 ])
 def test_invalid_counts(partitions, rf, code):
-    with pytest.raises(AdminError) as info:
+    with pytest.raises(ApiError) as info:
         assign_replicas(partitions, rf, [1, 2, 3])
     assert info.value.code == code
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "a" * 250, "has space", "slash/y", "ünïcode"])
 def test_illegal_topic_names(name):
-    with pytest.raises(AdminError) as info:
+    with pytest.raises(ApiError) as info:
         validate_topic_name(name)
     assert info.value.code == E.INVALID_TOPIC_EXCEPTION
 

@@ -92,3 +92,21 @@ def test_add_broker_only_if_absent_and_remove_drops_everything():
         assert 1 not in manager.sent and 1 not in manager.queue_time_ns
     finally:
         manager.shutdown()
+
+
+def test_a_request_that_is_not_a_control_request_is_refused_before_it_is_queued():
+    import pytest
+
+    from kafkalite.protocol import ApiKey
+    from kafkalite.protocol.messages import metadata
+
+    port = free_port()
+    manager = ControllerChannelManager(controller_id=0, socket_timeout_ms=2000)
+    manager.startup({1: ("127.0.0.1", port)})
+    try:
+        with pytest.raises(ValueError, match="Metadata is not a control request"):
+            manager.send_request(1, ApiKey.METADATA, 12, metadata.REQUEST(topics=[]))
+        assert manager.queue_size(1) == 0
+        assert manager.thread_for(1).is_alive()  # the broker's send thread goes on
+    finally:
+        manager.shutdown()

@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from kafkalite.common.endpoints import Endpoint
+from kafkalite.common.metadata_version import parse_ibp
+from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.controller.context import (
     ControllerBroker,
     ControllerContext,
@@ -23,7 +26,6 @@ from kafkalite.controller.request_batch import (
     ControllerBrokerRequestBatch,
     IllegalStateError,
     leader_and_isr_version,
-    parse_ibp,
     stop_replica_version,
     update_metadata_version,
 )
@@ -32,11 +34,10 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import leader_and_isr as lair
 from kafkalite.protocol.messages import stop_replica as sr
 from kafkalite.protocol.messages import update_metadata as um
-from kafkalite.server.listeners import Endpoint
 
 CONTROLLER_ID = 1
 CONTROLLER_EPOCH = 1
-ZERO_UUID = uuid.UUID(int=0)
+
 
 # Kafka's MetadataVersion.VERSIONS (IBP_0_8_0 .. IBP_3_9_IV0), in order.
 _RELEASES = [

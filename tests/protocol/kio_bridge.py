@@ -18,7 +18,6 @@ import enum
 import io
 import types
 import typing
-import uuid
 from functools import cache
 from typing import Any
 
@@ -29,11 +28,11 @@ from kio.schema.index import api_key_map, schema_name_map
 from kio.serial import entity_reader, entity_writer
 from kio.static.constants import EntityType
 
+from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.protocol.schema import Api, Array, Field, Primitive, Struct
 
 from .strategies import _primitive
 
-ZERO_UUID = uuid.UUID(int=0)
 _MS = datetime.timedelta(milliseconds=1)
 _TIMEDELTA_TYPES = ("timedelta_i32", "timedelta_i64")
 

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafkalite.common.endpoints import Endpoint, parse_listener
+from kafkalite.common.metadata_version import is_metadata_version
 from kafkalite.server.config import (
     GROUPS,
     SETTINGS,
@@ -21,12 +23,10 @@ from kafkalite.server.config import (
     ConfigError,
     format_properties,
     lookup,
-    metadata_version_key,
     parse_properties,
 )
 from kafkalite.server.config_docs import render_markdown
 from kafkalite.server.kafka_config_names import KAFKA_BROKER_CONFIGS, is_kafka_config
-from kafkalite.server.listeners import Endpoint, parse_listener
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAIN = {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT", "SSL": "SSL"}
@@ -309,10 +309,9 @@ def test_typed_values_are_accepted() -> None:
     assert "expected a value of type list" in str(error_for({"log.dirs": [1]}))
 
 
-def test_metadata_version_key() -> None:
-    assert metadata_version_key("3.9.1") == "3.9"
-    assert metadata_version_key("3.9-IV0") == "3.9-IV0"
-    assert metadata_version_key("0.10.2.1") == "0.10.2"
+def test_metadata_versions_as_kafka_reads_them() -> None:
+    assert all(is_metadata_version(v) for v in ("3.9.1", "3.9-IV0", "0.10.2.1", "2.8"))
+    assert not any(is_metadata_version(v) for v in ("3.9-IV1", "4.0", "x", "0.10.2-IV1"))
     for ok in ("2.8", "3.0", "3.3-IV3", "3.7-IV4", "3.9", "0.8.2"):
         assert cfg(inter_broker_protocol_version=ok)["inter.broker.protocol.version"] == ok
 

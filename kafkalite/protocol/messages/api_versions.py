@@ -1,5 +1,6 @@
 """ApiVersions (key 18)."""
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, INT64, STRING, Array, F, Struct, api
 
 REQUEST = Struct(
@@ -34,4 +35,4 @@ RESPONSE = Struct(
     F("zk_migration_ready", BOOL, "3+", tag=3, default=False),
 )
 
-API_VERSIONS = api(18, "ApiVersions", "0-4", "3+", REQUEST, RESPONSE)
+API_VERSIONS = api(ApiKey.API_VERSIONS, "0-4", "3+", REQUEST, RESPONSE)

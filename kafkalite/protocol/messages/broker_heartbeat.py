@@ -6,6 +6,7 @@ the same in every version; a broker is fenced unless told otherwise (``is_fenced
 true).
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, INT64, UUID, Array, F, Struct, api
 
 REQUEST = Struct(
@@ -27,4 +28,4 @@ RESPONSE = Struct(
     F("should_shut_down", BOOL),
 )
 
-BROKER_HEARTBEAT = api(63, "BrokerHeartbeat", "0-1", "0+", REQUEST, RESPONSE)
+BROKER_HEARTBEAT = api(ApiKey.BROKER_HEARTBEAT, "0-1", "0+", REQUEST, RESPONSE)

@@ -7,6 +7,7 @@ with a minimum supported version of 0 are no longer left out). The response is t
 version.
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, INT64, STRING, UINT16, UUID, Array, F, Struct, api
 
 LISTENER = Struct(
@@ -44,4 +45,4 @@ RESPONSE = Struct(
     F("broker_epoch", INT64, default=-1),
 )
 
-BROKER_REGISTRATION = api(62, "BrokerRegistration", "0-4", "0+", REQUEST, RESPONSE)
+BROKER_REGISTRATION = api(ApiKey.BROKER_REGISTRATION, "0-4", "0+", REQUEST, RESPONSE)

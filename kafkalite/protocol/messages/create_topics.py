@@ -6,6 +6,7 @@ time; v5+ the created topic's partitions, replication factor and configs, plus t
 ``topic_config_error_code`` (tag 0); v7+ the topic id.
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, F, Struct, api
 
 CREATABLE_REPLICA_ASSIGNMENT = Struct(
@@ -63,4 +64,4 @@ RESPONSE = Struct(
     F("topics", Array(CREATABLE_TOPIC_RESULT)),
 )
 
-CREATE_TOPICS = api(19, "CreateTopics", "0-7", "5+", REQUEST, RESPONSE)
+CREATE_TOPICS = api(ApiKey.CREATE_TOPICS, "0-7", "5+", REQUEST, RESPONSE)

@@ -5,6 +5,7 @@ Declared from Kafka's DeleteTopicsRequest.json / DeleteTopicsResponse.json, vers
 Response: v1+ throttle time; v5+ per-topic error message; v6+ topic id, with nullable names.
 """
 
+from ..api_keys import ApiKey
 from ..schema import INT16, INT32, STRING, UUID, Array, F, Struct, api
 
 DELETE_TOPIC_STATE = Struct(
@@ -34,4 +35,4 @@ RESPONSE = Struct(
     F("responses", Array(DELETABLE_TOPIC_RESULT)),
 )
 
-DELETE_TOPICS = api(20, "DeleteTopics", "0-6", "4+", REQUEST, RESPONSE)
+DELETE_TOPICS = api(ApiKey.DELETE_TOPICS, "0-6", "4+", REQUEST, RESPONSE)

@@ -7,6 +7,7 @@ group them by topic; v5+ add topic ids and the request type; v6+ the leader reco
 topic names in v0-4 and groups them by topic id in v5+.
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT8, INT16, INT32, INT64, STRING, UUID, Array, F, Struct, api
 
 # commonStructs: shared by the top-level v0-1 array and the per-topic v2+ array.
@@ -73,4 +74,4 @@ RESPONSE = Struct(
     F("topics", Array(LEADER_AND_ISR_TOPIC_ERROR), "5+"),
 )
 
-LEADER_AND_ISR = api(4, "LeaderAndIsr", "0-7", "4+", REQUEST, RESPONSE)
+LEADER_AND_ISR = api(ApiKey.LEADER_AND_ISR, "0-7", "4+", REQUEST, RESPONSE)

@@ -8,6 +8,7 @@ only in v8-10); v10+ topic ids, with the topic name nullable. Response: v1+ rack
 authorized operations (the cluster one only in v8-10); v10+ topic ids; v12+ nullable topic names.
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, STRING, UUID, Array, F, Struct, api
 
 METADATA_REQUEST_TOPIC = Struct(
@@ -63,4 +64,4 @@ RESPONSE = Struct(
     F("cluster_authorized_operations", INT32, "8-10", default=-2147483648),
 )
 
-METADATA = api(3, "Metadata", "0-12", "9+", REQUEST, RESPONSE)
+METADATA = api(ApiKey.METADATA, "0-12", "9+", REQUEST, RESPONSE)

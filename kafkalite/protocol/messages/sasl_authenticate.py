@@ -4,6 +4,7 @@ Declared from Kafka's SaslAuthenticateRequest.json / SaslAuthenticateResponse.js
 (flexible 2+). Response: v1+ the session lifetime (0: no re-authentication required).
 """
 
+from ..api_keys import ApiKey
 from ..schema import BYTES, INT16, INT64, STRING, F, Struct, api
 
 REQUEST = Struct(
@@ -19,4 +20,4 @@ RESPONSE = Struct(
     F("session_lifetime_ms", INT64, "1+", default=0),
 )
 
-SASL_AUTHENTICATE = api(36, "SaslAuthenticate", "0-2", "2+", REQUEST, RESPONSE)
+SASL_AUTHENTICATE = api(ApiKey.SASL_AUTHENTICATE, "0-2", "2+", REQUEST, RESPONSE)

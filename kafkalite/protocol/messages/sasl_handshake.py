@@ -5,6 +5,7 @@ flexible. v0: the SASL tokens that follow travel as bare size-prefixed frames; v
 SaslAuthenticate requests. The response lists the mechanisms the listener has enabled.
 """
 
+from ..api_keys import ApiKey
 from ..schema import INT16, STRING, Array, F, Struct, api
 
 REQUEST = Struct(
@@ -18,4 +19,4 @@ RESPONSE = Struct(
     F("mechanisms", Array(STRING)),
 )
 
-SASL_HANDSHAKE = api(17, "SaslHandshake", "0-1", "none", REQUEST, RESPONSE)
+SASL_HANDSHAKE = api(ApiKey.SASL_HANDSHAKE, "0-1", "none", REQUEST, RESPONSE)

@@ -5,6 +5,7 @@ group partition indexes by topic, with one ``delete_partitions`` flag for the wh
 carry a per-partition leader epoch and delete flag; v4+ add ``is_kraft_controller``.
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, INT64, STRING, Array, F, Struct, api
 
 STOP_REPLICA_PARTITION_V0 = Struct(
@@ -57,4 +58,4 @@ RESPONSE = Struct(
     F("partition_errors", Array(STOP_REPLICA_PARTITION_ERROR)),
 )
 
-STOP_REPLICA = api(5, "StopReplica", "0-4", "2+", REQUEST, RESPONSE)
+STOP_REPLICA = api(ApiKey.STOP_REPLICA, "0-4", "2+", REQUEST, RESPONSE)

@@ -6,6 +6,7 @@ v4+ offline replicas; v5+ the broker epoch and partition states grouped by topic
 v8+ ``is_kraft_controller`` (regular field) and ``type`` (tagged field 0).
 """
 
+from ..api_keys import ApiKey
 from ..schema import BOOL, INT8, INT16, INT32, INT64, STRING, UUID, Array, F, Struct, api
 
 # commonStructs: shared by the top-level v0-4 array and the per-topic v5+ array.
@@ -63,4 +64,4 @@ RESPONSE = Struct(
     F("error_code", INT16),
 )
 
-UPDATE_METADATA = api(6, "UpdateMetadata", "0-8", "6+", REQUEST, RESPONSE)
+UPDATE_METADATA = api(ApiKey.UPDATE_METADATA, "0-8", "6+", REQUEST, RESPONSE)

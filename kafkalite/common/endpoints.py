@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+from .errors import ConfigError
 
 # Kafka's SecurityProtocol ids, as UpdateMetadata and BrokerRegistration carry them.
 SECURITY_PROTOCOL_IDS: dict[str, int] = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
@@ -19,9 +20,6 @@ SECURITY_PROTOCOL_IDS: dict[str, int] = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTE
 TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
 SECURITY_PROTOCOL_NAMES: dict[int, str] = {v: k for k, v in SECURITY_PROTOCOL_IDS.items()}
-
-if TYPE_CHECKING:
-    from kafkalite.server.config import ConfigError
 
 # NAME://host:port, NAME://[v6]:port, NAME://:port. The name excludes ':' and '/' so that the
 # separator is unambiguous; the host charset is Kafka's ([0-9a-zA-Z-%._:], ':' only inside brackets).
@@ -44,13 +42,6 @@ class Endpoint:
         return f"{self.name}://{host}:{self.port}"
 
 
-def _error(message: str, setting: str) -> ConfigError:
-    # Imported here: config imports this module, so a module-level import would be circular.
-    from kafkalite.server.config import ConfigError
-
-    return ConfigError(message, setting)
-
-
 def parse_listener(text: str, protocol_map: Mapping[str, str], *, setting: str = "listeners") -> Endpoint:
     """Parse ``NAME://host:port``; the protocol comes from ``protocol_map`` (keys compared in upper case).
 
@@ -60,7 +51,7 @@ def parse_listener(text: str, protocol_map: Mapping[str, str], *, setting: str =
     raw = text.strip()
     match = _LISTENER_RE.fullmatch(raw)
     if match is None:
-        raise _error(
+        raise ConfigError(
             f"invalid value {text!r} for {setting}: expected NAME://host:port "
             "(host may be empty or a bracketed IPv6 address)",
             setting,
@@ -69,11 +60,12 @@ def parse_listener(text: str, protocol_map: Mapping[str, str], *, setting: str =
     host = match["v6"] if match["v6"] is not None else match["host"]
     port = int(match["port"])
     if port > 65535:
-        raise _error(f"invalid value {text!r} for {setting}: port {port} is out of range 0..65535", setting)
+        raise ConfigError(f"invalid value {text!r} for {setting}: port {port} is out of range 0..65535",
+                          setting)
     protocols = {key.upper(): value.upper() for key, value in protocol_map.items()}
     protocol = protocols.get(name)
     if protocol is None:
-        raise _error(
+        raise ConfigError(
             f"invalid value {text!r} for {setting}: no security protocol defined for listener {name} "
             "in listener.security.protocol.map",
             setting,

@@ -1,0 +1,103 @@
+"""The layer rule (docs/architecture.md, "Packages and layers"): each package imports only from its
+own layer or those below it, no two packages import each other through any chain, and no
+kafkalite import hides inside a function or an ``if`` (the entry points excepted: the command
+imports what a subcommand needs when it runs)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "kafkalite"
+
+# Lowest first. A unit is a package of kafkalite or one of its top-level modules.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("common",),
+    ("protocol",),
+    ("metrics",),
+    ("network",),
+    ("clients",),
+    ("controller",),
+    ("server",),
+    ("cluster", "jobs"),
+    ("cli",),
+    ("__main__",),
+)
+LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+LAZY_IMPORTS_ALLOWED = {"kafkalite.cli"}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out.append((name, path))
+    return out
+
+
+def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
+    """(imported kafkalite module, at the top level of the file) for each import in ``path``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    top = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            targets = [target]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        found += [(t, id(node) in top) for t in targets if t == "kafkalite" or t.startswith("kafkalite.")]
+    return found
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "kafkalite"
+
+
+MODULES = _modules()
+
+
+def test_every_unit_has_a_layer():
+    units = {unit(name) for name, _ in MODULES} - {"kafkalite"}
+    assert units <= LAYER.keys(), f"add {sorted(units - LAYER.keys())} to LAYERS"
+
+
+@pytest.mark.parametrize(("name", "path"), MODULES, ids=[n for n, _ in MODULES])
+def test_imports_go_down_the_layers_and_stay_at_the_top(name, path):
+    here = unit(name)
+    for target, at_top in _imports(name, path):
+        there = unit(target)
+        if there != "kafkalite" and here != "kafkalite":
+            assert LAYER[there] <= LAYER[here], f"{name} ({here}) imports {target} ({there}), a layer above"
+        assert at_top or name in LAZY_IMPORTS_ALLOWED, f"{name} imports {target} inside a function or an if"
+
+
+def test_no_cycle_between_packages():
+    edges: dict[str, set[str]] = {}
+    for name, path in MODULES:
+        for target, _ in _imports(name, path):
+            if unit(target) != unit(name):
+                edges.setdefault(unit(name), set()).add(unit(target))
+    done: set[str] = set()
+
+    def visit(node: str, trail: tuple[str, ...]) -> None:
+        assert node not in trail, "import cycle: " + " -> ".join((*trail, node))
+        if node in done:
+            return
+        for nxt in edges.get(node, ()):
+            visit(nxt, (*trail, node))
+        done.add(node)
+
+    for start in edges:
+        visit(start, ())
