@@ -10,7 +10,8 @@ from kafkalite.common.endpoints import Endpoint
 from kafkalite.network.request_channel import Request
 from kafkalite.protocol import decode_request_header, encode_request
 from kafkalite.protocol.messages import api_versions, metadata
-from kafkalite.server.handlers import KafkaApis
+from kafkalite.server.apis import apis_for
+from kafkalite.server.kafka_apis import build_kafka_apis
 from kafkalite.server.metadata_cache import (
     BrokerInfo,
     MetadataCache,
@@ -18,6 +19,7 @@ from kafkalite.server.metadata_cache import (
     Snapshot,
     TopicInfo,
 )
+from kafkalite.server.replica_manager import ReplicaManager
 
 REQUESTS = {
     "apiversions": (18, 3, api_versions.REQUEST(client_software_name="kafkalite-bench",
@@ -46,7 +48,8 @@ class Responder:
     """payload -> response frame, through kafkalite's KafkaApis (the peers' request handler)."""
 
     def __init__(self, topics: int, port: int) -> None:
-        self.apis = KafkaApis(metadata_cache(topics, port), 1)
+        cache = metadata_cache(topics, port)
+        self.apis = build_kafka_apis(cache, ReplicaManager(1, cache), None, apis_for)
 
     def __call__(self, payload: bytes) -> bytes:
         from kafkalite.protocol import decode_request
@@ -56,7 +59,7 @@ class Responder:
                           security_protocol="PLAINTEXT", header=header, body=body, size=len(payload),
                           client_address="127.0.0.1", client_software_name="bench",
                           client_software_version="1", privileged=False)
-        return self.apis.handle(request).payload  # type: ignore[attr-defined]
+        return self.apis.handle(request).payload  # type: ignore[union-attr]
 
 
 __all__ = ["REQUESTS", "Responder", "decode_request_header", "metadata_cache", "request_frames"]

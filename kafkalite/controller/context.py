@@ -17,14 +17,9 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from kafkalite.common.endpoints import Endpoint
+from kafkalite.common.leader_and_isr import EPOCH_DURING_DELETE, NO_EPOCH
 
 INITIAL_CONTROLLER_EPOCH = 0  # Kafka's KafkaController.InitialControllerEpoch
-INITIAL_LEADER_EPOCH = 0
-INITIAL_PARTITION_EPOCH = 0
-NO_LEADER = -1
-NO_EPOCH = -1  # Kafka's LeaderAndIsr.NoEpoch
-LEADER_DURING_DELETE = -2  # Kafka's LeaderAndIsr.LeaderDuringDelete
-EPOCH_DURING_DELETE = -2  # Kafka's LeaderAndIsr.EpochDuringDelete
 
 LEADER_RECOVERY_RECOVERED = 0
 LEADER_RECOVERY_RECOVERING = 1

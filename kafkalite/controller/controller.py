@@ -28,6 +28,7 @@ from typing import Any
 
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
 from kafkalite.common.errors import ApiError
+from kafkalite.common.leader_and_isr import NO_LEADER
 from kafkalite.protocol import error_codes as E
 
 from .assignment import assign_replicas, validate_topic_name
@@ -38,7 +39,6 @@ from .store import ControllerStore, StoredPartition
 
 log = logging.getLogger("kafkalite.controller")
 
-NO_LEADER = -1
 SESSION_CHECK_INTERVAL = 0.1
 
 

@@ -30,6 +30,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_IDS
+from kafkalite.common.leader_and_isr import (
+    INITIAL_LEADER_EPOCH,
+    INITIAL_PARTITION_EPOCH,
+    LEADER_DURING_DELETE,
+)
 from kafkalite.common.metadata_version import IbpKey, parse_ibp
 from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.protocol.api_keys import ApiKey
@@ -38,9 +43,6 @@ from kafkalite.protocol.messages import stop_replica as sr
 from kafkalite.protocol.messages import update_metadata as um
 
 from .context import (
-    INITIAL_LEADER_EPOCH,
-    INITIAL_PARTITION_EPOCH,
-    LEADER_DURING_DELETE,
     LEADER_RECOVERY_RECOVERED,
     ControllerBroker,
     ControllerContext,

@@ -20,10 +20,12 @@ from kafkalite.metrics.http import MetricsServer
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.socket_server import SocketServer
 
-from . import api_versions, meta_properties
-from .handlers import MAY_BLOCK, KafkaApis
+from . import meta_properties
+from .apis import MAY_BLOCK, apis_for
+from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
+from .replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 
 log = logging.getLogger("kafkalite.server.broker")
@@ -60,10 +62,10 @@ class Broker:
         self.cluster_id = cluster_id
         controller_listeners = frozenset(cfg.controller_listener_names)
 
-        def apis_for(name: str, privileged: bool) -> dict:
-            return api_versions.apis_for(name, privileged, cfg.is_controller, controller_listeners)
+        def served_here(name: str, privileged: bool) -> dict:
+            return apis_for(name, privileged, cfg.is_controller, controller_listeners)
 
-        self.socket_server = SocketServer(cfg, apis_for)
+        self.socket_server = SocketServer(cfg, served_here)
         if cfg.get("request.log.dir"):
             self.request_log = RequestLog(cfg.get("request.log.dir"), cfg.get("request.log.segment.bytes"),
                                           cfg.get("request.log.roll.ms"))
@@ -78,8 +80,8 @@ class Broker:
             self.controller = KafkaController(cfg, cfg.log_dirs[0], cluster_id)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
-        self.apis = KafkaApis(self.metadata_cache, self.node_id, controller=self.controller,
-                              apis_for=apis_for)
+        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache)
+        self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here)
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
@@ -111,7 +113,7 @@ class Broker:
 
     def _start_lifecycle(self) -> None:
         cfg = self.config
-        rm = self.apis.replica_manager
+        rm = self.replica_manager
 
         def registered(epoch: int) -> None:
             rm.broker_epoch = epoch

@@ -8,8 +8,11 @@ import dataclasses
 import threading
 import uuid
 from collections.abc import Callable
+from typing import Any
 
-from kafkalite.common.endpoints import Endpoint
+from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
+from kafkalite.common.leader_and_isr import LEADER_DURING_DELETE
+from kafkalite.common.uuids import ZERO_UUID
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +76,11 @@ class MetadataCache:
     def set_cluster_id(self, cluster_id: str) -> None:
         self.update(lambda snap: dataclasses.replace(snap, cluster_id=cluster_id))
 
+    def update_metadata(self, request: Any, version: int) -> Snapshot:
+        """Apply an UpdateMetadata request (Kafka's MetadataCache.updateMetadata); the caller has
+        fenced it (ReplicaManager)."""
+        return self.update(lambda snap: _apply_update_metadata(snap, request, version))
+
     def update(self, fn: Callable[[Snapshot], Snapshot]) -> Snapshot:
         """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""
         with self._changed:
@@ -84,3 +92,44 @@ class MetadataCache:
         """Block until ``predicate(snapshot)`` holds (checked on every update) or ``timeout``."""
         with self._changed:
             return self._changed.wait_for(lambda: predicate(self._snapshot), max(timeout, 0.0))
+
+
+def update_metadata_partitions(request: Any, version: int) -> list[tuple[str, uuid.UUID, Any]]:
+    """(topic, topic id, partition state) of an UpdateMetadata request, any version."""
+    if version < 5:
+        return [(s.topic_name, ZERO_UUID, s) for s in request.ungrouped_partition_states]
+    return [(t.topic_name, t.topic_id, s) for t in request.topic_states for s in t.partition_states]
+
+
+def _broker_endpoints(b: Any, version: int) -> tuple[Endpoint, ...]:
+    if version == 0:
+        return (Endpoint("PLAINTEXT", b.v0_host, b.v0_port, "PLAINTEXT"),)
+    out = []
+    for e in b.endpoints:
+        protocol = SECURITY_PROTOCOL_NAMES.get(e.security_protocol, "PLAINTEXT")
+        out.append(Endpoint(e.listener if version >= 3 else protocol, e.host, e.port, protocol))
+    return tuple(out)
+
+
+def _apply_update_metadata(snap: Snapshot, request: Any, version: int) -> Snapshot:
+    """The snapshot after an UpdateMetadata request: brokers replaced by the live brokers, the
+    partitions it names replaced (or removed, leader -2: the topic is being deleted), the others
+    kept, as Kafka's MetadataCache does."""
+    brokers = {b.id: BrokerInfo(b.id, _broker_endpoints(b, version), b.rack)
+               for b in request.live_brokers}
+    topics: dict[str, TopicInfo] = dict(snap.topics)
+    for topic, topic_id, s in update_metadata_partitions(request, version):
+        current = topics.get(topic)
+        parts = dict(current.partitions) if current else {}
+        if s.leader == LEADER_DURING_DELETE:
+            parts.pop(s.partition_index, None)
+        else:
+            parts[s.partition_index] = PartitionInfo(
+                s.partition_index, s.leader, s.leader_epoch, tuple(s.replicas), tuple(s.isr),
+                tuple(getattr(s, "offline_replicas", ()) or ()), s.zk_version, s.controller_epoch)
+        tid = topic_id if topic_id != ZERO_UUID else (current.topic_id if current else ZERO_UUID)
+        if parts:
+            topics[topic] = TopicInfo(topic, tid, parts)
+        else:
+            topics.pop(topic, None)
+    return Snapshot(snap.cluster_id, request.controller_id, brokers, topics)

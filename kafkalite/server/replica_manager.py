@@ -1,6 +1,6 @@
 """What the controller tells a broker, applied with Kafka's fencing (Kafka's ReplicaManager and
 MetadataCache.updateMetadata): LeaderAndIsr and StopReplica change the table of partitions this
-broker hosts; UpdateMetadata changes the MetadataCache that every Metadata answer reads.
+broker hosts; an UpdateMetadata that passes the fencing is applied by the MetadataCache itself.
 
 Fencing, as Kafka does it:
 - a request from an older controller epoch than the newest seen: STALE_CONTROLLER_EPOCH, nothing
@@ -20,18 +20,14 @@ import threading
 import uuid
 from typing import Any
 
-from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
+from kafkalite.common.leader_and_isr import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.protocol import error_codes as E
 
-from .metadata_cache import BrokerInfo, MetadataCache, PartitionInfo, Snapshot, TopicInfo
+from .metadata_cache import MetadataCache
 
 log = logging.getLogger("kafkalite.server.replica_manager")
 
-NO_EPOCH = -1
-EPOCH_DURING_DELETE = -2  # Kafka's LeaderAndIsr.EpochDuringDelete
-LEADER_DURING_DELETE = -2  # Kafka's LeaderAndIsr.LeaderDuringDelete
-UNKNOWN_BROKER_EPOCH = -1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,46 +131,5 @@ class ReplicaManager:
             error = self._fence(request.controller_epoch, request.broker_epoch)
             if error:
                 return error
-            self.metadata_cache.update(lambda snap: apply_update_metadata(snap, request, version))
+            self.metadata_cache.update_metadata(request, version)
             return E.NONE
-
-
-def update_metadata_partitions(request: Any, version: int) -> list[tuple[str, uuid.UUID, Any]]:
-    """(topic, topic id, partition state) of an UpdateMetadata request, any version."""
-    if version < 5:
-        return [(s.topic_name, ZERO_UUID, s) for s in request.ungrouped_partition_states]
-    return [(t.topic_name, t.topic_id, s) for t in request.topic_states for s in t.partition_states]
-
-
-def _broker_endpoints(b: Any, version: int) -> tuple[Endpoint, ...]:
-    if version == 0:
-        return (Endpoint("PLAINTEXT", b.v0_host, b.v0_port, "PLAINTEXT"),)
-    out = []
-    for e in b.endpoints:
-        protocol = SECURITY_PROTOCOL_NAMES.get(e.security_protocol, "PLAINTEXT")
-        out.append(Endpoint(e.listener if version >= 3 else protocol, e.host, e.port, protocol))
-    return tuple(out)
-
-
-def apply_update_metadata(snap: Snapshot, request: Any, version: int) -> Snapshot:
-    """The snapshot after an UpdateMetadata request: brokers replaced by the live brokers, the
-    partitions it names replaced (or removed, leader -2: the topic is being deleted), the others
-    kept, as Kafka's MetadataCache does."""
-    brokers = {b.id: BrokerInfo(b.id, _broker_endpoints(b, version), b.rack)
-               for b in request.live_brokers}
-    topics: dict[str, TopicInfo] = dict(snap.topics)
-    for topic, topic_id, s in update_metadata_partitions(request, version):
-        current = topics.get(topic)
-        parts = dict(current.partitions) if current else {}
-        if s.leader == LEADER_DURING_DELETE:
-            parts.pop(s.partition_index, None)
-        else:
-            parts[s.partition_index] = PartitionInfo(
-                s.partition_index, s.leader, s.leader_epoch, tuple(s.replicas), tuple(s.isr),
-                tuple(getattr(s, "offline_replicas", ()) or ()), s.zk_version, s.controller_epoch)
-        tid = topic_id if topic_id != ZERO_UUID else (current.topic_id if current else ZERO_UUID)
-        if parts:
-            topics[topic] = TopicInfo(topic, tid, parts)
-        else:
-            topics.pop(topic, None)
-    return Snapshot(snap.cluster_id, request.controller_id, brokers, topics)

@@ -26,7 +26,7 @@ log = logging.getLogger("kafkalite.server.request_handler")
 
 
 class RequestHandlerPool:
-    def __init__(self, channel: RequestChannel, handle: Callable[[Request], Response], threads: int,
+    def __init__(self, channel: RequestChannel, handle: Callable[[Request], Response | None], threads: int,
                  name_prefix: str = "data-plane-kafka-request-handler",
                  may_block: Collection[int] = (), turns: Turns | None = None) -> None:
         self.channel = channel
@@ -91,7 +91,8 @@ class RequestHandlerPool:
                     log.exception("Unexpected error handling a request; closing its connection")
                     response = CloseConnectionResponse(request)
                 request.api_local_complete_ns = clock()
-                responses.append(response)
+                if response is not None:  # None: it waits, answered by whoever completes it
+                    responses.append(response)
             if responses:
                 channel.send_responses(responses)
         finally:

@@ -31,7 +31,7 @@ def record_arrivals(broker, monkeypatch) -> list[str]:
     """The topic of each UpdateMetadata the broker applies, in the order it applies them (a spy
     around the real method, which still does the work)."""
     arrivals: list[str] = []
-    rm = broker.apis.replica_manager
+    rm = broker.replica_manager
     real = rm.update_metadata
 
     def spy(request, version):
@@ -64,7 +64,7 @@ def inject(proxy: TcpProxy, fault: str, stall_over: threading.Event) -> None:
 def test_no_control_request_lost_or_reordered_through_stalls_closes_and_resets(broker, monkeypatch, seed):
     rng = random.Random(seed)
     arrivals = record_arrivals(broker, monkeypatch)
-    base = broker.apis.replica_manager.controller_epoch + 1
+    base = broker.replica_manager.controller_epoch + 1
     count = 300
     answered: list[tuple[int, int]] = []
     all_answered = threading.Event()

@@ -38,7 +38,7 @@ def test_requests_arrive_in_order_with_their_callbacks(tmp_path):
                                      lambda r, i=i: (seen.append((i, r.error_code)), i == 20 and done.set()))
             assert done.wait(10)
             assert seen == [(i, 0) for i in range(1, 21)]
-            assert broker.apis.replica_manager.controller_epoch == 20
+            assert broker.replica_manager.controller_epoch == 20
             assert manager.sent[1] == 20 and manager.queue_time_ns[1] > 0
             assert wait_for(lambda: manager.queue_size(1) == 0)
         finally:

@@ -12,7 +12,7 @@ from kafkalite.network.request_channel import Request, RequestChannel, SendRespo
 from kafkalite.network.socket_server import SocketServer
 from kafkalite.protocol import encode_response
 from kafkalite.protocol.messages import api_versions
-from kafkalite.server import api_versions as supported
+from kafkalite.server.apis import apis_for
 from kafkalite.server.config import BrokerConfig
 
 BASE = {
@@ -27,7 +27,7 @@ BASE = {
 def socket_server(**overrides: str) -> Iterator[SocketServer]:
     props = dict(BASE)
     props.update({k.replace("_", "."): v for k, v in overrides.items()})
-    server = SocketServer(BrokerConfig(props), supported.apis_for)
+    server = SocketServer(BrokerConfig(props), apis_for)
     server.startup()
     try:
         yield server

@@ -26,7 +26,7 @@ def running_broker(tmp_path, **overrides: str) -> Iterator[Broker]:
             # Registered, and the controller's first UpdateMetadata applied: the broker's own
             # connections (lifecycle, controller channel) are all open before a test counts any.
             assert broker.lifecycle.registered.wait(10)
-            assert wait_for(lambda: broker.apis.replica_manager.controller_epoch >= 1, timeout=10)
+            assert wait_for(lambda: broker.replica_manager.controller_epoch >= 1, timeout=10)
         yield broker
     finally:
         broker.shutdown()

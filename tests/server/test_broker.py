@@ -10,7 +10,7 @@ import pytest
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, metadata
-from kafkalite.server import api_versions as supported
+from kafkalite.server.apis import apis_for
 from kafkalite.server.metadata_cache import PartitionInfo, TopicInfo
 
 from ..kafka_client import Client, wait_for
@@ -37,7 +37,7 @@ def test_api_versions_every_version(broker, version):
         resp = c.call(18, version, api_versions.REQUEST(client_software_name="t",
                                                         client_software_version="1"))
     assert resp.error_code == 0
-    assert advertised(resp) == {k: (v.low, v.high) for k, v in supported.DATA_PLANE.items()}
+    assert advertised(resp) == {k: (v.low, v.high) for k, v in apis_for("PLAINTEXT", False).items()}
 
 
 def test_control_apis_advertised_only_on_the_privileged_listener(broker):

@@ -91,7 +91,7 @@ def test_update_metadata_v0_single_endpoint(broker):
 
 
 def test_stale_broker_epoch(broker):
-    broker.apis.replica_manager.broker_epoch = 10
+    broker.replica_manager.broker_epoch = 10
     req = update_metadata_v8(broker)
     req.broker_epoch = 9
     with control(broker) as c:
@@ -111,7 +111,7 @@ def leader_and_isr_v7(epoch=1, leader_epoch=0, replicas=(1, 2), partitions=2):
 
 
 def test_leader_and_isr_applied_and_fenced_per_partition(broker):
-    rm = broker.apis.replica_manager
+    rm = broker.replica_manager
     with control(broker) as c:
         first = c.call(4, 7, leader_and_isr_v7())
         assert first.error_code == 0
@@ -150,7 +150,7 @@ def stop_replica_v3(epoch, delete, leader_epoch):
 
 
 def test_stop_replica_fencing_and_delete(broker):
-    rm = broker.apis.replica_manager
+    rm = broker.replica_manager
     with control(broker) as c:
         c.call(4, 7, leader_and_isr_v7(leader_epoch=5))
         fenced = c.call(5, 3, stop_replica_v3(1, False, 5))  # not above the epoch held
@@ -175,4 +175,4 @@ def test_stop_replica_v0_and_v1_shapes(broker):
     assert [(p.topic_name, p.partition_index, p.error_code)
             for p in v0.partition_errors] == [("orders", 0, 0)]
     assert [(p.partition_index, p.error_code) for p in v1.partition_errors] == [(1, 0)]
-    assert broker.apis.replica_manager.partitions == {}
+    assert broker.replica_manager.partitions == {}

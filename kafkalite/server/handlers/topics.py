@@ -1,6 +1,6 @@
-"""CreateTopics, DeleteTopics, BrokerRegistration and BrokerHeartbeat: requests a broker passes
-to its controller. A broker without the controller role answers NOT_CONTROLLER, as Kafka does,
-so that clients go to the controller named in Metadata.
+"""CreateTopics and DeleteTopics: requests a broker passes to its controller. A broker without the
+controller role answers NOT_CONTROLLER, as Kafka does, so that clients go to the controller
+named in Metadata.
 
 Topic requests answer once this broker's own metadata cache shows the change (the controller
 sends it UpdateMetadata over a socket like any broker), or REQUEST_TIMED_OUT after the request's
@@ -14,13 +14,13 @@ from typing import Any
 from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import broker_heartbeat, broker_registration, create_topics, delete_topics
+from kafkalite.protocol.messages import create_topics, delete_topics
 
-from .metadata_cache import MetadataCache, Snapshot
-from .responses import respond
+from ..metadata_cache import MetadataCache, Snapshot
+from ..responses import respond
 
 
-class AdminApis:
+class TopicApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.cache = metadata_cache
@@ -91,23 +91,6 @@ class AdminApis:
                                          req.timeout_ms / 1000):
                 result.error_code = E.REQUEST_TIMED_OUT
         return respond(request, R(throttle_time_ms=0, responses=results))
-
-    # --- membership (served by a controller only) --------------------------------------------
-
-    def broker_registration(self, request: Request) -> SendResponse:
-        R = broker_registration.RESPONSE
-        if self.controller is None:
-            return respond(request, R(error_code=E.NOT_CONTROLLER))
-        error, epoch = self.controller.register(request.body)
-        return respond(request, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
-
-    def broker_heartbeat(self, request: Request) -> SendResponse:
-        R = broker_heartbeat.RESPONSE
-        if self.controller is None:
-            return respond(request, R(error_code=E.NOT_CONTROLLER))
-        error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
-        return respond(request, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
-                                       is_fenced=error != 0))
 
 
 def _visible(snap: Snapshot, name: str, partitions: int) -> bool:

@@ -1,0 +1,127 @@
+"""The apis this broker serves: one table, from which everything that depends on it follows.
+
+Each row names the api (``ApiKey``), the versions served, the listeners that serve it, the
+handler method that answers it, and how it waits. From this table alone come the ApiVersions
+answer of each listener (``apis_for``), the Processors' check of every request (the same
+``apis_for``, handed to the SocketServer), KafkaApis' dispatch (``kafka_apis.py``) and the served
+apis table of docs/protocol.md (``render_markdown``; a test keeps the docs equal to it).
+
+Only versions served fully are listed: clients use min(their max, our max), so advertising
+more than is served breaks them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kafkalite.protocol import APIS_BY_KEY, ApiKey
+from kafkalite.protocol.schema import Versions
+
+from .handlers.api_versions import ApiTable, ApiVersionsApis
+from .handlers.control import ControlApis
+from .handlers.metadata import MetadataApis
+from .handlers.registration import RegistrationApis
+from .handlers.topics import TopicApis
+
+
+class Where(enum.Enum):
+    """Which listeners serve an api (and advertise it in ApiVersions)."""
+
+    EVERY_LISTENER = "every listener"
+    # Controller-to-broker requests: advertising them to clients makes e.g. kafka-python guess a
+    # wrong broker version.
+    PRIVILEGED = "the privileged listener (control plane, else inter-broker)"
+    CONTROLLER = "on the node that runs the controller: its privileged listener and controller.listener.names"
+
+
+class Waits(enum.Enum):
+    """How a request of the api waits before its answer (never on a handler thread)."""
+
+    NEVER = "answered at once"
+    METADATA = "until this broker's metadata shows the change, or the request's timeout"
+    CONTROLLER = "until the controller's event thread has handled it"
+
+
+@dataclass(frozen=True)
+class ServedApi:
+    key: ApiKey
+    versions: Versions
+    where: Where
+    handler: Callable[[Any, Any], Any]  # a method of an area class in handlers/
+    waits: Waits = Waits.NEVER
+    note: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.key.api_name
+
+
+def _served(key: ApiKey, versions: str, where: Where, handler: Callable[[Any, Any], Any],
+            waits: Waits = Waits.NEVER, note: str = "") -> ServedApi:
+    return ServedApi(key, Versions.parse(versions), where, handler, waits, note)
+
+
+EVERY, PRIVILEGED, CONTROLLER = Where.EVERY_LISTENER, Where.PRIVILEGED, Where.CONTROLLER
+
+SERVED: tuple[ServedApi, ...] = (
+    _served(ApiKey.METADATA, "0-12", EVERY, MetadataApis.handle_metadata),
+    _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ControlApis.handle_leader_and_isr),
+    _served(ApiKey.STOP_REPLICA, "0-4", PRIVILEGED, ControlApis.handle_stop_replica),
+    _served(ApiKey.UPDATE_METADATA, "0-8", PRIVILEGED, ControlApis.handle_update_metadata),
+    _served(ApiKey.SASL_HANDSHAKE, "0-1", EVERY, ApiVersionsApis.handle_sasl_handshake,
+            note="answered by the Processor while a connection authenticates"),
+    _served(ApiKey.API_VERSIONS, "0-4", EVERY, ApiVersionsApis.handle_api_versions),
+    _served(ApiKey.CREATE_TOPICS, "0-7", EVERY, TopicApis.create_topics, Waits.METADATA,
+            note="NOT_CONTROLLER unless this broker runs the controller"),
+    _served(ApiKey.DELETE_TOPICS, "0-6", EVERY, TopicApis.delete_topics, Waits.METADATA,
+            note="NOT_CONTROLLER unless this broker runs the controller"),
+    _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
+            note="answered by the Processor while a connection authenticates"),
+    _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,
+            Waits.CONTROLLER),
+    _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),
+)
+SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
+
+
+def apis_for(listener: str, privileged: bool, is_controller: bool = False,
+             controller_listeners: frozenset[str] = frozenset()) -> dict[int, Versions]:
+    """{api key: versions} served (and advertised) on ``listener``."""
+    def here(s: ServedApi) -> bool:
+        if s.where is Where.EVERY_LISTENER:
+            return True
+        if s.where is Where.PRIVILEGED:
+            return privileged
+        return is_controller and (privileged or listener in controller_listeners)
+
+    return {s.key: s.versions for s in sorted(SERVED, key=lambda s: s.key) if here(s)}
+
+
+# Apis whose handlers may wait on a handler thread (until the purgatory takes them).
+MAY_BLOCK = frozenset(s.key for s in SERVED if s.waits is not Waits.NEVER)
+
+__all__ = ["MAY_BLOCK", "SERVED", "SERVED_BY_KEY", "ApiTable", "ServedApi", "Waits", "Where", "apis_for",
+           "render_markdown"]
+
+
+def _check() -> None:
+    for s in SERVED:
+        declared = APIS_BY_KEY[s.key].versions
+        if not declared.low <= s.versions.low <= s.versions.high <= declared.high:
+            raise ValueError(f"{s.name}: serves {s.versions}, declares only {declared}")
+
+
+_check()
+
+
+def render_markdown() -> str:
+    """The served apis table of docs/protocol.md."""
+    rows = ["| key | api | versions served | where | waits |", "| ---: | --- | --- | --- | --- |"]
+    for s in sorted(SERVED, key=lambda s: (list(Where).index(s.where), s.key)):
+        where = s.where.value + (f" ({s.note})" if s.note else "")
+        rows.append(f"| {int(s.key)} | {s.name} | {s.versions.low}-{s.versions.high} | {where} | "
+                    f"{s.waits.value} |")
+    return "\n".join(rows) + "\n"

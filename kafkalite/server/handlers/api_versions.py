@@ -1,0 +1,64 @@
+"""ApiVersions (KIP-511), and the SASL requests that reach the handlers: after a connection has
+authenticated, or on a listener without SASL (the Processor answers them while authenticating)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafkalite.network.request_channel import Request, Response, SendResponse
+from kafkalite.protocol import ApiKey, encode_response
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import api_versions, sasl_authenticate, sasl_handshake
+from kafkalite.protocol.schema import Versions
+
+from ..responses import respond
+
+# (listener, privileged) -> {api key: versions served there}
+ApiTable = Callable[[str, bool], dict[int, Versions]]
+
+
+class ApiVersionsApis:
+    def __init__(self, apis_for: ApiTable) -> None:
+        self.apis_for = apis_for
+        self._bodies: dict[tuple[str, bool, int], bytes] = {}
+
+    def handle_api_versions(self, request: Request) -> Response:
+        if request.body is None:
+            # A version we do not know: Kafka answers in v0 with UNSUPPORTED_VERSION and only its
+            # own ApiVersions range, so that the client can retry with a version we support.
+            own = self.apis_for(request.listener, request.privileged)[ApiKey.API_VERSIONS]
+            body = api_versions.RESPONSE(
+                error_code=E.UNSUPPORTED_VERSION,
+                api_keys=[api_versions.RESPONSE["api_keys"](ApiKey.API_VERSIONS, own.low, own.high)],
+            )
+            frame = encode_response(ApiKey.API_VERSIONS, 0, request.correlation_id, body)
+            return SendResponse(request, frame, E.UNSUPPORTED_VERSION)
+        return SendResponse(request, self._frame(request))
+
+    def _frame(self, request: Request) -> bytes:
+        key = (request.listener, request.privileged, request.api_version)
+        body = self._bodies.get(key)
+        if body is None:
+            # The answer only depends on the listener and the version: built once.
+            item = api_versions.RESPONSE["api_keys"]
+            table = self.apis_for(request.listener, request.privileged)
+            value = api_versions.RESPONSE(
+                error_code=0, throttle_time_ms=0,
+                api_keys=[item(k, v.low, v.high) for k, v in table.items()],
+            )
+            body = encode_response(ApiKey.API_VERSIONS, request.api_version, 0, value)[8:]
+            self._bodies[key] = body
+        frame = bytearray((len(body) + 4).to_bytes(4, "big"))
+        frame += request.correlation_id.to_bytes(4, "big", signed=True)
+        frame += body
+        return bytes(frame)
+
+    def handle_sasl_handshake(self, request: Request) -> Response:
+        # Kafka's KafkaApis: the network layer answers these while a connection authenticates;
+        # one reaching the handlers comes too late (or on a listener without SASL).
+        return respond(request, sasl_handshake.RESPONSE(error_code=E.ILLEGAL_SASL_STATE, mechanisms=[]))
+
+    def handle_sasl_authenticate(self, request: Request) -> Response:
+        return respond(request, sasl_authenticate.RESPONSE(
+            error_code=E.ILLEGAL_SASL_STATE,
+            error_message="SaslAuthenticate request received after successful authentication"))

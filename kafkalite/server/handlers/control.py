@@ -1,0 +1,73 @@
+"""LeaderAndIsr, StopReplica and UpdateMetadata: the controller's requests, applied by the
+ReplicaManager with Kafka's fencing (served on the privileged listener only; the Processor
+enforces it)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kafkalite.common.leader_and_isr import NO_EPOCH
+from kafkalite.common.uuids import ZERO_UUID
+from kafkalite.network.request_channel import Request, Response
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import leader_and_isr, stop_replica, update_metadata
+
+from ..metadata_cache import update_metadata_partitions
+from ..replica_manager import ReplicaManager
+from ..responses import respond
+
+log = logging.getLogger("kafkalite.server.handlers.control")
+
+
+class ControlApis:
+    def __init__(self, replica_manager: ReplicaManager) -> None:
+        self.replica_manager = replica_manager
+
+    def handle_leader_and_isr(self, request: Request) -> Response:
+        req, version = request.body, request.api_version
+        if version < 2:
+            states = [(s.topic_name, ZERO_UUID, s) for s in req.ungrouped_partition_states]
+        else:
+            states = [(t.topic_name, t.topic_id, s) for t in req.topic_states for s in t.partition_states]
+        error, results = self.replica_manager.become_leader_or_follower(
+            req.controller_epoch, req.broker_epoch, states)
+        R = leader_and_isr.RESPONSE
+        if version < 5:
+            body = R(error_code=error, partition_errors=[
+                R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
+                for r in results])
+        else:
+            by_topic: dict[Any, list[Any]] = {}
+            for r in results:
+                by_topic.setdefault(r.topic_id, []).append(
+                    R["partition_errors"](partition_index=r.index, error_code=r.error_code))
+            body = R(error_code=error, topics=[R["topics"](topic_id=tid, partition_errors=errs)
+                                               for tid, errs in by_topic.items()])
+        return respond(request, body)
+
+    def handle_stop_replica(self, request: Request) -> Response:
+        req, version = request.body, request.api_version
+        if version == 0:
+            parts = [(p.topic_name, p.partition_index, NO_EPOCH, req.delete_partitions)
+                     for p in req.ungrouped_partitions]
+        elif version < 3:
+            parts = [(t.name, i, NO_EPOCH, req.delete_partitions)
+                     for t in req.topics for i in t.partition_indexes]
+        else:
+            parts = [(t.topic_name, p.partition_index, p.leader_epoch, p.delete_partition)
+                     for t in req.topic_states for p in t.partition_states]
+        error, results = self.replica_manager.stop_replicas(req.controller_epoch, req.broker_epoch, parts)
+        R = stop_replica.RESPONSE
+        body = R(error_code=error, partition_errors=[
+            R["partition_errors"](topic_name=r.topic, partition_index=r.index, error_code=r.error_code)
+            for r in results])
+        return respond(request, body)
+
+    def handle_update_metadata(self, request: Request) -> Response:
+        error = self.replica_manager.update_metadata(request.body, request.api_version)
+        if error == E.NONE and log.isEnabledFor(logging.DEBUG):
+            count = len(update_metadata_partitions(request.body, request.api_version))
+            log.debug("Applied UpdateMetadata (controller epoch %d, %d partitions)",
+                      request.body.controller_epoch, count)
+        return respond(request, update_metadata.RESPONSE(error_code=error))

@@ -1,0 +1,59 @@
+"""KafkaApis: a request's handler, looked up in the served-apis table (``apis.py``) and bound to
+the area object that holds it (``handlers/``). Anything that goes wrong in a handler closes that
+connection only."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response
+from kafkalite.protocol import api_name
+
+from .apis import SERVED, ApiTable
+from .handlers.api_versions import ApiVersionsApis
+from .handlers.control import ControlApis
+from .handlers.metadata import MetadataApis
+from .handlers.registration import RegistrationApis
+from .handlers.topics import TopicApis
+from .metadata_cache import MetadataCache
+from .replica_manager import ReplicaManager
+
+log = logging.getLogger("kafkalite.server.kafka_apis")
+
+
+class KafkaApis:
+    def __init__(self, *areas: object) -> None:
+        """``areas``: one object of each handler class the served table names."""
+        self.areas = areas
+        self.handlers: dict[int, Callable[[Request], Response | None]] = {}
+        for s in SERVED:
+            owner = next((a for a in areas if getattr(type(a), s.handler.__name__, None) is s.handler), None)
+            if owner is None:
+                raise ValueError(f"no area object for {s.name}'s handler {s.handler.__qualname__}")
+            self.handlers[s.key] = getattr(owner, s.handler.__name__)
+
+    def area(self, cls: type[Any]) -> Any:
+        return next(a for a in self.areas if isinstance(a, cls))
+
+    def handle(self, request: Request) -> Response | None:
+        """The response, or None when the request waits (it is answered later, by whichever
+        thread completes it)."""
+        handler = self.handlers.get(request.api_key)
+        if handler is None:
+            log.warning("No handler for %s from %s; closing it", api_name(request.api_key),
+                        request.connection_id)
+            return CloseConnectionResponse(request)
+        try:
+            return handler(request)
+        except Exception:  # one bad request closes its connection, nothing more
+            log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
+            return CloseConnectionResponse(request)
+
+
+def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaManager, controller: Any,
+                     apis_for: ApiTable) -> KafkaApis:
+    """KafkaApis with one object of every area; ``controller`` None on a broker without the role."""
+    return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache), ControlApis(replica_manager),
+                     TopicApis(controller, metadata_cache), RegistrationApis(controller))
