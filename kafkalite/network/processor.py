@@ -563,26 +563,29 @@ class Processor(threading.Thread):
         for conn, payload in receives:
             if conn.id not in self.connections:
                 continue  # its bytes went back to the pool when it closed
-            self._release(conn, len(payload))  # parsed below: Kafka releases a request's buffer then
-            if conn.sasl is not None and conn.sasl.raw_tokens:
-                self._sasl_token(conn, payload)
-                continue
+            # Every step closes this connection only on error: the rest of the poll's requests
+            # are still handed over (and their connections, muted below, answered).
             try:
-                request = self._parse(conn, payload)
-            except (ProtocolError, ValueError) as e:
-                self._close(conn, f"error while parsing a request: {e}")
-                continue
+                self._release(conn, len(payload))  # parsed below: Kafka releases a request's buffer then
+                if conn.sasl is not None and conn.sasl.raw_tokens:
+                    self._sasl_token(conn, payload)
+                    continue
+                try:
+                    request = self._parse(conn, payload)
+                except (ProtocolError, ValueError) as e:
+                    self._close(conn, f"error while parsing a request: {e}")
+                    continue
+                if request is None:
+                    continue
+                # Muted before the hand-over; the response that unmutes it is handled by this thread.
+                state = ON_REQUEST.get(conn.mute_state)
+                if state is None:
+                    raise IllegalMuteTransition(conn.mute_state, MuteEvent.REQUEST_RECEIVED)
+                conn.mute_state = state
+                if conn.sasl is not None and not self._authenticate(conn, request):
+                    continue
             except Exception as e:
-                self._close(conn, f"unexpected error while parsing a request: {e!r}")
-                continue
-            if request is None:
-                continue
-            # Muted before the hand-over; the response that unmutes it is handled by this thread.
-            state = ON_REQUEST.get(conn.mute_state)
-            if state is None:
-                raise IllegalMuteTransition(conn.mute_state, MuteEvent.REQUEST_RECEIVED)
-            conn.mute_state = state
-            if conn.sasl is not None and not self._authenticate(conn, request):
+                self._close(conn, f"unexpected error with a received request: {e!r}")
                 continue
             batch.append(request)
         # The whole poll's requests in one hand-off. Blocks while the request queue is full
