@@ -35,6 +35,7 @@ from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
 from .request_batch import ControllerBrokerRequestBatch
+from .settings import ControllerSettings
 from .store import ControllerStore, StoredPartition
 
 log = logging.getLogger("kafkalite.controller")
@@ -43,17 +44,17 @@ SESSION_CHECK_INTERVAL = 0.1
 
 
 class KafkaController:
-    def __init__(self, config: Any, store_dir: str, cluster_id: str) -> None:
-        self.config = config
-        self.node_id: int = config.node_id
+    def __init__(self, settings: ControllerSettings, store_dir: str, cluster_id: str) -> None:
+        self.settings = settings
+        self.node_id = settings.node_id
         self.cluster_id = cluster_id
-        self.listener = config.privileged_listener_name
-        self.session_timeout = config.get("broker.session.timeout.ms") / 1000
+        self.listener = settings.listener
+        self.session_timeout = settings.session_timeout_ms / 1000
         self.store = ControllerStore(store_dir)
         self.context = ControllerContext()
-        self.channel = ControllerChannelManager(self.node_id, config.get("controller.socket.timeout.ms"))
+        self.channel = ControllerChannelManager(self.node_id, settings.socket_timeout_ms)
         self.batch = ControllerBrokerRequestBatch(
-            self.context, self.channel.send_request, config.get("inter.broker.protocol.version"),
+            self.context, self.channel.send_request, settings.inter_broker_protocol_version,
             self.node_id, inter_broker_listener=self.listener,
             on_stop_replica_response=self._on_stop_replica_response)
         # Topic -> replicas (broker, partition) whose StopReplica (delete) is not answered yet.
@@ -335,9 +336,9 @@ class KafkaController:
                     raise ApiError(bad, f"Unknown broker in assignment of partition {p}.")
         else:
             if partitions == -1:
-                partitions = self.config.get("num.partitions")
+                partitions = self.settings.num_partitions
             if replication_factor == -1:
-                replication_factor = self.config.get("default.replication.factor")
+                replication_factor = self.settings.default_replication_factor
             assignment = assign_replicas(partitions, replication_factor, live, self._rng)
         topic_id = uuid.uuid4()
         if validate_only:

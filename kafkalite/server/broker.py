@@ -22,6 +22,7 @@ from kafkalite.network.socket_server import SocketServer
 
 from . import meta_properties
 from .apis import MAY_BLOCK, apis_for
+from .config import BrokerConfig
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
@@ -34,7 +35,7 @@ SHUTDOWN_TIMEOUT = 10.0
 
 
 class Broker:
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.node_id: int = config.node_id
         self.socket_server: SocketServer | None = None
@@ -66,18 +67,17 @@ class Broker:
             return apis_for(name, privileged, cfg.is_controller, controller_listeners)
 
         self.socket_server = SocketServer(cfg, served_here)
-        if cfg.get("request.log.dir"):
-            self.request_log = RequestLog(cfg.get("request.log.dir"), cfg.get("request.log.segment.bytes"),
-                                          cfg.get("request.log.roll.ms"))
+        if cfg.request_log is not None:
+            self.request_log = RequestLog(*cfg.request_log)
             self.request_log.start()
             self.socket_server.request_log = self.request_log
         self.socket_server.startup()
-        me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.get("broker.rack"))
+        me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.broker_rack)
         controller_id = self.node_id if cfg.is_controller else -1
         self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
         if cfg.is_controller:
             assert cluster_id is not None
-            self.controller = KafkaController(cfg, cfg.log_dirs[0], cluster_id)
+            self.controller = KafkaController(cfg.controller_settings(), cfg.log_dirs[0], cluster_id)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
         self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache)
@@ -88,15 +88,16 @@ class Broker:
                                                  "control-plane-kafka-request-handler",
                                                  may_block=MAY_BLOCK, turns=ss.turns))
         self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
-                                             cfg.get("num.io.threads"), may_block=MAY_BLOCK,
+                                             cfg.num_io_threads, may_block=MAY_BLOCK,
                                              turns=ss.turns))
         for pool in self.pools:
             pool.start()
         self._start_lifecycle()
-        if cfg.get("metrics.port") >= 0:
-            self.metrics_server = MetricsServer(self, cfg.get("metrics.host"), cfg.get("metrics.port"))
+        if cfg.metrics_endpoint is not None:
+            host, port = cfg.metrics_endpoint
+            self.metrics_server = MetricsServer(self, host, port)
             log.info("Broker %d serves Prometheus metrics on http://%s:%d/metrics", self.node_id,
-                     cfg.get("metrics.host"), self.metrics_server.port)
+                     host, self.metrics_server.port)
         for e in self._advertised_endpoints():
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
@@ -133,7 +134,7 @@ class Broker:
 
         self.lifecycle = BrokerLifecycleManager(
             self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
-            cfg.get("broker.rack"), cfg.get("broker.heartbeat.interval.ms"), registered,
+            cfg.broker_rack, cfg.heartbeat_interval_ms, registered,
             on_cluster_id=adopt, on_fatal=fatal)
         self.lifecycle.start()
 
@@ -206,7 +207,7 @@ def stop_on_signals(on_first: Any) -> Iterator[None]:
             signal.signal(s, h)
 
 
-def run(config: Any) -> int:
+def run(config: BrokerConfig) -> int:
     """Run a broker in the foreground until SIGTERM or SIGINT; the exit code.
 
     "is up" is printed once the broker is registered with the controller; until then it says

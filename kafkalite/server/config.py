@@ -36,6 +36,7 @@ from kafkalite.common.endpoints import (
 )
 from kafkalite.common.errors import ConfigError
 from kafkalite.common.metadata_version import is_metadata_version
+from kafkalite.controller.settings import ControllerSettings
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
@@ -1060,6 +1061,43 @@ class BrokerConfig:
     @property
     def controller_listener_names(self) -> list[str]:
         return list(self._controller_listeners)
+
+    # Typed views for the components (no string lookups outside this module).
+
+    @property
+    def num_io_threads(self) -> int:
+        return int(self._values["num.io.threads"])
+
+    @property
+    def broker_rack(self) -> str | None:
+        return self._values["broker.rack"]
+
+    @property
+    def heartbeat_interval_ms(self) -> int:
+        return int(self._values["broker.heartbeat.interval.ms"])
+
+    @property
+    def request_log(self) -> tuple[str, int, int] | None:
+        """(request.log.dir, .segment.bytes, .roll.ms), or None without a request log."""
+        v = self._values
+        if not v["request.log.dir"]:
+            return None
+        return v["request.log.dir"], v["request.log.segment.bytes"], v["request.log.roll.ms"]
+
+    @property
+    def metrics_endpoint(self) -> tuple[str, int] | None:
+        """(metrics.host, metrics.port), or None when metrics.port is -1."""
+        v = self._values
+        return None if v["metrics.port"] < 0 else (v["metrics.host"], v["metrics.port"])
+
+    def controller_settings(self) -> ControllerSettings:
+        v = self._values
+        return ControllerSettings(
+            node_id=self.node_id, listener=self.privileged_listener_name,
+            session_timeout_ms=v["broker.session.timeout.ms"],
+            socket_timeout_ms=v["controller.socket.timeout.ms"],
+            inter_broker_protocol_version=v["inter.broker.protocol.version"],
+            num_partitions=v["num.partitions"], default_replication_factor=v["default.replication.factor"])
 
     @property
     def log_dirs(self) -> list[str]:
