@@ -19,6 +19,7 @@ from kafkalite.server.metadata_cache import (
     Snapshot,
     TopicInfo,
 )
+from kafkalite.server.purgatory import DelayedOperationPurgatory
 from kafkalite.server.replica_manager import ReplicaManager
 
 REQUESTS = {
@@ -49,7 +50,9 @@ class Responder:
 
     def __init__(self, topics: int, port: int) -> None:
         cache = metadata_cache(topics, port)
-        self.apis = build_kafka_apis(cache, ReplicaManager(1, cache), None, apis_for)
+        # No topic request is sent: nothing waits in the purgatory, nothing is answered later.
+        self.apis = build_kafka_apis(cache, ReplicaManager(1, cache), None, apis_for,
+                                     DelayedOperationPurgatory("topic", 1), lambda _: None)
 
     def __call__(self, payload: bytes) -> bytes:
         from kafkalite.protocol import decode_request

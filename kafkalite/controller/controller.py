@@ -132,9 +132,9 @@ class KafkaController:
 
     # --- membership ---------------------------------------------------------------------------
 
-    def register(self, request: Any) -> tuple[int, int]:
-        """(error code, broker epoch) for a BrokerRegistration request."""
-        return self.call(lambda: self._register(request))
+    def register(self, request: Any) -> concurrent.futures.Future:
+        """The future (error code, broker epoch) of a BrokerRegistration request."""
+        return self.submit(lambda: self._register(request), what=f"BrokerRegistration of {request.broker_id}")
 
     def _register(self, request: Any) -> tuple[int, int]:
         if request.cluster_id != self.cluster_id:
@@ -310,10 +310,12 @@ class KafkaController:
     # --- topics -------------------------------------------------------------------------------
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
-                     assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
-        """Create a topic (on the event thread); ApiError with Kafka's code when refused."""
+                     assignment: dict[int, list[int]] | None,
+                     validate_only: bool) -> concurrent.futures.Future:
+        """Create a topic on the event thread: the future (topic id, assignment), or ApiError with
+        Kafka's code when refused."""
         what = f"CreateTopics{' (validate only)' if validate_only else ''} of {name!r}"
-        return self.call(lambda: self._create_topic(name, partitions, replication_factor, assignment,
+        return self.submit(lambda: self._create_topic(name, partitions, replication_factor, assignment,
                                                     validate_only), what=what)
 
     def _create_topic(self, name: str, partitions: int, replication_factor: int,
@@ -369,9 +371,10 @@ class KafkaController:
         log.info("Created topic %s (%d partitions, id %s)", name, len(assignment), topic_id)
         return topic_id, assignment
 
-    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
+    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> concurrent.futures.Future:
+        """Delete a topic on the event thread: the future name, or ApiError when refused."""
         what = f"DeleteTopics of {name!r}" if name is not None else f"DeleteTopics of topic id {topic_id}"
-        return self.call(lambda: self._delete_topic(name, topic_id), what=what)
+        return self.submit(lambda: self._delete_topic(name, topic_id), what=what)
 
     def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
         ctx = self.context

@@ -127,7 +127,7 @@ class RequestChannel:
 
     A new batch wakes an idle handler only when no handler is busy: under the GIL a second
     handler cannot run beside a busy one, so waking it would only cost a thread switch; the busy
-    one takes the batch when it comes back. A handler about to wait (``handler_blocking``) stops
+    one takes the batch when it comes back. A handler that stops (``handler_stopping``) stops
     counting as busy and wakes one for what is queued; and when no handler has taken a batch for
     longer than turns.PRESUMED_BLOCKED_AFTER, the busy ones are presumed blocked and an idle one
     is woken anyway.
@@ -240,9 +240,9 @@ class RequestChannel:
         batch = self.receive_requests(timeout, limit=1, busy=False)
         return batch[0] if batch else None
 
-    def handler_blocking(self, rest: list[Request | _Shutdown]) -> None:
-        """A handler is about to run a request that may wait: it puts the requests it has not
-        started back at the head of the queue, in order, stops counting as busy (its next
+    def handler_stopping(self, rest: list[Request | _Shutdown]) -> None:
+        """A handler stops (its shutdown sentinel): it puts the requests it has not started back
+        at the head of the queue, in order, stops counting as busy (its next
         ``receive_requests`` is not ``done``) and an idle handler takes over."""
         with self._lock:
             self._busy_handlers -= 1

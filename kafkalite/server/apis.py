@@ -41,8 +41,9 @@ class Waits(enum.Enum):
     """How a request of the api waits before its answer (never on a handler thread)."""
 
     NEVER = "answered at once"
-    METADATA = "until this broker's metadata shows the change, or the request's timeout"
-    CONTROLLER = "until the controller's event thread has handled it"
+    METADATA = ("in the topic purgatory, until the controller has answered and this broker's "
+                "metadata shows the change, or the request's timeout")
+    CONTROLLER = "until the controller's event thread has handled it (a callback answers it)"
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,7 @@ def apis_for(listener: str, privileged: bool, is_controller: bool = False,
     return {s.key: s.versions for s in sorted(SERVED, key=lambda s: s.key) if here(s)}
 
 
-# Apis whose handlers may wait on a handler thread (until the purgatory takes them).
-MAY_BLOCK = frozenset(s.key for s in SERVED if s.waits is not Waits.NEVER)
-
-__all__ = ["MAY_BLOCK", "SERVED", "SERVED_BY_KEY", "ApiTable", "ServedApi", "Waits", "Where", "apis_for",
+__all__ = ["SERVED", "SERVED_BY_KEY", "ApiTable", "ServedApi", "Waits", "Where", "apis_for",
            "render_markdown"]
 
 

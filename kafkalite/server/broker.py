@@ -18,14 +18,16 @@ from kafkalite.common.endpoints import Endpoint
 from kafkalite.controller.controller import KafkaController
 from kafkalite.metrics.http import MetricsServer
 from kafkalite.metrics.request_log import RequestLog
+from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
 
 from . import meta_properties
-from .apis import MAY_BLOCK, apis_for
+from .apis import apis_for
 from .config import BrokerConfig
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
+from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 
@@ -48,6 +50,7 @@ class Broker:
         self.started_ns = time.monotonic_ns()
         self.metrics_server: MetricsServer | None = None
         self.request_log: RequestLog | None = None
+        self.topic_purgatory: DelayedOperationPurgatory | None = None
         self.cluster_id: str | None = None
         self.fatal: str | None = None  # why the broker must stop (one line), set by any thread
 
@@ -66,11 +69,10 @@ class Broker:
         def served_here(name: str, privileged: bool) -> dict:
             return apis_for(name, privileged, cfg.is_controller, controller_listeners)
 
-        self.socket_server = SocketServer(cfg, served_here)
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
             self.request_log.start()
-            self.socket_server.request_log = self.request_log
+        self.socket_server = SocketServer(cfg, served_here, self.request_log)
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.broker_rack)
         controller_id = self.node_id if cfg.is_controller else -1
@@ -81,15 +83,15 @@ class Broker:
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
         self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache)
-        self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here)
+        self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
+        self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
+                                     self.topic_purgatory, self.send_response)
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
-                                                 "control-plane-kafka-request-handler",
-                                                 may_block=MAY_BLOCK, turns=ss.turns))
+                                                 "control-plane-kafka-request-handler", turns=ss.turns))
         self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
-                                             cfg.num_io_threads, may_block=MAY_BLOCK,
-                                             turns=ss.turns))
+                                             cfg.num_io_threads, turns=ss.turns))
         for pool in self.pools:
             pool.start()
         self._start_lifecycle()
@@ -102,6 +104,16 @@ class Broker:
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
+
+    def send_response(self, response: Response) -> None:
+        """Answer a request that waited (in a purgatory, or for the controller), from whichever
+        thread completed it: through the request channel of the plane it came from."""
+        ss = self.socket_server
+        assert ss is not None
+        channel = ss.control_plane_request_channel
+        if channel is None or response.request.listener != self.config.control_plane_listener_name:
+            channel = ss.data_plane_request_channel
+        channel.send_responses([response])
 
     @property
     def controller_address(self) -> tuple[str, int]:
@@ -178,6 +190,8 @@ class Broker:
             self.controller.shutdown()
         for pool in self.pools:
             pool.shutdown(timeout / 4)
+        if self.topic_purgatory is not None:
+            self.topic_purgatory.shutdown(timeout / 4)
         if ss is not None:
             ss.shutdown(timeout / 4)
         if self.request_log is not None:

@@ -18,6 +18,7 @@ from .handlers.metadata import MetadataApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
 from .metadata_cache import MetadataCache
+from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 
 log = logging.getLogger("kafkalite.server.kafka_apis")
@@ -53,7 +54,11 @@ class KafkaApis:
 
 
 def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaManager, controller: Any,
-                     apis_for: ApiTable) -> KafkaApis:
-    """KafkaApis with one object of every area; ``controller`` None on a broker without the role."""
+                     apis_for: ApiTable, topic_purgatory: DelayedOperationPurgatory,
+                     send_response: Callable[[Response], None]) -> KafkaApis:
+    """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
+    ``send_response`` answers a request that waited (from whichever thread completes it)."""
+    topics = TopicApis(controller, metadata_cache, topic_purgatory, send_response)
+    metadata_cache.add_listener(topics.on_metadata_change)
     return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache), ControlApis(replica_manager),
-                     TopicApis(controller, metadata_cache), RegistrationApis(controller))
+                     topics, RegistrationApis(controller, send_response))

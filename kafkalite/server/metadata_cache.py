@@ -65,9 +65,14 @@ class Snapshot:
 class MetadataCache:
     def __init__(self, cluster_id: str | None, controller_id: int = -1,
                  brokers: dict[int, BrokerInfo] | None = None) -> None:
-        # Serialises writers and wakes waiters; readers use the snapshot as is.
-        self._changed = threading.Condition()
+        # Serialises writers; readers use the snapshot as is.
+        self._lock = threading.Lock()
         self._snapshot = Snapshot(cluster_id, controller_id, dict(brokers or {}), {})
+        # Called with (before, after) after each change, outside the lock (the topic purgatory).
+        self._listeners: list[Callable[[Snapshot, Snapshot], None]] = []
+
+    def add_listener(self, listener: Callable[[Snapshot, Snapshot], None]) -> None:
+        self._listeners.append(listener)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -83,15 +88,12 @@ class MetadataCache:
 
     def update(self, fn: Callable[[Snapshot], Snapshot]) -> Snapshot:
         """Apply ``fn(snapshot) -> snapshot`` atomically with respect to other writers."""
-        with self._changed:
-            self._snapshot = fn(self._snapshot)
-            self._changed.notify_all()
-            return self._snapshot
-
-    def wait_until(self, predicate: Callable[[Snapshot], bool], timeout: float) -> bool:
-        """Block until ``predicate(snapshot)`` holds (checked on every update) or ``timeout``."""
-        with self._changed:
-            return self._changed.wait_for(lambda: predicate(self._snapshot), max(timeout, 0.0))
+        with self._lock:
+            before = self._snapshot
+            after = self._snapshot = fn(before)
+        for listener in self._listeners:
+            listener(before, after)
+        return after
 
 
 def update_metadata_partitions(request: Any, version: int) -> list[tuple[str, uuid.UUID, Any]]:

@@ -2,9 +2,10 @@
 RequestChannel, run the handler and give the responses back to the channel.
 
 A handler takes what is queued in one go and gives the answers back in one go per Processor (see
-RequestChannel). Before a request that may wait (``may_block``, e.g. CreateTopics waiting for its
-topics to show), it hands back what it has answered and what it has not started, and another
-handler takes over, so that no other request waits behind it.
+RequestChannel). No handler waits: a request that cannot be answered yet (CreateTopics until its
+topics show, a broker's registration until the controller has handled it) is parked (the
+purgatory, or a callback) and its handler returns None; whichever thread completes it answers
+it through the channel.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 from kafkalite.network.request_channel import (
     CloseConnectionResponse,
@@ -27,11 +28,9 @@ log = logging.getLogger("kafkalite.server.request_handler")
 
 class RequestHandlerPool:
     def __init__(self, channel: RequestChannel, handle: Callable[[Request], Response | None], threads: int,
-                 name_prefix: str = "data-plane-kafka-request-handler",
-                 may_block: Collection[int] = (), turns: Turns | None = None) -> None:
+                 name_prefix: str = "data-plane-kafka-request-handler", turns: Turns | None = None) -> None:
         self.channel = channel
         self.handle = handle
-        self.may_block = frozenset(may_block)  # api keys whose handlers may wait
         self.turns = turns or Turns()  # held per batch, shared with the Processors (turns.py)
         self.threads = [
             threading.Thread(target=self._run, name=f"{name_prefix}-{i}", daemon=True)
@@ -63,28 +62,22 @@ class RequestHandlerPool:
 
     def _handle_batch(self, batch: list) -> bool:
         """Answer a batch, holding the turn. False if the handler stopped counting as busy on the
-        way (before a request that may wait, or at the shutdown sentinel; see
-        ``RequestChannel.handler_blocking``)."""
+        way (at the shutdown sentinel; see ``RequestChannel.handler_stopping``)."""
         channel = self.channel
         handle = self.handle
-        may_block = self.may_block
         clock = time.monotonic_ns
         responses: list[Response] = []
         busy = True
         held = self.turns.acquire()  # False: presumed blocked holder, go on without (turns.py)
         try:
             for i, request in enumerate(batch):
-                if not isinstance(request, Request) or (busy and request.api_key in may_block):
+                if not isinstance(request, Request):  # the shutdown sentinel: stop here
                     channel.send_responses(responses)
                     responses = []
-                    channel.handler_blocking(batch[i + 1:])
+                    channel.handler_stopping(batch[i + 1:])
                     del batch[i + 1:]
                     busy = False
-                    if held:
-                        held = False
-                        self.turns.release()  # no turn held while waiting, nor after the last batch
-                    if not isinstance(request, Request):
-                        break
+                    break
                 try:
                     response = handle(request)
                 except Exception:  # a handler thread never dies of a request

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from kafkalite.network.processor import Processor
+from kafkalite.network.processor import Processor, ProcessorSettings
 from kafkalite.network.quotas import ConnectionQuotas
 from kafkalite.network.request_channel import SHUTDOWN, NoOpResponse, Request, RequestChannel
 from kafkalite.protocol.headers import REQUEST_HEADER
@@ -109,16 +109,17 @@ def test_no_idle_handler_is_woken_while_one_is_busy_until_it_blocks(monkeypatch)
     channel.send_requests([request(2), request(3)])
     t.join(0.2)
     assert t.is_alive() and not got  # the busy handler will take them
-    # The busy handler is about to wait: it gives back what it has not started, in order, ahead
+    # The busy handler stops (its shutdown sentinel): it gives back what it has not started, in order, ahead
     # of what is queued, and the idle handler takes over.
-    channel.handler_blocking([request(10), request(11)])
+    channel.handler_stopping([request(10), request(11)])
     t.join(5)
     assert corrs(busy_batch) == [1]
     assert [corrs(b) for b in got] == [[10, 11, 2, 3]]
 
 
 def _processor(channel: RequestChannel, pid: int) -> Processor:
-    p = Processor(pid, channel, "PLAINTEXT", "PLAINTEXT", {}, ConnectionQuotas(2**31 - 1, 2**31 - 1, {}))
+    p = Processor(pid, ProcessorSettings("PLAINTEXT", "PLAINTEXT", {}), channel,
+                  ConnectionQuotas(2**31 - 1, 2**31 - 1, {}))
     channel.add_processor(p)
     return p
 

@@ -1,5 +1,5 @@
-"""The handler pool over real RequestChannel batches: a request that may wait holds nothing else
-up, a failing handler closes only its connection, and shutdown ends every thread."""
+"""The handler pool over real RequestChannel batches: a request that waits is parked, holding
+nothing up; a failing handler closes only its connection, and shutdown ends every thread."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from kafkalite.server.request_handler import RequestHandlerPool
 from ..kafka_client import wait_for
 from ..network.test_request_channel import _processor, request
 
-SLOW, FAILING = 19, 20
+WAITS, FAILING = 19, 20
 
 
 def _pool(handle, threads: int = 2):
     channel = RequestChannel(queue_size=100)
     processor = _processor(channel, 0)
-    pool = RequestHandlerPool(channel, handle, threads, "test-handler", may_block={SLOW})
+    pool = RequestHandlerPool(channel, handle, threads, "test-handler")
     pool.start()
     return channel, processor, pool
 
@@ -33,23 +33,24 @@ def _answered(processor: Processor) -> list[int]:
     return [r.request.correlation_id for r in list(processor._responses)]
 
 
-def test_a_request_that_may_wait_does_not_hold_up_the_rest_of_its_batch():
-    release = threading.Event()
+def test_a_request_that_waits_is_parked_and_answered_later_by_whoever_completes_it():
+    parked: list[Request] = []
 
-    def handle(r: Request) -> Response:
-        if r.api_key == SLOW:
-            release.wait(10)
+    def handle(r: Request) -> Response | None:
+        if r.api_key == WAITS:
+            parked.append(r)  # as a purgatory would keep it
+            return None
         return NoOpResponse(r)
 
-    channel, processor, pool = _pool(handle)
+    channel, processor, pool = _pool(handle, threads=1)
     try:
-        channel.send_requests([request(1), request(2, api_key=SLOW), request(3), request(4)])
-        # 1 is answered before the slow one starts; 3 and 4 by the other handler meanwhile.
+        channel.send_requests([request(1), request(2, api_key=WAITS), request(3), request(4)])
+        # One handler answers the rest of the batch at once; nothing holds a thread for 2.
         assert wait_for(lambda: sorted(_answered(processor)) == [1, 3, 4])
-        release.set()
+        assert [r.correlation_id for r in parked] == [2]
+        channel.send_responses([NoOpResponse(parked[0])])  # completed by another thread
         assert wait_for(lambda: sorted(_answered(processor)) == [1, 2, 3, 4])
     finally:
-        release.set()
         pool.shutdown()
         processor._close_all()
     assert not any(t.is_alive() for t in pool.threads)
@@ -86,7 +87,7 @@ def test_shutdown_ends_every_thread_with_requests_still_queued():
 
 
 def test_a_handler_blocked_where_nobody_expected_it_stalls_nothing_else():
-    """A handler that blocks outside ``may_block`` (a slow disk, say) holds its turn and counts as
+    """A handler that blocks where nobody expected it (a slow disk, say) holds its turn and counts as
     busy; both are presumed abandoned after a moment and the other handler answers the rest."""
     inside, release = threading.Event(), threading.Event()
 

@@ -12,7 +12,7 @@ from kafkalite.protocol.messages import api_versions, metadata
 from kafkalite.server import meta_properties
 
 from ..broker_process import BrokerProcess, free_port, wait_exit
-from ..kafka_client import Client
+from ..kafka_client import Client, wait_for
 
 
 def wait_line(broker: BrokerProcess, pattern: str, timeout: float = 30.0) -> str:
@@ -65,9 +65,13 @@ def test_brokers_started_by_hand_form_one_cluster(by_hand):
     ids = {meta_properties.stored_cluster_id([str(by_hand["tmp"] / f"broker-{n}")]) for n in (1, 2, 3)}
     assert len(ids) == 1 and None not in ids  # 2 and 3 adopted the controller's id and kept it
     for b in brokers.values():
-        with Client("127.0.0.1", b.port) as c:
-            snap = c.call(3, 12, metadata.REQUEST(topics=[]))
-        assert {x.node_id for x in snap.brokers} == {1, 2, 3}
+        def metadata_of(port: int = b.port):
+            with Client("127.0.0.1", port) as c:
+                return c.call(3, 12, metadata.REQUEST(topics=[]))
+
+        # Registered ("is up"); the controller's UpdateMetadata follows the registration.
+        assert wait_for(lambda: {x.node_id for x in metadata_of().brokers} == {1, 2, 3}, timeout=20)
+        snap = metadata_of()
         assert snap.controller_id == 1 and snap.cluster_id in ids
         # Clients never see the controller's own listener.
         assert by_hand["cport"] not in {x.port for x in snap.brokers}

@@ -1,11 +1,16 @@
 """BrokerRegistration and BrokerHeartbeat: brokers' membership, served by the controller on its
-privileged listener and its controller.listener.names (NOT_CONTROLLER elsewhere)."""
+privileged listener and its controller.listener.names (NOT_CONTROLLER elsewhere).
+
+A registration is answered when the controller's event thread has handled it (as Kafka's
+ControllerApis answers when the controller's future completes): no handler thread waits for it."""
 
 from __future__ import annotations
 
+import concurrent.futures
+from collections.abc import Callable
 from typing import Any
 
-from kafkalite.network.request_channel import Request, SendResponse
+from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration
 
@@ -13,21 +18,29 @@ from ..responses import respond
 
 
 class RegistrationApis:
-    def __init__(self, controller: Any) -> None:
+    def __init__(self, controller: Any, send_response: Callable[[Response], None]) -> None:
         self.controller = controller  # None on a broker without the controller role
+        self.send_response = send_response
 
-
-    def broker_registration(self, request: Request) -> SendResponse:
+    def broker_registration(self, request: Request) -> Response | None:
         R = broker_registration.RESPONSE
         if self.controller is None:
             return respond(request, R(error_code=E.NOT_CONTROLLER))
-        error, epoch = self.controller.register(request.body)
-        return respond(request, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch))
 
-    def broker_heartbeat(self, request: Request) -> SendResponse:
+        def answer(future: concurrent.futures.Future) -> None:
+            try:
+                error, epoch = future.result()
+            except Exception:  # logged by the controller; the broker retries
+                error, epoch = E.UNKNOWN_SERVER_ERROR, -1
+            self.send_response(respond(request, R(throttle_time_ms=0, error_code=error, broker_epoch=epoch)))
+
+        self.controller.register(request.body).add_done_callback(answer)
+        return None
+
+    def broker_heartbeat(self, request: Request) -> Response:
         R = broker_heartbeat.RESPONSE
         if self.controller is None:
             return respond(request, R(error_code=E.NOT_CONTROLLER))
         error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
         return respond(request, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
-                                       is_fenced=error != 0))
+                                  is_fenced=error != 0))

@@ -2,36 +2,73 @@
 controller role answers NOT_CONTROLLER, as Kafka does, so that clients go to the controller
 named in Metadata.
 
-Topic requests answer once this broker's own metadata cache shows the change (the controller
-sends it UpdateMetadata over a socket like any broker), or REQUEST_TIMED_OUT after the request's
-timeout: a client that gets an answer can then see the topic in Metadata."""
+A topic request is answered once the controller has handled it and this broker's own metadata
+cache shows the change (the controller sends it UpdateMetadata over a socket like any broker),
+or with REQUEST_TIMED_OUT for what is still missing after the request's timeout: a client that
+gets an answer can then see the topic in Metadata. Meanwhile the request waits in the topic
+purgatory (Kafka's DelayedCreatePartitions / DelayedDeleteTopics), not on a handler thread; the
+controller's answer and every metadata change of a topic check the operations watching it.
+"""
 
 from __future__ import annotations
 
-import functools
+import concurrent.futures
+from collections.abc import Callable
 from typing import Any
 
 from kafkalite.common.errors import ApiError
-from kafkalite.network.request_channel import Request, SendResponse
+from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics, delete_topics
 
 from ..metadata_cache import MetadataCache, Snapshot
+from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..responses import respond
+
+SendResponse = Callable[[Response], None]
+
+
+def topic_key(name: str) -> tuple[str, str]:
+    """The purgatory key of a topic, checked whenever its metadata changes."""
+    return ("topic", name)
+
+
+def topic_id_key(topic_id: Any) -> tuple[str, Any]:
+    """The key of a deletion by topic id (its name is known only once the controller answers)."""
+    return ("topic-id", topic_id)
 
 
 class TopicApis:
-    def __init__(self, controller: Any, metadata_cache: MetadataCache) -> None:
+    def __init__(self, controller: Any, metadata_cache: MetadataCache,
+                 purgatory: DelayedOperationPurgatory, send_response: SendResponse) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.cache = metadata_cache
+        self.purgatory = purgatory
+        self.send_response = send_response
+
+    def on_metadata_change(self, before: Snapshot, after: Snapshot) -> None:
+        """Check the requests waiting for the topics whose metadata changed."""
+        old, new = before.topics, after.topics
+        for name in old.keys() | new.keys():
+            was = old.get(name)
+            if was is not new.get(name):
+                self.purgatory.check_and_complete(topic_key(name))
+                if was is not None:
+                    self.purgatory.check_and_complete(topic_id_key(was.topic_id))
+
+    def _wait(self, operation: _DelayedTopics, keys: list[tuple[str, Any]]) -> None:
+        # The controller's answers complete it too (on the controller's thread).
+        for _, future in operation.pending:
+            future.add_done_callback(lambda _: operation.safe_try_complete())
+        self.purgatory.try_complete_else_watch(operation, keys)
 
     # --- CreateTopics -------------------------------------------------------------------------
 
-    def create_topics(self, request: Request) -> SendResponse:
+    def create_topics(self, request: Request) -> Response | None:
         req = request.body
         R = create_topics.RESPONSE
         results = []
-        created: list[tuple[Any, int]] = []
+        pending: list[tuple[Any, concurrent.futures.Future]] = []
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
             if self.controller is None:
@@ -44,35 +81,26 @@ class TopicApis:
                     result.error_message = ("Both numPartitions or replicationFactor and replicasAssignments "
                                             "were set. Both cannot be used at the same time.")
                 else:
-                    try:
-                        topic_id, layout = self.controller.create_topic(
-                            topic.name, topic.num_partitions, topic.replication_factor, assignment,
-                            req.validate_only)
-                    except ApiError as e:
-                        result.error_code, result.error_message = e.code, e.message
-                    else:
-                        result.num_partitions = len(layout)
-                        result.replication_factor = len(next(iter(layout.values())))
-                        result.configs = []
-                        if not req.validate_only:
-                            result.topic_id = topic_id
-                            created.append((result, len(layout)))
+                    pending.append((result, self.controller.create_topic(
+                        topic.name, topic.num_partitions, topic.replication_factor, assignment,
+                        req.validate_only)))
             results.append(result)
-        for result, count in created:
-            if not self.cache.wait_until(functools.partial(_visible, name=result.name, partitions=count),
-                                         req.timeout_ms / 1000):
-                result.error_code = E.REQUEST_TIMED_OUT
-                result.error_message = "The topic was created but its metadata did not arrive in time."
-        return respond(request, R(throttle_time_ms=0, topics=results))
+        body = R(throttle_time_ms=0, topics=results)
+        if not pending:
+            return respond(request, body)
+        keys = [topic_key(result.name) for result, _ in pending]
+        self._wait(_DelayedCreateTopics(request, body, pending, req.validate_only, self), keys)
+        return None
 
     # --- DeleteTopics -------------------------------------------------------------------------
 
-    def delete_topics(self, request: Request) -> SendResponse:
+    def delete_topics(self, request: Request) -> Response | None:
         req, version = request.body, request.api_version
         R = delete_topics.RESPONSE
         wanted = ([(t.name, t.topic_id if t.name is None else None) for t in req.topics] if version >= 6
                   else [(name, None) for name in req.topic_names])
-        results, deleted = [], []
+        results = []
+        pending: list[tuple[Any, concurrent.futures.Future]] = []
         for name, topic_id in wanted:
             result = R["responses"](name=name, error_code=E.NONE)
             if topic_id is not None:
@@ -80,25 +108,91 @@ class TopicApis:
             if self.controller is None:
                 result.error_code = E.NOT_CONTROLLER
             else:
-                try:
-                    result.name = self.controller.delete_topic(name, topic_id)
-                    deleted.append(result)
-                except ApiError as e:
-                    result.error_code, result.error_message = e.code, e.message
+                pending.append((result, self.controller.delete_topic(name, topic_id)))
             results.append(result)
-        for result in deleted:
-            if not self.cache.wait_until(functools.partial(_gone, name=result.name),
-                                         req.timeout_ms / 1000):
+        body = R(throttle_time_ms=0, responses=results)
+        if not pending:
+            return respond(request, body)
+        keys = [topic_key(r.name) if r.name is not None else topic_id_key(r.topic_id) for r, _ in pending]
+        self._wait(_DelayedDeleteTopics(request, body, pending, False, self), keys)
+        return None
+
+
+class _DelayedTopics(DelayedOperation):
+    """A topic request waiting for the controller's answers and then for this broker's metadata;
+    ``pending``: (the topic's result in the response body, the controller's future)."""
+
+    def __init__(self, request: Request, body: Any, pending: list[tuple[Any, concurrent.futures.Future]],
+                 validate_only: bool, apis: TopicApis) -> None:
+        super().__init__(request.body.timeout_ms)
+        self.request, self.body, self.pending = request, body, pending
+        self.validate_only = validate_only
+        self.apis = apis
+
+    def try_complete(self) -> bool:
+        snap = self.apis.cache.snapshot
+        for result, future in self.pending:
+            if not future.done():
+                return False
+            if future.exception() is None and not self.validate_only and not self.shown(snap, result, future):
+                return False
+        return self.force_complete()
+
+    def on_complete(self) -> None:
+        snap = self.apis.cache.snapshot
+        for result, future in self.pending:
+            if not future.done():
                 result.error_code = E.REQUEST_TIMED_OUT
-        return respond(request, R(throttle_time_ms=0, responses=results))
+                result.error_message = "The controller did not answer in time."
+                continue
+            error = future.exception()
+            if isinstance(error, ApiError):
+                result.error_code, result.error_message = error.code, error.message
+            elif error is not None:
+                result.error_code = E.UNKNOWN_SERVER_ERROR
+                result.error_message = f"The controller failed: {error}"
+            else:
+                self.fill(result, future.result())
+                if not self.validate_only and not self.shown(snap, result, future):
+                    result.error_code = E.REQUEST_TIMED_OUT
+                    result.error_message = self.timed_out
+        self.apis.send_response(respond(self.request, self.body))
+
+    def on_expiration(self) -> None:
+        pass  # on_complete has answered REQUEST_TIMED_OUT for what was missing
+
+    timed_out: str | None = None  # the error message of a topic whose metadata did not arrive
+
+    def fill(self, result: Any, value: Any) -> None:
+        raise NotImplementedError
+
+    def shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
+        raise NotImplementedError
 
 
-def _visible(snap: Snapshot, name: str, partitions: int) -> bool:
-    """The topic is in this broker's metadata with all its partitions led."""
-    topic = snap.topics.get(name)
-    return topic is not None and len(topic.partitions) == partitions and all(
-        p.leader >= 0 for p in topic.partitions.values())
+class _DelayedCreateTopics(_DelayedTopics):
+    timed_out = "The topic was created but its metadata did not arrive in time."
+
+    def fill(self, result: Any, value: Any) -> None:
+        topic_id, layout = value
+        result.num_partitions = len(layout)
+        result.replication_factor = len(next(iter(layout.values())))
+        result.configs = []
+        if not self.validate_only:
+            result.topic_id = topic_id
+
+    def shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
+        """The topic is in this broker's metadata with all its partitions led."""
+        _, layout = future.result()
+        topic = snap.topics.get(result.name)
+        return topic is not None and len(topic.partitions) == len(layout) and all(
+            p.leader >= 0 for p in topic.partitions.values())
 
 
-def _gone(snap: Snapshot, name: str) -> bool:
-    return name not in snap.topics
+class _DelayedDeleteTopics(_DelayedTopics):
+
+    def fill(self, result: Any, value: Any) -> None:
+        result.name = value
+
+    def shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
+        return future.result() not in snap.topics
