@@ -49,6 +49,7 @@ class BrokerCollector:
         yield from self._requests(ss)
         yield from self._handlers()
         yield from self._controller()
+        yield from self._purgatories()
         request_log = getattr(self.broker, "request_log", None)
         if request_log is not None:
             yield CounterMetricFamily("kafkalite_request_log_lines_written", "Request log lines written.",
@@ -56,6 +57,20 @@ class BrokerCollector:
             yield CounterMetricFamily("kafkalite_request_log_lines_dropped",
                                       "Request log lines dropped: the writer fell behind or the disk "
                                       "failed.", value=request_log.dropped)
+
+    def _purgatories(self) -> Iterator[Metric]:
+        purgatories = [p for p in (getattr(self.broker, "topic_purgatory", None),) if p is not None]
+        size = GaugeMetricFamily("kafka_server_delayedoperationpurgatory_purgatorysize",
+                                 "Entries in the purgatory's watch lists (PurgatorySize).",
+                                 labels=["delayedOperation"])
+        delayed = GaugeMetricFamily("kafka_server_delayedoperationpurgatory_numdelayedoperations",
+                                    "Operations waiting for completion or their timeout "
+                                    "(NumDelayedOperations).", labels=["delayedOperation"])
+        for p in purgatories:
+            size.add_metric([p.name], p.watched())
+            delayed.add_metric([p.name], p.delayed())
+        yield size
+        yield delayed
 
     def _network(self, ss: Any) -> Iterator[Metric]:
         channels = [c for c in (ss.data_plane_request_channel, ss.control_plane_request_channel) if c]

@@ -12,6 +12,7 @@ from kafkalite.protocol.messages import delete_topics as dt
 from kafkalite.protocol.messages import metadata
 
 from ..kafka_client import Client, wait_for
+from ..metrics.test_prometheus_endpoint import scrape, value
 from .conftest import running_broker
 
 
@@ -21,7 +22,7 @@ def create_request(name: str, timeout_ms: int):
 
 
 def test_a_waiting_create_topics_holds_no_handler_thread(tmp_path):
-    with running_broker(tmp_path, num_io_threads="1") as broker:
+    with running_broker(tmp_path, num_io_threads="1", metrics_port="0") as broker:
         assert broker.controller is not None and broker.topic_purgatory is not None
         gate = threading.Event()
         broker.controller.submit(lambda: gate.wait(20))  # the controller's event thread is busy
@@ -29,6 +30,10 @@ def test_a_waiting_create_topics_holds_no_handler_thread(tmp_path):
                 Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as other:
             corr = waiting.send(19, 7, create_request("parked", 30000))
             assert wait_for(lambda: broker.topic_purgatory.watched() == 1)
+            m = scrape(broker.metrics_server.port)
+            for name in ("purgatorysize", "numdelayedoperations"):
+                family = f"kafka_server_delayedoperationpurgatory_{name}"
+                assert value(m[family], family, delayedOperation="topic") == 1
             # The only io thread is free: another connection's Metadata is answered meanwhile.
             assert other.call(3, 12, metadata.REQUEST(topics=None)).topics == []
             gate.set()
