@@ -1,4 +1,5 @@
-"""Kafka's record batches (magic 2): the header (batch.py), the errors (errors.py). No I/O."""
+"""Kafka's record batches (magic 2): the header (batch.py), the records (records.py), their
+compression (compression.py) and errors (errors.py). No I/O."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from .batch import (
     stamp,
     validate_batch,
 )
+from .compression import compress, decompress
 from .errors import CompressionError, CorruptRecordError, UnsupportedCompressionError
+from .records import Header, Record, build_batch, decode_records, encode_record
 
 __all__ = [
     "BATCH_HEADER_SIZE",
@@ -26,9 +29,16 @@ __all__ = [
     "Compression",
     "CompressionError",
     "CorruptRecordError",
+    "Header",
+    "Record",
     "TimestampType",
     "UnsupportedCompressionError",
+    "build_batch",
     "check_crc",
+    "compress",
+    "decode_records",
+    "decompress",
+    "encode_record",
     "iter_batches",
     "read_header",
     "set_max_timestamp",
