@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     ("network",),
     ("clients",),
+    ("storage",),
     ("controller",),
     ("server",),
     ("cluster", "jobs"),

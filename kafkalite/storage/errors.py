@@ -1,0 +1,46 @@
+"""What the log refuses, as ApiErrors carrying the Kafka error code a response would carry
+(the exceptions' names are Kafka's)."""
+
+from __future__ import annotations
+
+from kafkalite.common.errors import ApiError
+from kafkalite.protocol.error_codes import BY_NAME
+
+
+class OffsetOutOfRangeError(ApiError):
+    """A read or truncation at an offset outside [log start offset, log end offset]."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["OFFSET_OUT_OF_RANGE"].code, message)
+
+
+class RecordTooLargeError(ApiError):
+    """A batch larger than max.message.bytes (Kafka's RecordTooLargeException)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["MESSAGE_TOO_LARGE"].code, message)
+
+
+class RecordBatchTooLargeError(ApiError):
+    """An append larger than segment.bytes: no segment could hold it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["RECORD_LIST_TOO_LARGE"].code, message)
+
+
+class UnexpectedAppendOffsetError(ApiError):
+    """A follower's append whose first offset is below the log end offset."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(BY_NAME["UNKNOWN_SERVER_ERROR"].code, message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
+class InvalidOffsetError(ValueError):
+    """An index append that is not above the index's last entry (a bug in the caller, as in Kafka)."""
+
+
+class CorruptIndexError(Exception):
+    """An index file that cannot be right (size not a multiple of its entry size, offsets below its
+    base): the segment is recovered and the index rebuilt."""

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from kafkalite.common.errors import ConfigError
+from kafkalite.storage.config import LogConfig
+
+
+def test_defaults_are_kafkas():
+    assert LogConfig().to_properties() == {
+        "segment.bytes": "1073741824",
+        "segment.ms": "604800000",
+        "segment.jitter.ms": "0",
+        "segment.index.bytes": "10485760",
+        "retention.ms": "604800000",
+        "retention.bytes": "-1",
+        "index.interval.bytes": "4096",
+        "max.message.bytes": "1048588",
+        "file.delete.delay.ms": "60000",
+        "cleanup.policy": "delete",
+    }
+
+
+def test_topic_overrides_apply_over_a_base():
+    base = LogConfig(retention_ms=1000)
+    config = LogConfig.from_properties({"segment.bytes": "1024", "cleanup.policy": "compact,delete"}, base)
+    assert (config.segment_bytes, config.retention_ms, config.delete) == (1024, 1000, True)
+    assert not LogConfig.from_properties({"cleanup.policy": "compact"}).delete
+
+
+def test_bad_overrides_are_refused_naming_each_setting():
+    with pytest.raises(ConfigError) as e:
+        LogConfig.from_properties(
+            {"segment.bytes": "13", "retention.ms": "soon", "no.such": "1", "cleanup.policy": "keep"}
+        )
+    assert sorted(err.setting or "" for err in e.value.errors) == [
+        "cleanup.policy", "no.such", "retention.ms", "segment.bytes",
+    ]
+    assert "Value must be at least 14" in str(e.value)
