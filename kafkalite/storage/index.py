@@ -206,6 +206,13 @@ class _Index:
         self.make_read_only()
         self._unmap()
 
+    def close_handler(self) -> None:
+        """Close the file without trimming it (a disk failure, or a crash in tests)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self._unmap()
+
     def delete(self) -> None:
         self.close()
         self.path.unlink(missing_ok=True)

@@ -1,0 +1,24 @@
+"""Record batches for the storage tests, built by kafka-python's DefaultRecordBatchBuilder (an
+independent implementation of Kafka's format)."""
+
+from __future__ import annotations
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+
+def batch(count: int = 1, timestamp: int = 1_000, value_size: int = 10, base_offset: int = 0, epoch: int = 0,
+          timestamps: list[int] | None = None) -> bytearray:
+    """One uncompressed batch of ``count`` records; record i has timestamp ``timestamp + i``
+    unless ``timestamps`` gives them."""
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=False, producer_id=-1, producer_epoch=-1,
+        base_sequence=-1, batch_size=1 << 24,
+    )
+    for i in range(count):
+        ts = timestamps[i] if timestamps else timestamp + i
+        builder.append(i, timestamp=ts, key=None, value=bytes([i % 256]) * value_size, headers=[])
+    buf = builder.build()
+    # base offset and leader epoch lie outside the CRC; stamp them as a broker would
+    buf[0:8] = base_offset.to_bytes(8, "big", signed=True)
+    buf[12:16] = epoch.to_bytes(4, "big", signed=True)
+    return buf
