@@ -95,6 +95,10 @@ class _Index:
 
     def sanity_check(self) -> None:
         """Raise CorruptIndexError if the file cannot be a valid index (Kafka's sanityCheck)."""
+        self.check_size()
+
+    def check_size(self) -> None:
+        """Raise CorruptIndexError if the file does not hold whole entries."""
         if self._length % self.entry_size:
             raise CorruptIndexError(
                 f"Index file {self.path} is corrupt, found {self._length} bytes which is neither "

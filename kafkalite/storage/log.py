@@ -30,6 +30,7 @@ from kafkalite.protocol.records import BatchHeader, iter_batches, stamp
 from kafkalite.storage.checkpoint import LeaderEpochCheckpointFile
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
+    CorruptIndexError,
     OffsetOutOfRangeError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
@@ -140,7 +141,7 @@ class Log:
                     if index_missing:
                         raise FileNotFoundError(f"no offset index for {path}")
                     segment.sanity_check()
-                except (OSError, ValueError) as e:
+                except (FileNotFoundError, CorruptIndexError) as e:
                     log.warning("Rebuilding the indexes of %s: %s", path, e)
                     self._recover_segment(segment)
         log_end_offset = self._recover_log(recovery_point, clean)

@@ -140,9 +140,11 @@ class LogSegment:
         return self.offset_index.can_append_offset(offset)
 
     def sanity_check(self) -> None:
-        """CorruptIndexError if an index file cannot be right (the segment is then recovered)."""
-        self.offset_index.sanity_check()
-        self.time_index.sanity_check()
+        """CorruptIndexError if an index file's size is not whole entries (the segment is then
+        recovered). Only sizes: like Kafka's loading, it reads no index, so opening a log of many
+        segments maps none of them; the segments a crash may have torn are recovered anyway."""
+        for index in (self.offset_index, self.time_index):
+            index.check_size()
 
     # -- append ----------------------------------------------------------------------------------
 

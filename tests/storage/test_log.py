@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import tracemalloc
 
 import pytest
 
@@ -328,3 +329,47 @@ def test_a_clean_reopen_does_not_scan(tmp_path, monkeypatch):
     monkeypatch.setattr(segment_module.LogSegment, "recover", no_scan)
     again = Log(tmp_path / "events-3", LogConfig(), had_clean_shutdown=True)
     assert again.log_end_offset == 2 and path.read_bytes() == data
+
+
+@pytest.mark.parametrize("damage", ["torn", "missing"])
+def test_a_damaged_index_is_rebuilt_even_after_a_clean_shutdown(tmp_path, damage):
+    size = len(batch(1))
+    config = LogConfig(segment_bytes=20 * size, index_interval_bytes=size)
+    log = Log(tmp_path / "t-0", config)
+    for _ in range(30):
+        produce(log, [1])
+    log.close()
+    index = tmp_path / "t-0" / f"{0:020d}.index"
+    good = index.read_bytes()
+    assert len(good) > 8
+    if damage == "torn":
+        index.write_bytes(good[:-3])
+    else:
+        index.unlink()
+    again = Log(tmp_path / "t-0", config, had_clean_shutdown=True)
+    again.close()
+    assert index.read_bytes() == good
+    again = Log(tmp_path / "t-0", config, had_clean_shutdown=True)
+    again.update_high_watermark(30)
+    assert offsets_read(again, 13, max_bytes=1) == [(13, 13)]
+
+
+def test_no_python_object_is_kept_per_batch(tmp_path):
+    """Memory follows the segments, not the batches: 10,000 appends keep only the active
+    segment's index entries (8 + 12 bytes per 4096 log bytes), far below one object per batch."""
+    log = open_log(tmp_path, segment_bytes=1 << 30)
+    one = batch(2, value_size=50, epoch=-1)
+    for _ in range(100):
+        log.append_as_leader(bytearray(one), 0)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for _ in range(10_000):
+            log.append_as_leader(bytearray(one), 0)
+        log.update_high_watermark(log.log_end_offset)
+        assert log.read(15_000, 1 << 20).size > 0
+        grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    finally:
+        tracemalloc.stop()
+    index_bytes = 10_000 * len(one) // 4096 * 20
+    assert grown < index_bytes + 16_384, grown  # 10,000 objects of even 56 bytes would be 560 kB
