@@ -159,7 +159,8 @@ class Log:
         if not self._segments:
             self._add_segment(LogSegment(self.dir, log_start_checkpoint, self.config, self._now_ms))
         for segment in self.segments()[:-1]:
-            segment.on_become_inactive()  # recovery left their indexes writable
+            if segment.offset_index.writable:  # recovered: rebuilt indexes to trim and release
+                segment.on_become_inactive()
         active = self.active_segment
         active.make_active()
         self._log_end_offset = active.read_next_offset()

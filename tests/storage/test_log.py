@@ -6,6 +6,7 @@ import tracemalloc
 import pytest
 
 from kafkalite.protocol.records import iter_batches, validate_batch
+from kafkalite.storage import segment as segment_module
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
     OffsetOutOfRangeError,
@@ -321,8 +322,6 @@ def test_a_clean_reopen_does_not_scan(tmp_path, monkeypatch):
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF  # a corruption only a scan would find
     path.write_bytes(data)
-    from kafkalite.storage import segment as segment_module
-
     def no_scan(self, cache=None):
         raise AssertionError("recovered after a clean shutdown")
 
@@ -373,3 +372,23 @@ def test_no_python_object_is_kept_per_batch(tmp_path):
         tracemalloc.stop()
     index_bytes = 10_000 * len(one) // 4096 * 20
     assert grown < index_bytes + 16_384, grown  # 10,000 objects of even 56 bytes would be 560 kB
+
+
+def test_opening_a_log_maps_no_index_until_a_read_needs_it(tmp_path):
+    size = len(batch(1))
+    config = LogConfig(segment_bytes=4 * size, index_interval_bytes=size)
+    log = Log(tmp_path / "t-0", config)
+    for _ in range(20):
+        produce(log, [1])
+    log.close()
+    again = Log(tmp_path / "t-0", config, had_clean_shutdown=True)
+
+    def mapped() -> set[str]:
+        with open("/proc/self/maps") as f:
+            return {line.split()[-1].rsplit("/", 1)[-1] for line in f if str(tmp_path) in line}
+
+    assert mapped() == set()
+    again.update_high_watermark(20)
+    assert offsets_read(again, 6, max_bytes=1) == [(6, 6)]
+    assert mapped() == {f"{4:020d}.index"}  # only the segment read from
+    again.close()
