@@ -52,7 +52,14 @@ from kafkalite.storage.files import (
 )
 from kafkalite.storage.index import NO_TIMESTAMP
 from kafkalite.storage.leader_epoch import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
-from kafkalite.storage.segment import FileSlice, LogSegment, Recovered, RollParams
+from kafkalite.storage.segment import (
+    FileSlice,
+    LogSegment,
+    Recovered,
+    RollParams,
+    TimestampAndOffset,
+    records_at_or_after,
+)
 
 log = logging.getLogger("kafkalite.storage.log")
 
@@ -433,6 +440,25 @@ class Log:
                 position,
             )  # reads repeat it until the next append
         return position
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """The first record at or after ``timestamp`` from the log start offset on (ListOffsets
+        by time), or None if every record is older. The caller bounds it by the high watermark."""
+        with self._lock:
+            for base in self._bases:
+                segment = self._segments[base]
+                if segment.max_timestamp_so_far >= timestamp:
+                    found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                    if found is not None:
+                        return found
+            return None
+
+    def fetch_max_timestamp(self) -> TimestampAndOffset | None:
+        """The first record with the largest timestamp (ListOffsets MAX_TIMESTAMP, -3)."""
+        top = self.max_timestamp_batch()
+        if top is None:
+            return None
+        return records_at_or_after(top.records.read(), top.header, top.header.max_timestamp, 0)
 
     def find_batch_by_timestamp(self, timestamp: int) -> TimestampedBatch | None:
         """The first batch holding a record with a timestamp >= ``timestamp`` (ListOffsets by time):

@@ -20,6 +20,8 @@ from kafkalite.protocol.records import (
     LOG_OVERHEAD,
     BatchHeader,
     CorruptRecordError,
+    TimestampType,
+    decode_records,
     read_header,
     validate_batch,
 )
@@ -57,6 +59,30 @@ class FileSlice(NamedTuple):
             pos += len(chunk)
             left -= len(chunk)
         return b"".join(chunks)
+
+
+class TimestampAndOffset(NamedTuple):
+    """A record found by timestamp (Kafka's FileRecords.TimestampAndOffset)."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+
+
+def records_at_or_after(
+    batch: bytes, header: BatchHeader, timestamp: int, starting_offset: int
+) -> TimestampAndOffset | None:
+    """The first record of ``batch`` with a timestamp >= ``timestamp`` and an offset >=
+    ``starting_offset`` (the batch decompressed if it must be)."""
+    epoch = header.partition_leader_epoch if header.partition_leader_epoch >= 0 else None
+    log_append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME
+    for record in decode_records(batch, 0, header):
+        # A LogAppendTime batch's records all carry the time the broker wrote it.
+        ts = header.max_timestamp if log_append_time else header.base_timestamp + record.timestamp_delta
+        offset = header.base_offset + record.offset_delta
+        if ts >= timestamp and offset >= starting_offset:
+            return TimestampAndOffset(ts, offset, epoch)
+    return None
 
 
 class RollParams(NamedTuple):
@@ -265,6 +291,21 @@ class LogSegment:
         for pos, header in self.batches_from(position):
             if header.max_timestamp >= timestamp and header.last_offset >= starting_offset:
                 return pos, header
+        return None
+
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> TimestampAndOffset | None:
+        """The first record with a timestamp >= ``timestamp`` and an offset >= ``starting_offset``
+        (Kafka's findOffsetByTimestamp): the time index narrows the scan to a few batches, and
+        only batches whose max timestamp reaches the target are decoded."""
+        found = self.time_index.lookup(timestamp)
+        position = self.offset_index.lookup(max(found.offset, starting_offset)).position
+        for pos, header in self.batches_from(position):
+            if header.max_timestamp >= timestamp and header.last_offset >= starting_offset:
+                hit = records_at_or_after(
+                    FileSlice(self._fd, pos, header.size).read(), header, timestamp, starting_offset
+                )
+                if hit is not None:
+                    return hit
         return None
 
     # -- roll --------------------------------------------------------------------------------------

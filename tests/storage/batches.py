@@ -7,11 +7,11 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 
 def batch(count: int = 1, timestamp: int = 1_000, value_size: int = 10, base_offset: int = 0, epoch: int = 0,
-          timestamps: list[int] | None = None) -> bytearray:
-    """One uncompressed batch of ``count`` records; record i has timestamp ``timestamp + i``
-    unless ``timestamps`` gives them."""
+          timestamps: list[int] | None = None, compression: int = 0) -> bytearray:
+    """One batch of ``count`` records (``compression``: Kafka's codec id); record i has timestamp
+    ``timestamp + i`` unless ``timestamps`` gives them."""
     builder = DefaultRecordBatchBuilder(
-        magic=2, compression_type=0, is_transactional=False, producer_id=-1, producer_epoch=-1,
+        magic=2, compression_type=compression, is_transactional=False, producer_id=-1, producer_epoch=-1,
         base_sequence=-1, batch_size=1 << 24,
     )
     for i in range(count):

@@ -5,7 +5,7 @@ import tracemalloc
 
 import pytest
 
-from kafkalite.protocol.records import iter_batches, validate_batch
+from kafkalite.protocol.records import TimestampType, iter_batches, set_max_timestamp, validate_batch
 from kafkalite.storage import segment as segment_module
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
@@ -392,3 +392,27 @@ def test_opening_a_log_maps_no_index_until_a_read_needs_it(tmp_path):
     assert offsets_read(again, 6, max_bytes=1) == [(6, 6)]
     assert mapped() == {f"{4:020d}.index"}  # only the segment read from
     again.close()
+
+
+def test_offsets_by_timestamp_are_found_record_by_record(tmp_path):
+    """ListOffsets by time: the first record (not batch) at or after the target, compressed
+    batches decoded, LogAppendTime batches taking the batch's time for every record."""
+    size = len(batch(3))
+    log = open_log(tmp_path, segment_bytes=3 * size)
+    # out-of-order timestamps inside batches; the gzip batch must be decompressed to look inside
+    for timestamps, codec in [([10, 30, 20], 0), ([25, 26, 90], 1), ([40, 41, 42], 0)]:
+        log.append_as_leader(batch(3, timestamps=timestamps, compression=codec, epoch=-1), 2)
+    appended = batch(2, timestamps=[5, 6], epoch=-1)
+    set_max_timestamp(appended, 0, TimestampType.LOG_APPEND_TIME, 95)
+    log.append_as_leader(appended, 3)
+    found = {ts: log.fetch_offset_by_timestamp(ts) for ts in (0, 11, 21, 27, 43, 91, 96)}
+    assert {ts: f and (f.timestamp, f.offset, f.leader_epoch) for ts, f in found.items()} == {
+        0: (10, 0, 2), 11: (30, 1, 2), 21: (30, 1, 2), 27: (30, 1, 2),
+        43: (90, 5, 2), 91: (95, 9, 3), 96: None,
+    }
+    top = log.fetch_max_timestamp()
+    assert top is not None and (top.timestamp, top.offset) == (95, 9)
+    log.update_high_watermark(11)
+    log.maybe_increment_log_start_offset(4)
+    hit = log.fetch_offset_by_timestamp(21)  # records below the log start offset no longer count
+    assert hit is not None and (hit.timestamp, hit.offset) == (26, 4)
