@@ -3,7 +3,9 @@
 kio (PyPI ``kio``) generates one frozen dataclass per (api, version, request/response), with
 only the fields of that version. Its names match kafkalite's except that ``..._ms`` durations
 are ``datetime.timedelta`` fields without the suffix (``throttle_time_ms`` -> ``throttle_time``),
-error codes are ``kio.schema.errors.ErrorCode`` enum members and a zero uuid may read as None.
+``..._ms`` timestamps are ``datetime.datetime`` fields without the suffix, -1 being None
+(``log_append_time_ms`` -> ``log_append_time``), error codes are ``kio.schema.errors.ErrorCode``
+enum members and a zero uuid may read as None.
 
 This module converts both sides to plain dicts (keyed by kafkalite's names) for comparison,
 converts kafkalite values to kio entities, and draws kafkalite values that kio can represent
@@ -35,6 +37,7 @@ from .strategies import _primitive
 
 _MS = datetime.timedelta(milliseconds=1)
 _TIMEDELTA_TYPES = ("timedelta_i32", "timedelta_i64")
+_DATETIME = "datetime_i64"  # kio's timestamps in ms: -1 reads as None
 
 
 # --- kio introspection -----------------------------------------------------------------------
@@ -84,19 +87,20 @@ def kio_fields(entity_type: type) -> tuple[tuple[dataclasses.Field, str, type | 
     out = []
     for f in dataclasses.fields(entity_type):
         kafka_type = f.metadata.get("kafka_type")
-        name = f.name + "_ms" if kafka_type in _TIMEDELTA_TYPES else f.name
+        name = f.name + "_ms" if kafka_type in (*_TIMEDELTA_TYPES, _DATETIME) else f.name
         out.append((f, name, _nested_entity(hints[f.name])))
     return tuple(out)
 
 
 @cache
 def _kio_nullable(entity_type: type) -> frozenset[str]:
-    """kafkalite names of the fields kio types as ``X | None`` (uuids aside: kio's None there is
-    the zero uuid, not a null)."""
+    """kafkalite names of the fields kio types as ``X | None`` (uuids and timestamps aside: kio's
+    None there is the zero uuid or -1, not a null)."""
     hints = typing.get_type_hints(entity_type)
     return frozenset(
         name for f, name, _ in kio_fields(entity_type)
-        if f.metadata.get("kafka_type") != "uuid" and type(None) in typing.get_args(hints[f.name])
+        if f.metadata.get("kafka_type") not in ("uuid", _DATETIME)
+        and type(None) in typing.get_args(hints[f.name])
     )
 
 
@@ -129,6 +133,8 @@ def _plain_scalar(v: Any) -> Any:
         return int(v.value)
     if isinstance(v, datetime.timedelta):
         return v // _MS
+    if isinstance(v, datetime.datetime):
+        return round(v.timestamp() * 1000)
     if isinstance(v, int):
         return int(v)
     if isinstance(v, str):
@@ -150,6 +156,8 @@ def kio_to_dict(entity: Any) -> dict:
                 v = [ZERO_UUID if x is None else x for x in v]
             else:
                 v = ZERO_UUID if v is None else v
+        elif f.metadata.get("kafka_type") == _DATETIME and v is None:
+            v = -1
         elif nested is not None:
             if isinstance(v, tuple):
                 v = [kio_to_dict(x) for x in v]
@@ -194,6 +202,8 @@ def _to_kio_scalar(v: Any, kafka_type: str | None) -> Any:
         return ErrorCode(v)
     if kafka_type in _TIMEDELTA_TYPES:
         return datetime.timedelta(milliseconds=v)
+    if kafka_type == _DATETIME:
+        return None if v == -1 else datetime.datetime.fromtimestamp(v / 1000, datetime.UTC)
     return v
 
 
@@ -229,7 +239,12 @@ def _value(t: Any, kio_type: Any, version: int, nullable: bool) -> st.SearchStra
         s = kio_compatible_value(t, version, kio_type)
     else:
         assert isinstance(t, Primitive)
-        s = st.sampled_from(_ERROR_CODES) if kio_type == "error_code" else _primitive(t)
+        if kio_type == "error_code":
+            s = st.sampled_from(_ERROR_CODES)
+        elif kio_type == _DATETIME:
+            s = st.just(-1) | st.integers(0, 2**41)  # what a datetime holds to the ms
+        else:
+            s = _primitive(t)
     return st.none() | s if nullable else s
 
 

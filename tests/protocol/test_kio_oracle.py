@@ -1,7 +1,9 @@
 """An independent oracle: kio (PyPI ``kio``, generated from Kafka's own JSON specs).
 
-For every version both kafkalite and kio declare, for ApiVersions, Metadata, CreateTopics and
-DeleteTopics, request and response bodies:
+For every version both kafkalite and kio declare, for ApiVersions, Metadata, CreateTopics,
+DeleteTopics, BrokerRegistration and BrokerHeartbeat, request and response bodies (for the data
+path apis, Produce, Fetch, ListOffsets, InitProducerId and OffsetForLeaderEpoch, chosen versions:
+an old one and the newest, which holds every tagged field):
 
 (a) bytes kafkalite writes decode with kio to the same values;
 (b) bytes kio writes decode with kafkalite to the same values;
@@ -22,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkalite.protocol import decode_body, encode_body
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import BY_KEY
 from kafkalite.protocol.schema import Array, Struct
 
@@ -39,10 +42,26 @@ from .kio_bridge import (
 
 # ApiVersions, Metadata, CreateTopics, DeleteTopics, BrokerRegistration, BrokerHeartbeat
 APIS = [BY_KEY[k] for k in (18, 3, 19, 20, 62, 63)]
+# The data path's apis have many versions: values are compared on the oldest kio has (Produce 3,
+# Fetch 4, ListOffsets 1, OffsetForLeaderEpoch 2) and the newest, which holds every field and tag;
+# the fields are compared on every version. Older versions: test_golden_data_path.py.
+DATA_PATH_VERSIONS = {
+    ApiKey.PRODUCE: (3, 11),
+    ApiKey.FETCH: (4, 17),
+    ApiKey.LIST_OFFSETS: (1, 9),
+    ApiKey.INIT_PRODUCER_ID: (0, 5),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+}
+DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 
-CASES = [
-    pytest.param(a, v, r, id=f"{a.name}-v{v}-{'response' if r else 'request'}")
-    for a, v, r in oracle_cases(APIS)
+
+def _param(a, v, r):
+    return pytest.param(a, v, r, id=f"{a.name}-v{v}-{'response' if r else 'request'}")
+
+
+FIELD_CASES = [_param(a, v, r) for a, v, r in oracle_cases(APIS + DATA_PATH_APIS)]
+CASES = [_param(a, v, r) for a, v, r in oracle_cases(APIS)] + [
+    _param(a, v, r) for a, v, r in oracle_cases(DATA_PATH_APIS) if v in DATA_PATH_VERSIONS[a.key]
 ]
 
 ORACLE = settings(max_examples=25, deadline=None)
@@ -54,7 +73,11 @@ def _struct(api, response):
 
 def test_every_api_has_oracle_cases():
     names = {c.values[0].name for c in CASES}
-    assert names == {a.name for a in APIS}
+    assert names == {a.name for a in APIS + DATA_PATH_APIS}
+    for a in DATA_PATH_APIS:
+        versions = {c.values[1] for c in CASES if c.values[0] is a}
+        assert versions == set(DATA_PATH_VERSIONS[a.key])
+        assert any(a.is_flexible(v) for v in versions) and not all(a.is_flexible(v) for v in versions)
 
 
 def _same_fields(s: Struct, entity_type: type, version: int, path: str) -> list[str]:
@@ -75,7 +98,7 @@ def _same_fields(s: Struct, entity_type: type, version: int, path: str) -> list[
     return problems
 
 
-@pytest.mark.parametrize(("api", "version", "response"), CASES)
+@pytest.mark.parametrize(("api", "version", "response"), FIELD_CASES)
 def test_same_fields_as_kio(api, version, response):
     entity = kio_entity(api.key, version, response)
     assert _same_fields(_struct(api, response), entity, version, entity.__name__) == []

@@ -8,14 +8,22 @@ from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
 from .create_topics import CREATE_TOPICS
 from .delete_topics import DELETE_TOPICS
+from .fetch import FETCH
+from .init_producer_id import INIT_PRODUCER_ID
 from .leader_and_isr import LEADER_AND_ISR
+from .list_offsets import LIST_OFFSETS
 from .metadata import METADATA
+from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
+from .produce import PRODUCE
 from .sasl_authenticate import SASL_AUTHENTICATE
 from .sasl_handshake import SASL_HANDSHAKE
 from .stop_replica import STOP_REPLICA
 from .update_metadata import UPDATE_METADATA
 
 ALL: tuple[Api, ...] = (
+    PRODUCE,
+    FETCH,
+    LIST_OFFSETS,
     METADATA,
     LEADER_AND_ISR,
     STOP_REPLICA,
@@ -24,6 +32,8 @@ ALL: tuple[Api, ...] = (
     API_VERSIONS,
     CREATE_TOPICS,
     DELETE_TOPICS,
+    INIT_PRODUCER_ID,
+    OFFSET_FOR_LEADER_EPOCH,
     SASL_AUTHENTICATE,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
