@@ -11,7 +11,6 @@ and every flexible struct ends with its tagged-field section (0x00 when empty).
 
 from __future__ import annotations
 
-import struct
 import uuid
 
 import pytest
@@ -21,25 +20,7 @@ from kafkalite.protocol.messages import leader_and_isr as lai
 from kafkalite.protocol.messages import stop_replica as sr
 from kafkalite.protocol.messages import update_metadata as um
 
-
-def i8(v: int) -> bytes:
-    return struct.pack(">b", v)
-
-
-def i16(v: int) -> bytes:
-    return struct.pack(">h", v)
-
-
-def i32(v: int) -> bytes:
-    return struct.pack(">i", v)
-
-
-def i64(v: int) -> bytes:
-    return struct.pack(">q", v)
-
-
-TRUE, FALSE = b"\x01", b"\x00"
-NO_TAGS = b"\x00"  # empty tagged-field section of a flexible struct
+from .golden_bytes import FALSE, NO_TAGS, TRUE, i8, i16, i32, i64
 
 TOPIC_ID = uuid.UUID("0123456789abcdef0123456789abcdef")
 TOPIC_ID_BYTES = bytes.fromhex("0123456789abcdef0123456789abcdef")

@@ -8,8 +8,6 @@ uvarint(length + 1), and a tagged-field section (0x00 when empty) at the end of 
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 
 from kafkalite.protocol import decode_body, encode_body
@@ -17,24 +15,8 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import fetch, list_offsets, offset_for_leader_epoch, produce
 from kafkalite.protocol.records import Record, build_batch, decode_records
 
+from .golden_bytes import NO_TAGS, i16, i32, i64, s16
 
-def i16(v: int) -> bytes:
-    return struct.pack(">h", v)
-
-
-def i32(v: int) -> bytes:
-    return struct.pack(">i", v)
-
-
-def i64(v: int) -> bytes:
-    return struct.pack(">q", v)
-
-
-def s16(text: str) -> bytes:
-    return i16(len(text)) + text.encode()
-
-
-NO_TAGS = b"\x00"
 BATCH = build_batch([Record(0, 0, b"k", b"v", (("h", b"x"),))], 0, base_timestamp=1_700_000_000_000)
 
 CASES = [
