@@ -4,6 +4,10 @@ A connection is muted (not read from) while one of its requests is with the hand
 requests are answered in order; throttling keeps it muted past the response. ``mute()`` and
 ``maybe_unmute()`` are the Selector's operations; the four events move between the muted states
 and any pair not in the table is a bug (IllegalStateException in Kafka).
+
+The Processor moves a channel by the steps at the end (``MuteStep``): Kafka's event with the
+Selector's operation that comes with it, composed once into one row each, so that the hot path
+makes one lookup per step (``KafkaChannel.handle``).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ UNMUTE: dict[MuteState, MuteState] = {S.MUTED: S.NOT_MUTED}
 
 
 class IllegalMuteTransition(RuntimeError):
-    def __init__(self, state: MuteState, event: MuteEvent) -> None:
+    def __init__(self, state: MuteState, event: MuteEvent | MuteStep) -> None:
         super().__init__(f"cannot handle {event.name} in mute state {state.name}")
         self.state = state
         self.event = event
@@ -63,21 +67,34 @@ def next_state(state: MuteState, event: MuteEvent) -> MuteState:
         raise IllegalMuteTransition(state, event) from None
 
 
-def _compose(before: dict[MuteState, MuteState], event: MuteEvent,
-             after: dict[MuteState, MuteState]) -> dict[MuteState, MuteState]:
-    """The table of ``before`` (default: unchanged), then ``event``, then ``after`` (default:
-    unchanged), for the states where the event is legal."""
-    out = {}
-    for s in MuteState:
-        mid = before.get(s, s)
-        if (mid, event) in TRANSITIONS:
-            end = TRANSITIONS[(mid, event)]
-            out[s] = after.get(end, end)
-    return out
+class MuteStep:
+    """One of the Processor's steps: the Selector's ``mute()`` (if ``mute``), then ``event`` (if
+    any), then ``maybe_unmute()`` (if ``unmute``), as one row: state before -> state after. A
+    state missing from the row is one where the event is illegal."""
+
+    __slots__ = ("name", "next_state")
+
+    def __init__(self, name: str, *, mute: bool = False, event: MuteEvent | None = None,
+                 unmute: bool = False) -> None:
+        self.name = name
+        self.next_state: dict[MuteState, MuteState] = {}
+        for s in MuteState:
+            state = MUTE.get(s, s) if mute else s
+            if event is not None:
+                if (state, event) not in TRANSITIONS:
+                    continue
+                state = TRANSITIONS[(state, event)]
+            self.next_state[s] = UNMUTE.get(state, state) if unmute else state
+
+    def __repr__(self) -> str:
+        return f"MuteStep({self.name})"
 
 
-# The Processor's two steps per request, composed once from the tables above so that its hot path
-# makes one lookup each: a request handed over (mute, then REQUEST_RECEIVED), and its response
-# written (RESPONSE_SENT, then maybe_unmute).
-ON_REQUEST = _compose(MUTE, E.REQUEST_RECEIVED, {})
-ON_RESPONSE_SENT = _compose({}, E.RESPONSE_SENT, UNMUTE)
+# A request handed over: muted, and its response pending until it is sent.
+ON_REQUEST = MuteStep("mute, REQUEST_RECEIVED", mute=True, event=E.REQUEST_RECEIVED)
+# Its response written whole (or a NoOpResponse): unmuted unless throttled.
+ON_RESPONSE_SENT = MuteStep("RESPONSE_SENT, maybe unmute", event=E.RESPONSE_SENT, unmute=True)
+ON_THROTTLE_STARTED = MuteStep("THROTTLE_STARTED", event=E.THROTTLE_STARTED)
+ON_THROTTLE_ENDED = MuteStep("THROTTLE_ENDED, maybe unmute", event=E.THROTTLE_ENDED, unmute=True)
+# A failed SASL authentication: nothing more of the connection goes to the handlers.
+ON_AUTHENTICATION_FAILED = MuteStep("mute", mute=True)

@@ -1,9 +1,11 @@
 """A Processor thread (Kafka's SocketServer.Processor).
 
-Each Processor owns a selector, its connections, their mute state, and a deque of responses that
-handler threads fill. Only this thread touches its sockets; other threads hand it new
-connections (bounded queue) and responses (deque) and wake it through a socket pair. The loop
-runs Kafka's steps in Kafka's order:
+Each Processor owns a selector, its connections (a KafkaChannel each, channel.py) and a deque of
+responses that handler threads fill. Only this thread touches its sockets: it reads them and
+gives the bytes to the channels, and writes what the channels have queued; the channels do the
+rest (TLS, frames, the mute state, SASL state) without I/O. Other threads hand it new connections
+(bounded queue) and responses (deque) and wake it through a socket pair. The loop runs Kafka's
+steps in Kafka's order:
 
     configure_new_connections, process_new_responses, poll, process_completed_receives,
     process_completed_sends, process_disconnected, close_excess_connections
@@ -14,6 +16,7 @@ An error in any step for one connection closes that connection only; the Process
 from __future__ import annotations
 
 import collections
+import dataclasses
 import itertools
 import logging
 import queue
@@ -22,7 +25,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.metrics.request_metrics import RequestMetrics, request_times_us
@@ -38,9 +41,16 @@ from kafkalite.protocol import (
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.schema import Versions
 
-from .connection import Connection
+from .channel import KafkaChannel
 from .memory_pool import MemoryPool
-from .mute import ON_REQUEST, ON_RESPONSE_SENT, IllegalMuteTransition, MuteEvent, MuteState
+from .mute import (
+    ON_AUTHENTICATION_FAILED,
+    ON_REQUEST,
+    ON_RESPONSE_SENT,
+    ON_THROTTLE_ENDED,
+    ON_THROTTLE_STARTED,
+    MuteState,
+)
 from .quotas import ConnectionQuotas
 from .request_channel import (
     NO_ERROR_COUNTS,
@@ -64,52 +74,57 @@ POLL_TIMEOUT = 0.3  # seconds, as Kafka's 300 ms
 READ_SIZE = 65536
 API_VERSIONS = ApiKey.API_VERSIONS
 EMPTY_TOKEN = b"\x00\x00\x00\x00"  # a bare SASL token of no bytes: PLAIN's answer after a v0 handshake
+NOT_MUTED = MuteState.NOT_MUTED
+EVENT_READ, EVENT_WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProcessorSettings:
+    """What the Processors of one listener are told, from the broker's settings."""
+
+    listener: str
+    security_protocol: str
+    # Api keys and versions served on this listener; anything else closes the connection.
+    apis: Mapping[int, Versions]
+    privileged: bool = False  # serves the controller's requests (LeaderAndIsr, ...)
+    max_request_size: int = 104857600  # socket.request.max.bytes
+    connections_max_idle_ms: int = 600000
+    # SSL and SASL_* listeners: every connection gets TLS state and/or a SASL authenticator.
+    tls_context: ssl.SSLContext | None = None
+    sasl_users: Mapping[str, str] | None = None
+    sasl_mechanisms: tuple[str, ...] = ("PLAIN",)
+    failed_authentication_delay_ms: int = 100
 
 
 class Processor(threading.Thread):
     def __init__(
         self,
         processor_id: int,
+        settings: ProcessorSettings,
         request_channel: RequestChannel,
-        listener: str,
-        security_protocol: str,
-        apis: dict[int, Versions],
         quotas: ConnectionQuotas,
         *,
-        privileged: bool = False,
-        max_request_size: int = 104857600,
-        connections_max_idle_ms: int = 600000,
-        thread_name: str | None = None,
-        on_connection_closed: Callable[[Connection], None] | None = None,
         turns: Turns | None = None,
-        tls_context: ssl.SSLContext | None = None,
-        sasl_users: dict[str, str] | None = None,
-        sasl_mechanisms: tuple[str, ...] = ("PLAIN",),
-        failed_authentication_delay_ms: int = 100,
+        request_log: RequestLog | None = None,
+        memory_pool: MemoryPool | None = None,
+        thread_name: str | None = None,
     ) -> None:
-        super().__init__(name=thread_name or f"kafka-network-thread-{listener}-{processor_id}",
+        super().__init__(name=thread_name or f"kafka-network-thread-{settings.listener}-{processor_id}",
                          daemon=True)
         self.id = processor_id
+        self.settings = settings
+        self.listener = settings.listener
         self.request_channel = request_channel
-        self.listener = listener
-        self.security_protocol = security_protocol
-        # Api keys and versions served on this listener; anything else closes the connection.
-        self.apis = apis
         self.quotas = quotas
-        self.privileged = privileged
-        self.max_request_size = max_request_size
-        self.idle_ns = connections_max_idle_ms * 1_000_000
-        self.on_connection_closed = on_connection_closed
         self.turns = turns or Turns()  # held while running, given up to block (see turns.py)
-        # SSL and SASL_* listeners: every connection gets TLS state and/or a SASL authenticator.
-        self.tls_context = tls_context
-        self.sasl_users = sasl_users
-        self.sasl_mechanisms = list(sasl_mechanisms)
-        self.failed_auth_delay_ns = failed_authentication_delay_ms * 1_000_000
+        self.request_log = request_log  # request.log.dir: a line per completed request
+        # queued.max.request.bytes (data plane only, as in Kafka); None: nothing counted.
+        self.memory_pool = memory_pool
+        self._memory_muted: list[KafkaChannel] = []  # stopped reading while the pool was empty
+        self.idle_ns = settings.connections_max_idle_ms * 1_000_000
+        self.failed_auth_delay_ns = settings.failed_authentication_delay_ms * 1_000_000
         # Failed authentications waiting out the delay: (due ns, connection, answer or None).
-        self._auth_failures: list[tuple[int, Connection, SendResponse | None]] = []
-        self.failed_authentications = 0
-        self.successful_authentications = 0
+        self._auth_failures: list[tuple[int, KafkaChannel, SendResponse | None]] = []
         self._has_turn = False
 
         # New sockets with the peer's IP (counted in the quotas under that IP).
@@ -126,36 +141,34 @@ class Processor(threading.Thread):
         self._polling = False
         self._woken = False
         self._wake_handler = False  # requests handed over since the last poll
-        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._selector.register(self._wake_r, EVENT_READ, None)
 
-        self.connections: dict[str, Connection] = {}
+        self.connections: dict[str, KafkaChannel] = {}
         # Unmuted connections holding whole requests not yet handed over: the only ones the loop
         # looks at for buffered work, so that a poll costs nothing per idle or muted connection.
-        self._ready: dict[Connection, None] = {}
+        self._ready: dict[KafkaChannel, None] = {}
         self._now = time.monotonic_ns()  # the clock, read once per poll
         self._next_idle_check = 0
         self._inflight: dict[str, SendResponse] = {}
-        self._completed_receives: list[tuple[Connection, bytes]] = []
-        self._completed_sends: list[Connection] = []
-        self._disconnected: list[tuple[Connection, str]] = []
+        self._completed_receives: list[tuple[KafkaChannel, bytes]] = []
+        self._completed_sends: list[KafkaChannel] = []
+        self._disconnected: list[tuple[KafkaChannel, str]] = []
         self._index = itertools.count()
         self._running = True
         self._accepting_requests = True
         self.started = threading.Event()
-        # Counters read by metrics and tests.
+        # Counters read by metrics and tests (written by this thread only).
         self.idle_ns_total = 0
         self.expired_connections_killed = 0
-        # Requests handed to the handlers and answers taken back (written by this thread only).
+        self.failed_authentications = 0
+        self.successful_authentications = 0
+        # Requests handed to the handlers and answers taken back.
         self.requests_handed_over = 0
         self.answers_taken = 0
         self.connections_created = 0
         self.connections_closed = 0
         # Kafka's RequestMetrics for the requests this Processor completes (its own shard).
         self.request_metrics = RequestMetrics()
-        self.request_log: RequestLog | None = None  # set by the broker when request.log.dir is
-        # queued.max.request.bytes (data plane only, as in Kafka); None: nothing counted.
-        self.memory_pool: MemoryPool | None = None
-        self._memory_muted: list[Connection] = []  # stopped reading while the pool was empty
 
     # --- called from other threads ------------------------------------------------------------
 
@@ -170,9 +183,6 @@ class Processor(threading.Thread):
                     return False
         self.wakeup()
         return True
-
-    def enqueue_response(self, response: Response) -> None:
-        self.enqueue_responses([response])
 
     def enqueue_responses(self, responses: list[Response]) -> None:
         """Responses from one handler batch: one hand-off and at most one wake-up."""
@@ -255,19 +265,21 @@ class Processor(threading.Thread):
                 self.quotas.dec(self.listener, ip)
 
     def _register(self, sock: socket.socket) -> None:
+        s = self.settings
         local = sock.getsockname()[:2]
         remote = sock.getpeername()[:2]
         # Kafka's connection id: localIp:localPort-remoteIp:remotePort-processorId-index.
         conn_id = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}-{self.id}-{next(self._index)}"
-        conn = Connection(sock, conn_id, self.listener, self.max_request_size, local, remote)
+        conn = KafkaChannel(
+            sock, conn_id, remote[0], s.max_request_size,
+            tls=TlsTransport(s.tls_context) if s.tls_context is not None else None,
+            sasl=SaslAuthenticator(s.sasl_mechanisms, s.sasl_users) if s.sasl_users is not None else None,
+            counts_memory=self.memory_pool is not None,
+        )
         conn.last_active = time.monotonic_ns()
-        if self.tls_context is not None:
-            conn.tls = TlsTransport(self.tls_context)
-        if self.sasl_users is not None:
-            conn.sasl = SaslAuthenticator(self.sasl_mechanisms, self.sasl_users)
         self.connections[conn_id] = conn
         self.connections_created += 1
-        self._set_interest(conn, selectors.EVENT_READ)
+        self._set_interest(conn, EVENT_READ)
 
     def process_new_responses(self) -> None:
         responses = self._responses
@@ -286,76 +298,59 @@ class Processor(threading.Thread):
                           self.id, request.connection_id)
                 continue
             try:
-                if kind is SendResponse:  # the common case first, without a match
+                if kind is SendResponse:  # the common case, without a match
                     self._inflight[conn.id] = response  # type: ignore[assignment]
-                    self._send(conn, response.payload)  # type: ignore[attr-defined]
+                    conn.write(response.payload)  # type: ignore[attr-defined]
+                    self._write(conn)
                 else:
                     self._handle_response(conn, response)
             except Exception as e:
                 self._close(conn, f"error while processing a response: {e!r}")
 
-    def _handle_response(self, conn: Connection, response: Response) -> None:
-        # The closed family of responses, handled here and only here.
+    def _handle_response(self, conn: KafkaChannel, response: Response) -> None:
+        # The rest of the closed family of responses (SendResponse is written by the caller).
         match response:
-            case SendResponse():
-                self._inflight[conn.id] = response
-                self._send(conn, response.payload)
             case NoOpResponse():
                 self._completed(response.request, 0, 0, NO_ERROR_COUNTS, time.monotonic_ns())
-                conn.handle_event(MuteEvent.RESPONSE_SENT)
-                self._try_unmute(conn)
+                if conn.handle(ON_RESPONSE_SENT) is NOT_MUTED:
+                    self._unmuted(conn)
             case CloseConnectionResponse():
                 self._completed(response.request, 0, 0, NO_ERROR_COUNTS, time.monotonic_ns())
                 self._close(conn, "the request handler asked to close it")
             case StartThrottlingResponse():
-                conn.handle_event(MuteEvent.THROTTLE_STARTED)
+                conn.handle(ON_THROTTLE_STARTED)
             case EndThrottlingResponse():
-                conn.handle_event(MuteEvent.THROTTLE_ENDED)
-                self._try_unmute(conn)
+                if conn.handle(ON_THROTTLE_ENDED) is NOT_MUTED:
+                    self._unmuted(conn)
             case _:
                 raise TypeError(f"unknown response kind {type(response).__name__}")
 
-    def _send(self, conn: Connection, data: bytes | memoryview, response: bool = True) -> None:
-        """Write plaintext (wrapped on TLS connections): a response, or SASL's own bytes."""
-        if conn.tls is not None:
-            data = conn.tls.wrap(data)
-        self._put(conn, data, response)
-
-    def _put(self, conn: Connection, data: bytes | memoryview, response: bool = True) -> None:
-        """Write bytes as they go on the wire now; what the socket does not take is written when
-        it becomes writable. ``response`` False: TLS's or SASL's own bytes, which answer no
-        request, so their going out completes no send."""
-        only_control = not response and (conn.send_buffer is None or conn.control_send)
-        if conn.send_buffer is not None:
-            data = bytes(conn.send_buffer) + data  # what is still going out goes first
+    def _write(self, conn: KafkaChannel) -> None:
+        """The one write path: write what the channel has queued, as much as the socket takes
+        now; the rest goes when the socket turns writable (poll)."""
         try:
-            sent = conn.sock.send(data)
+            sent = conn.sock.send(conn.send_buffer)  # type: ignore[arg-type]
         except (BlockingIOError, InterruptedError):
             sent = 0
         except OSError as e:
-            if only_control:
-                self._disconnected.append((conn, f"send failed: {e}"))
-            else:
-                self._send_failed(conn, e)
+            self._send_failed(conn, e)
             return
-        conn.control_send = only_control
-        if sent == len(data):
-            conn.send_buffer = None
-            if not only_control:
-                self._completed_sends.append(conn)
-                conn.last_active = self._now
-        else:
-            conn.send_buffer = memoryview(data)[sent:]
-            self._set_interest(conn, conn.events | selectors.EVENT_WRITE)
+        conn.last_active = self._now
+        if conn.sent(sent):
+            self._completed_sends.append(conn)
+        if conn.send_buffer is None:
+            if conn.events & EVENT_WRITE:
+                self._set_interest(conn, conn.events & ~EVENT_WRITE)
+        elif not conn.events & EVENT_WRITE:
+            self._set_interest(conn, conn.events | EVENT_WRITE)
 
-    def _send_failed(self, conn: Connection, error: OSError) -> None:
-        if conn.pending:
+    def _send_failed(self, conn: KafkaChannel, error: OSError) -> None:
+        if conn.drop_send() and conn.pending:
             # The peer is gone (a muted connection may not have read its FIN yet) but had sent
             # more requests: they are still handed over, as in Kafka's graceful close; this
             # response has nobody to go to.
             conn.closing = True
-            conn.send_buffer = None
-            self._set_interest(conn, conn.events & ~selectors.EVENT_WRITE)
+            self._set_interest(conn, conn.events & ~EVENT_WRITE)
             self._completed_sends.append(conn)
         else:
             self._disconnected.append((conn, f"send failed: {error}"))
@@ -401,20 +396,21 @@ class Processor(threading.Thread):
             if conn.id not in connections:
                 continue
             try:
-                if mask & selectors.EVENT_WRITE and conn.send_buffer is not None:
+                if mask & EVENT_WRITE and conn.send_buffer is not None:
                     self._write(conn)
-                if mask & selectors.EVENT_READ and conn.id in connections:
+                if mask & EVENT_READ and conn.id in connections:
                     pool = self.memory_pool
                     if pool is not None and pool.out_of_memory and not conn.held_partial:
                         # Kafka's Selector: no memory for a new request, so no reading, except
                         # by connections already in the middle of one (their bytes are counted).
-                        self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+                        self._set_interest(conn, conn.events & ~EVENT_READ)
                         self._memory_muted.append(conn)
-                    elif conn.muted and conn.pending and sum(map(len, conn.pending)) >= READ_SIZE:
+                    elif (conn.mute_state is not NOT_MUTED and conn.pending
+                          and sum(map(len, conn.pending)) >= READ_SIZE):
                         # Muted connections keep their read interest, so muting and unmuting cost
                         # no selector call, and read ahead up to one read's worth of requests;
                         # past that, the rest stays in the kernel until the connection unmutes.
-                        self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+                        self._set_interest(conn, conn.events & ~EVENT_READ)
                     else:
                         self._read(conn)
             except Exception as e:
@@ -423,7 +419,7 @@ class Processor(threading.Thread):
         if self._accepting_requests and self._ready:
             completed = self._completed_receives
             for conn in self._ready:
-                if conn.mute_state is MuteState.NOT_MUTED and conn.pending:
+                if conn.mute_state is NOT_MUTED and conn.pending:
                     completed.append((conn, conn.pending.popleft()))  # muted on hand-over
             self._ready.clear()
         if now >= self._next_idle_check:
@@ -439,134 +435,90 @@ class Processor(threading.Thread):
             pass
         self._woken = False
 
-    def _read(self, conn: Connection) -> None:
+    def _read(self, conn: KafkaChannel) -> None:
         try:
             data = conn.sock.recv(READ_SIZE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as e:
-            if conn.pending:
-                # Reset by a peer that had already sent whole requests: still hand them over.
-                data = b""
-            else:
+            if not conn.pending:
                 self._disconnected.append((conn, f"read failed: {e}"))
                 return
-        if data and conn.tls is not None:
-            plain = self._unwrap(conn, data)
-            if plain is None:
-                return
-            data = plain
+            data = b""  # reset by a peer that had already sent whole requests: still hand them over
         if not data:
-            # The peer closed its side: hand over what is buffered, answer it if the peer still
-            # reads, then close (Kafka's graceful close).
-            conn.closing = True
-            self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
-            if not conn.pending and not conn.muted:
-                self._disconnected.append((conn, "closed by the peer"))
+            self._peer_closed(conn)
             return
         conn.last_active = self._now
         try:
-            conn.decoder.feed(data)
-            if self.memory_pool is None:
-                conn.pending.extend(conn.decoder.frames())
-            else:
-                frames = list(conn.decoder.frames())
-                conn.pending.extend(frames)
-                self._count_read(conn, sum(map(len, frames)))
-            if conn.pending and conn.mute_state is MuteState.NOT_MUTED:
-                self._ready[conn] = None
+            held = conn.receive(data)
         except DecodeError as e:
             # Oversized or negative frame size: Kafka's InvalidReceiveException.
             self._close(conn, str(e))
-
-    def _unwrap(self, conn: Connection, data: bytes) -> bytes | None:
-        """The plaintext in ``data`` read from a TLS connection: b"" when the peer ended TLS,
-        None when there is none yet (or the connection was closed)."""
-        tls = conn.tls
-        assert tls is not None
-        handshaking = not tls.ready
-        try:
-            plain = tls.unwrap(data)
+            return
         except ssl.SSLError as e:
-            alert = tls.output()
-            if alert:
-                self._put(conn, alert, response=False)  # if the socket takes it
-            what = "SSL handshake failed" if handshaking else "SSL error"
-            if handshaking:
-                self.failed_authentications += 1
-            self._close(conn, f"failed authentication with {conn.remote_ip} ({what}: {e})")
-            return None
-        out = tls.output()
-        if out:
-            self._put(conn, out, response=False)
-        if handshaking and tls.ready:
-            subject = tls.peer_subject()
-            if subject is not None:
-                conn.principal = "User:" + subject
-            log.debug("SSL handshake with %s done (%s, %s)", conn.id, tls.version, conn.principal)
-        if plain or tls.closed:
-            return plain
-        return None
+            self._tls_failed(conn, e)
+            return
+        if held:
+            self._count_memory(held)
+        if conn.pending and conn.mute_state is NOT_MUTED:
+            self._ready[conn] = None
+        tls = conn.tls
+        if tls is not None:
+            if conn.send_buffer is not None:
+                self._write(conn)  # TLS's own bytes (handshake, tickets)
+            if tls.closed and conn.id in self.connections:
+                self._peer_closed(conn)
 
-    def _count_read(self, conn: Connection, completed: int) -> None:
-        """Count in the pool what a read added: whole frames (``completed`` bytes, whose partial
-        frame was counted already at its declared size) and the new partial frame's size."""
+    def _peer_closed(self, conn: KafkaChannel) -> None:
+        """The peer closed its side: hand over what is buffered, answer it if the peer still
+        reads, then close (Kafka's graceful close)."""
+        conn.closing = True
+        self._set_interest(conn, conn.events & ~EVENT_READ)
+        if not conn.pending and conn.mute_state is NOT_MUTED:
+            self._disconnected.append((conn, "closed by the peer"))
+
+    def _tls_failed(self, conn: KafkaChannel, error: ssl.SSLError) -> None:
+        """A failed handshake (counted as a failed authentication) or a corrupt record: the
+        alert goes out if the socket takes it now, and the connection closes."""
+        assert conn.tls is not None
+        handshaking = not conn.tls.ready
+        if conn.send_buffer is not None:
+            self._write(conn)
+        if handshaking:
+            self.failed_authentications += 1
+        what = "SSL handshake failed" if handshaking else "SSL error"
+        self._close(conn, f"failed authentication with {conn.remote_ip} ({what}: {error})")
+
+    def _count_memory(self, delta: int) -> None:
+        """A read changed what the pool holds for a connection by ``delta`` bytes."""
         assert self.memory_pool is not None
-        partial = conn.decoder.partial_size
-        delta = completed + partial - conn.held_partial
-        conn.held += delta
-        conn.held_partial = partial
         if delta > 0:
             self.memory_pool.take(delta)
-        elif delta < 0:
+        else:
             self.memory_pool.release(-delta)
-
-    def _release(self, conn: Connection, n: int) -> None:
-        """A frame of ``n`` bytes was parsed (or dropped): its bytes go back to the pool."""
-        if self.memory_pool is not None and n:
-            conn.held -= n
-            self.memory_pool.release(n)
 
     def _unmute_for_memory(self) -> None:
         """Memory is back: the connections stopped for it read again."""
         muted, self._memory_muted = self._memory_muted, []
         for conn in muted:
             if conn.id in self.connections and not conn.closing:
-                self._set_interest(conn, conn.events | selectors.EVENT_READ)
-
-    def _write(self, conn: Connection) -> None:
-        data = conn.send_buffer
-        assert data is not None
-        try:
-            sent = conn.sock.send(data)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as e:
-            self._send_failed(conn, e)
-            return
-        conn.last_active = self._now
-        if sent == len(data):
-            conn.send_buffer = None
-            self._set_interest(conn, conn.events & ~selectors.EVENT_WRITE)
-            if conn.control_send:
-                conn.control_send = False
-            else:
-                self._completed_sends.append(conn)
-        else:
-            conn.send_buffer = data[sent:]
+                self._set_interest(conn, conn.events | EVENT_READ)
 
     def process_completed_receives(self) -> None:
         receives, self._completed_receives = self._completed_receives, []
         if not receives:
             return
         batch: list[Request] = []
+        pool = self.memory_pool
         for conn, payload in receives:
             if conn.id not in self.connections:
                 continue  # its bytes went back to the pool when it closed
             # Every step closes this connection only on error: the rest of the poll's requests
             # are still handed over (and their connections, muted below, answered).
             try:
-                self._release(conn, len(payload))  # parsed below: Kafka releases a request's buffer then
+                if pool is not None:  # parsed below: Kafka releases a request's buffer then
+                    conn.held -= len(payload)
+                    pool.release(len(payload))
                 if conn.sasl is not None and conn.sasl.raw_tokens:
                     self._sasl_token(conn, payload)
                     continue
@@ -578,10 +530,7 @@ class Processor(threading.Thread):
                 if request is None:
                     continue
                 # Muted before the hand-over; the response that unmutes it is handled by this thread.
-                state = ON_REQUEST.get(conn.mute_state)
-                if state is None:
-                    raise IllegalMuteTransition(conn.mute_state, MuteEvent.REQUEST_RECEIVED)
-                conn.mute_state = state
+                conn.handle(ON_REQUEST)
                 if conn.sasl is not None and not self._authenticate(conn, request):
                     continue
             except Exception as e:
@@ -609,15 +558,41 @@ class Processor(threading.Thread):
             self._wake_handler = True
             del batch[:taken]
 
+    def _parse(self, conn: KafkaChannel, payload: bytes) -> Request | None:
+        s = self.settings
+        api_key, version = peek_api(payload)
+        served = s.apis.get(api_key)
+        if served is None:
+            self._close(conn, f"api key {api_key} is not served on listener {s.listener}")
+            return None
+        if not served.low <= version <= served.high:
+            if api_key != API_VERSIONS:
+                raise UnsupportedVersion(api_key, version)
+            # Answered anyway (v0 error body); its header is v2 from v3 on (flexible).
+            header, _ = decode_request_header(payload, header_version=2 if version >= 3 else 1)
+            body = None
+        else:
+            header, body = decode_request(payload)
+            if api_key == API_VERSIONS and version >= 3:
+                conn.client_software_name = body.client_software_name
+                conn.client_software_version = body.client_software_version
+        return Request(
+            processor=self.id, connection_id=conn.id, listener=s.listener,
+            security_protocol=s.security_protocol, header=header, body=body,
+            size=len(payload), client_address=conn.remote_ip,
+            client_software_name=conn.client_software_name,
+            client_software_version=conn.client_software_version, privileged=s.privileged,
+            start_ns=self._now,
+        )
+
     # --- SASL -----------------------------------------------------------------------------------
 
-    def _authenticate(self, conn: Connection, request: Request) -> bool:
+    def _authenticate(self, conn: KafkaChannel, request: Request) -> bool:
         """A request of a connection not yet authenticated: True if it goes on to the handlers
         (ApiVersions); SaslHandshake and SaslAuthenticate are answered here, as in Kafka's
         network layer, and anything else closes the connection."""
-        assert conn.sasl is not None
         try:
-            step = conn.sasl.on_request(request.api_key, request.api_version, request.body)
+            step = conn.authenticate(request.api_key, request.api_version, request.body)
         except IllegalSaslState as e:
             self._close(conn, f"failed authentication with {conn.remote_ip} ({e})")
             return False
@@ -633,43 +608,43 @@ class Processor(threading.Thread):
             self._maybe_authenticated(conn)
         return False
 
-    def _sasl_token(self, conn: Connection, token: bytes) -> None:
+    def _sasl_token(self, conn: KafkaChannel, token: bytes) -> None:
         """A bare SASL token (after a v0 SaslHandshake): answered with a bare token, or, when it
         fails, by closing the connection after the delay (v0 has no way to say why)."""
-        assert conn.sasl is not None
         try:
-            step = conn.sasl.on_token(bytes(token))
+            step = conn.authenticate_token(bytes(token))
         except IllegalSaslState as e:
             self._close(conn, f"failed authentication with {conn.remote_ip} ({e})")
             return
         if step.failed:
-            conn.mute()  # nothing more of it goes to the handlers
+            conn.handle(ON_AUTHENTICATION_FAILED)  # nothing more of it goes to the handlers
             self._authentication_failed(conn, step, None)
             return
-        self._send(conn, EMPTY_TOKEN, response=False)
+        conn.write(EMPTY_TOKEN, answers_request=False)
+        self._write(conn)
         self._maybe_authenticated(conn)
 
-    def _maybe_authenticated(self, conn: Connection) -> None:
-        if conn.sasl is not None and conn.sasl.complete:
-            conn.principal = conn.sasl.principal or conn.principal
-            conn.sasl = None  # from here on, requests go to the handlers
+    def _maybe_authenticated(self, conn: KafkaChannel) -> None:
+        if conn.sasl is None:  # the channel let its authenticator go: it has succeeded
             self.successful_authentications += 1
             log.debug("Connection %s authenticated as %s", conn.id, conn.principal)
 
-    def _answer_here(self, conn: Connection, response: SendResponse) -> None:
+    def _answer_here(self, conn: KafkaChannel, response: SendResponse) -> None:
         """Send a response made on this thread, as if the handlers had made it."""
         request = response.request
         request.dequeue_ns = request.api_local_complete_ns = time.monotonic_ns()
         self._inflight[conn.id] = response
-        self._send(conn, response.payload)
+        conn.write(response.payload)
+        self._write(conn)
 
-    def _authentication_failed(self, conn: Connection, step: Step, response: SendResponse | None) -> None:
+    def _authentication_failed(self, conn: KafkaChannel, step: Step,
+                               response: SendResponse | None) -> None:
         """Kafka's delayed close on failed authentication: the answer (if any) goes out after
         connection.failed.authentication.delay.ms, then the connection closes. Logged once."""
         self.failed_authentications += 1
         log.info("Failed authentication with %s on listener %s (%s)", conn.remote_ip, self.listener,
                  step.reason)
-        self._set_interest(conn, conn.events & ~selectors.EVENT_READ)
+        self._set_interest(conn, conn.events & ~EVENT_READ)
         self._auth_failures.append((self._now + self.failed_auth_delay_ns, conn, response))
 
     def complete_failed_authentications(self) -> None:
@@ -689,31 +664,7 @@ class Processor(threading.Thread):
             else:
                 self._answer_here(conn, response)
 
-    def _parse(self, conn: Connection, payload: bytes) -> Request | None:
-        api_key, version = peek_api(payload)
-        served = self.apis.get(api_key)
-        if served is None:
-            self._close(conn, f"api key {api_key} is not served on listener {self.listener}")
-            return None
-        if not served.low <= version <= served.high:
-            if api_key != API_VERSIONS:
-                raise UnsupportedVersion(api_key, version)
-            # Answered anyway (v0 error body); its header is v2 from v3 on (flexible).
-            header, _ = decode_request_header(payload, header_version=2 if version >= 3 else 1)
-            body = None
-        else:
-            header, body = decode_request(payload)
-            if api_key == API_VERSIONS and version >= 3:
-                conn.client_software_name = body.client_software_name
-                conn.client_software_version = body.client_software_version
-        return Request(
-            processor=self.id, connection_id=conn.id, listener=self.listener,
-            security_protocol=self.security_protocol, header=header, body=body,
-            size=len(payload), client_address=conn.remote_ip,
-            client_software_name=conn.client_software_name,
-            client_software_version=conn.client_software_version, privileged=self.privileged,
-            start_ns=self._now,
-        )
+    # --- completed sends, disconnections, excess connections --------------------------------------
 
     def process_completed_sends(self) -> None:
         sends, self._completed_sends = self._completed_sends, []
@@ -730,11 +681,7 @@ class Processor(threading.Thread):
                     raise RuntimeError(f"send for {conn.id} completed with no response in flight")
                 completed(response.request, len(response.payload), response.error_code,
                           response.error_counts, now)
-                state = ON_RESPONSE_SENT.get(conn.mute_state)
-                if state is None:
-                    raise IllegalMuteTransition(conn.mute_state, MuteEvent.RESPONSE_SENT)
-                conn.mute_state = state
-                if state is MuteState.NOT_MUTED:
+                if conn.handle(ON_RESPONSE_SENT) is NOT_MUTED:
                     self._unmuted(conn)
             except Exception as e:
                 self._close(conn, f"error after a completed send: {e!r}")
@@ -755,11 +702,7 @@ class Processor(threading.Thread):
 
     # --- helpers ----------------------------------------------------------------------------
 
-    def _try_unmute(self, conn: Connection) -> None:
-        if conn.maybe_unmute():
-            self._unmuted(conn)
-
-    def _unmuted(self, conn: Connection) -> None:
+    def _unmuted(self, conn: KafkaChannel) -> None:
         """The connection was just unmuted: its buffered requests are ready, and it reads again."""
         if conn.pending:
             self._ready[conn] = None
@@ -767,8 +710,8 @@ class Processor(threading.Thread):
             if not conn.pending:
                 self._close(conn, "closed by the peer", level=logging.DEBUG)
             return
-        if not conn.events & selectors.EVENT_READ:
-            self._set_interest(conn, conn.events | selectors.EVENT_READ)
+        if not conn.events & EVENT_READ:
+            self._set_interest(conn, conn.events | EVENT_READ)
 
     def _completed(self, request: Request, response_bytes: int, error_code: int,
                    error_counts: Mapping[int, int] | None, now_ns: int) -> None:
@@ -798,7 +741,7 @@ class Processor(threading.Thread):
             self.expired_connections_killed += 1
             self._close(conn, "idle for longer than connections.max.idle.ms", level=logging.DEBUG)
 
-    def _set_interest(self, conn: Connection, events: int) -> None:
+    def _set_interest(self, conn: KafkaChannel, events: int) -> None:
         if events == conn.events:
             return
         if conn.events == 0:
@@ -809,7 +752,7 @@ class Processor(threading.Thread):
             self._selector.modify(conn.sock, events, conn)
         conn.events = events
 
-    def _close(self, conn: Connection, reason: str, level: int = logging.INFO) -> None:
+    def _close(self, conn: KafkaChannel, reason: str, level: int = logging.INFO) -> None:
         """Close one connection, once, and log why once."""
         if self.connections.pop(conn.id, None) is None:
             return
@@ -828,8 +771,6 @@ class Processor(threading.Thread):
             conn.events = 0
         self._close_raw(conn.sock)
         self.quotas.dec(self.listener, conn.remote_ip)
-        if self.on_connection_closed is not None:
-            self.on_connection_closed(conn)
 
     @staticmethod
     def _close_raw(sock: socket.socket) -> None:
@@ -853,5 +794,5 @@ class Processor(threading.Thread):
         self._wake_w.close()
 
 
-def _last_active(conn: Connection) -> int:
+def _last_active(conn: KafkaChannel) -> int:
     return conn.last_active

@@ -4,8 +4,9 @@ with its PLAIN server).
 A new connection on such a listener may send ApiVersions (answered by the handlers, as any
 request), then SaslHandshake naming a mechanism, then one token: in a SaslAuthenticate request
 after a v1 handshake, or as a bare size-prefixed frame after a v0 one. Anything else before
-authentication succeeds is Kafka's IllegalSaslStateException: the connection is closed. The
-Processor runs this for each connection and decides what is sent when; this module does no I/O.
+authentication succeeds is Kafka's IllegalSaslStateException: the connection is closed. Each
+connection's KafkaChannel carries one until authentication succeeds; the Processor decides what
+is sent when. This module does no I/O.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import enum
 import hmac
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +88,7 @@ def load_users(path: str | os.PathLike[str]) -> dict[str, str]:
     return users
 
 
-def check_plain(token: bytes, users: dict[str, str]) -> str:
+def check_plain(token: bytes, users: Mapping[str, str]) -> str:
     """The authenticated username for a PLAIN token (RFC 4616: authzid NUL authcid NUL passwd).
 
     Raises ValueError with Kafka's message for the client when the token is malformed or the
@@ -119,7 +121,7 @@ class SaslAuthenticator:
 
     __slots__ = ("_mechanisms", "_users", "principal", "raw_tokens", "state")
 
-    def __init__(self, mechanisms: list[str], users: dict[str, str]) -> None:
+    def __init__(self, mechanisms: Sequence[str], users: Mapping[str, str]) -> None:
         self._mechanisms = list(mechanisms)
         self._users = users
         self.state = SaslState.HANDSHAKE_OR_VERSIONS_REQUEST

@@ -15,11 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS
+from kafkalite.metrics.request_log import RequestLog
 from kafkalite.protocol.schema import Versions
 
 from .acceptor import Acceptor
 from .memory_pool import MemoryPool
-from .processor import Processor
+from .processor import Processor, ProcessorSettings
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
 from .sasl import load_users
@@ -35,13 +36,13 @@ ApiTable = Callable[[str, bool], dict[int, Versions]]
 
 
 class SocketServer:
-    def __init__(self, config: Any, apis_for: ApiTable) -> None:
+    def __init__(self, config: Any, apis_for: ApiTable, request_log: RequestLog | None = None) -> None:
         self.config = config
         self.apis_for = apis_for
         g = config.get
         # Processors and request handlers take turns at their Python work (see turns.py).
         self.turns = Turns()
-        self.request_log: Any = None  # the broker's RequestLog, given to every Processor
+        self.request_log = request_log  # the broker's (request.log.dir), given to every Processor
         self.quotas = ConnectionQuotas(
             g("max.connections"), g("max.connections.per.ip"), g("max.connections.per.ip.overrides"),
             protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
@@ -98,28 +99,28 @@ class SocketServer:
         privileged = endpoint.name == self.config.privileged_listener_name
         plane = "control-plane" if control else "data-plane"
         count = 1 if control else g("num.network.threads")
-        apis = self.apis_for(endpoint.name, privileged)
         protocol = endpoint.security_protocol
-        tls = self._tls() if protocol in TLS_PROTOCOLS else None
-        users = self._users() if protocol in SASL_PROTOCOLS else None
+        settings = ProcessorSettings(
+            endpoint.name, protocol, self.apis_for(endpoint.name, privileged), privileged=privileged,
+            max_request_size=g("socket.request.max.bytes"),
+            connections_max_idle_ms=g("connections.max.idle.ms"),
+            tls_context=self._tls() if protocol in TLS_PROTOCOLS else None,
+            sasl_users=self._users() if protocol in SASL_PROTOCOLS else None,
+            sasl_mechanisms=tuple(g("sasl.enabled.mechanisms")),
+            failed_authentication_delay_ms=g("connection.failed.authentication.delay.ms"),
+        )
+        pool = None if control else self.memory_pool  # the control plane's requests are not counted
         processors = []
         for _ in range(count):
             pid = self._next_processor_id
             self._next_processor_id += 1
             p = Processor(
-                pid, channel, endpoint.name, endpoint.security_protocol, apis, self.quotas,
-                privileged=privileged, max_request_size=g("socket.request.max.bytes"),
-                connections_max_idle_ms=g("connections.max.idle.ms"), turns=self.turns,
-                thread_name=(f"{plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-"
-                             f"{endpoint.security_protocol}-{pid}"),
-                tls_context=tls, sasl_users=users,
-                sasl_mechanisms=tuple(g("sasl.enabled.mechanisms")),
-                failed_authentication_delay_ms=g("connection.failed.authentication.delay.ms"),
+                pid, settings, channel, self.quotas, turns=self.turns, request_log=self.request_log,
+                memory_pool=pool,
+                thread_name=f"{plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-{protocol}-{pid}",
             )
-            p.request_log = self.request_log
-            if not control and self.memory_pool is not None:
-                p.memory_pool = self.memory_pool
-                self.memory_pool.on_available.append(p.wakeup)
+            if pool is not None:
+                pool.on_available.append(p.wakeup)
             channel.add_processor(p)
             processors.append(p)
             self.processors.append(p)

@@ -1,7 +1,8 @@
 """TLS for SSL and SASL_SSL listeners (Kafka's SslTransportLayer and SslFactory).
 
 The Processor keeps doing its own non-blocking socket reads and writes; a connection's TLS state
-sits between them and the frames as an ``ssl.SSLObject`` over two memory BIOs. Every read feeds
+(its KafkaChannel's transport) sits between them and the frames as an ``ssl.SSLObject`` over two
+memory BIOs. Every read feeds
 all the ciphertext it got and drains all the plaintext it yields, so nothing waits inside the TLS
 object where the selector cannot see it.
 """
@@ -81,7 +82,7 @@ def _load_inline_chain(context: ssl.SSLContext, chain: str, key: str, password: 
 class TlsTransport:
     """One connection's TLS state: ciphertext in from the socket, plaintext out, and back."""
 
-    __slots__ = ("_in", "_out", "_tls", "closed", "control_only", "ready")
+    __slots__ = ("_in", "_out", "_tls", "closed", "ready")
 
     def __init__(self, context: ssl.SSLContext) -> None:
         self._in = ssl.MemoryBIO()
@@ -89,9 +90,6 @@ class TlsTransport:
         self._tls = context.wrap_bio(self._in, self._out, server_side=True)
         self.ready = False  # the handshake is done
         self.closed = False  # the peer ended the TLS stream
-        # The bytes being written are TLS's own (handshake, tickets), not a response: their
-        # completion completes no send.
-        self.control_only = False
 
     def unwrap(self, ciphertext: bytes) -> bytes:
         """Take ciphertext read from the socket; return the plaintext it completes (maybe b"").

@@ -1,20 +1,24 @@
-"""The mute state machine: the table matches Kafka's KafkaChannel, and random sequences of
-operations either follow it or raise, never leaving the five states."""
+"""The mute state machine: the table matches Kafka's KafkaChannel, and each of the Processor's
+steps is Kafka's event with the Selector's mute() before it or maybeUnmute() after it. (A
+channel walked through random steps: test_channel.py.)"""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from kafkalite.network.connection import Connection
 from kafkalite.network.mute import (
     MUTE,
+    ON_AUTHENTICATION_FAILED,
+    ON_REQUEST,
+    ON_RESPONSE_SENT,
+    ON_THROTTLE_ENDED,
+    ON_THROTTLE_STARTED,
     TRANSITIONS,
     UNMUTE,
     IllegalMuteTransition,
     MuteEvent,
     MuteState,
+    MuteStep,
     next_state,
 )
 
@@ -51,30 +55,31 @@ def test_mute_and_unmute_only_act_on_their_state():
     assert TRANSITIONS == KAFKA
 
 
-class _Sock:
-    pass
+# Each of the Processor's steps as it was spelled out before it was a row: (the Selector's mute()
+# first, Kafka's event, maybeUnmute() after).
+SPELLED = {
+    ON_REQUEST: (True, E.REQUEST_RECEIVED, False),
+    ON_RESPONSE_SENT: (False, E.RESPONSE_SENT, True),
+    ON_THROTTLE_STARTED: (False, E.THROTTLE_STARTED, False),
+    ON_THROTTLE_ENDED: (False, E.THROTTLE_ENDED, True),
+    ON_AUTHENTICATION_FAILED: (True, None, False),
+}
 
 
-OPS = st.sampled_from(["mute", "unmute", *list(MuteEvent)])
+def spelled_out(state: MuteState, step: MuteStep) -> MuteState | None:
+    mute, event, unmute = SPELLED[step]
+    if mute and state is S.NOT_MUTED:
+        state = S.MUTED
+    if event is not None:
+        if (state, event) not in KAFKA:
+            return None
+        state = KAFKA[(state, event)]
+    if unmute and state is S.MUTED:
+        state = S.NOT_MUTED
+    return state
 
 
-@given(st.lists(OPS, max_size=30))
-def test_random_operations_follow_the_table(ops):
-    conn = Connection(_Sock(), "c", "L", 100, ("127.0.0.1", 1), ("127.0.0.1", 2))  # type: ignore[arg-type]
-    for op in ops:
-        before = conn.mute_state
-        if op == "mute":
-            conn.mute()
-            assert conn.mute_state is (S.MUTED if before is S.NOT_MUTED else before)
-        elif op == "unmute":
-            unmuted = conn.maybe_unmute()
-            assert unmuted == (before in (S.MUTED, S.NOT_MUTED))
-            assert conn.mute_state is (S.NOT_MUTED if before is S.MUTED else before)
-        elif (before, op) in KAFKA:
-            conn.handle_event(op)
-            assert conn.mute_state is KAFKA[(before, op)]
-        else:
-            with pytest.raises(IllegalMuteTransition):
-                conn.handle_event(op)
-            assert conn.mute_state is before
-        assert conn.muted == (conn.mute_state is not S.NOT_MUTED)
+@pytest.mark.parametrize("state", list(MuteState))
+@pytest.mark.parametrize("step", list(SPELLED), ids=repr)
+def test_each_step_is_kafkas_event_with_the_selectors_mute_and_unmute(state, step):
+    assert step.next_state.get(state) is spelled_out(state, step)

@@ -8,8 +8,8 @@ import socket
 import time
 from collections.abc import Iterator
 
-from kafkalite.network.mute import MuteEvent, MuteState
-from kafkalite.network.processor import Processor
+from kafkalite.network.mute import ON_REQUEST, MuteState
+from kafkalite.network.processor import Processor, ProcessorSettings
 from kafkalite.network.quotas import ConnectionQuotas
 from kafkalite.network.request_channel import RequestChannel
 from kafkalite.protocol.api_keys import ApiKey
@@ -26,7 +26,8 @@ def processor_with_clients(count: int) -> Iterator[tuple[Processor, RequestChann
     """A Processor that is not started (the test runs its steps) with ``count`` connected clients."""
     channel = RequestChannel(queue_size=10)
     quotas = ConnectionQuotas(UNLIMITED, UNLIMITED, {})
-    p = Processor(0, channel, "PLAINTEXT", "PLAINTEXT", {ApiKey.API_VERSIONS: Versions(0, 3)}, quotas)
+    settings = ProcessorSettings("PLAINTEXT", "PLAINTEXT", {ApiKey.API_VERSIONS: Versions(0, 3)})
+    p = Processor(0, settings, channel, quotas)
     channel.add_processor(p)
     clients: list[Client] = []
     with socket.create_server(("127.0.0.1", 0)) as listener:
@@ -62,10 +63,10 @@ def test_an_illegal_mute_transition_closes_only_its_connection():
         bad.send(18, 0, API_VERSIONS_V0)
         corr = good.send(18, 0, API_VERSIONS_V0)
         poll_until(p, lambda: len(p._completed_receives) == 2)
-        bad_id = next(c.id for c in p.connections.values() if c.remote[1] == bad.sock.getsockname()[1])
+        bad_address = f"127.0.0.1:{bad.sock.getsockname()[1]}"
+        bad_id = next(i for i in p.connections if i.split("-")[1] == bad_address)
         broken = p.connections[bad_id]
-        broken.mute()  # as if a request of it were already with the handlers
-        broken.handle_event(MuteEvent.REQUEST_RECEIVED)
+        broken.handle(ON_REQUEST)  # as if a request of it were already with the handlers
         assert broken.mute_state is MuteState.MUTED_AND_RESPONSE_PENDING
 
         p.process_completed_receives()

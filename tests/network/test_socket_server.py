@@ -228,13 +228,13 @@ def test_bad_request_closes_only_that_connection(server, garbage):
         assert all(p.is_alive() for p in server.processors)
 
 
-@pytest.mark.parametrize("stage", ["_read", "_parse", "_send", "process_completed_sends"])
+@pytest.mark.parametrize("stage", ["_read", "_parse", "_write", "process_completed_sends"])
 def test_exception_in_a_processor_stage_keeps_the_processor(server, stage, monkeypatch):
     """Kafka's exception cases (processCompletedReceive, processNewResponse, processCompletedSend,
     poll): the failure closes the connection concerned at most, and the Processor lives on."""
     channel = server.data_plane_request_channel
     processor = server.processors[0]
-    after_request = stage in ("_send", "process_completed_sends")
+    after_request = stage in ("_write", "process_completed_sends")
     with connect(server) as victim:
         if after_request:
             victim.send(18, 0, API_VERSIONS_V0)

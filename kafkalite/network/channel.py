@@ -1,0 +1,218 @@
+"""One client connection as a Processor holds it (Kafka's KafkaChannel), doing no I/O.
+
+Like h11's Connection, the channel is a state machine that bytes go through: the Processor reads
+the socket and gives the channel what it read (``receive``), and writes what the channel has
+queued (``send_buffer``), telling it how much the socket took (``sent``). In between, the channel
+unwraps and wraps TLS (its transport: plain, or TLS over memory BIOs), cuts whole request frames
+and keeps them until they are handed over (``pending``), keeps the bytes still to be written and
+knows when a response has gone out whole, moves its mute state by the table in mute.py
+(``handle``, the one place it changes) and carries the SASL authenticator until authentication
+succeeds. So it can be driven, and tested, without a socket.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import socket
+
+from kafkalite.protocol import FrameDecoder
+
+from .mute import IllegalMuteTransition, MuteState, MuteStep
+from .sasl import SaslAuthenticator, Step
+from .tls import TlsTransport
+
+log = logging.getLogger("kafkalite.network.channel")
+
+NOT_MUTED = MuteState.NOT_MUTED
+
+
+class KafkaChannel:
+    __slots__ = (
+        "client_software_name",
+        "client_software_version",
+        "closing",
+        "counts_memory",
+        "decoder",
+        "events",
+        "held",
+        "held_partial",
+        "id",
+        "last_active",
+        "mute_state",
+        "pending",
+        "principal",
+        "remote_ip",
+        "response_end",
+        "sasl",
+        "send_buffer",
+        "sock",
+        "tls",
+    )
+
+    def __init__(
+        self, sock: socket.socket, channel_id: str, remote_ip: str, max_request_size: int, *,
+        tls: TlsTransport | None = None, sasl: SaslAuthenticator | None = None,
+        counts_memory: bool = False,
+    ) -> None:
+        # The Processor's socket for this channel, kept here so that one lookup finds both; the
+        # channel itself never reads or writes it.
+        self.sock = sock
+        self.id = channel_id
+        self.remote_ip = remote_ip
+        self.decoder = FrameDecoder(max_request_size)
+        # Whole request frames read but not yet handed to the handlers: a client may pipeline
+        # many; they wait here while the channel is muted.
+        self.pending: collections.deque[bytes] = collections.deque()
+        # Bytes to write, as they go on the wire (TLS records on a TLS channel), and how many of
+        # them end the response among them (0: none, only TLS's or SASL's own bytes). One
+        # response at a time: the channel stays muted until it is sent.
+        self.send_buffer: bytes | memoryview | None = None
+        self.response_end = 0
+        self.mute_state = NOT_MUTED  # changed by handle() only
+        self.closing = False  # the peer closed its side; deliver what is buffered, then close
+        # The Processor's bookkeeping: the selector interest registered, and the time (monotonic
+        # ns) of the last read or write, for idle expiry.
+        self.events = 0
+        self.last_active = 0
+        self.client_software_name = "unknown"
+        self.client_software_version = "unknown"
+        # With a memory pool (queued.max.request.bytes): the bytes it counts for this channel,
+        # its frames read but not yet parsed plus the declared size of the one being read.
+        self.counts_memory = counts_memory
+        self.held = 0
+        self.held_partial = 0
+        # Security (SSL and SASL listeners): the TLS state; the SASL state until authenticated.
+        self.tls = tls
+        self.sasl = sasl
+        self.principal = "User:ANONYMOUS"
+
+    # --- the mute state -------------------------------------------------------------------------
+
+    def handle(self, step: MuteStep) -> MuteState:
+        """Move the mute state by ``step``'s row of the table; the state it is in now. Raises
+        IllegalMuteTransition (the state is unchanged) if the step is not allowed now."""
+        state = step.next_state.get(self.mute_state)
+        if state is None:
+            raise IllegalMuteTransition(self.mute_state, step)
+        self.mute_state = state
+        return state
+
+    # --- receiving ------------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> int:
+        """Take bytes read from the socket (not empty): whole frames go to ``pending``.
+
+        Returns how many more bytes the memory pool must count for this channel (negative: fewer
+        now); always 0 unless the channel ``counts_memory``. Raises DecodeError for a frame size
+        over the limit or negative, and ssl.SSLError for a failed handshake or a corrupt record
+        (the TLS alert, if any, is queued to send first).
+        """
+        if self.tls is not None:
+            data = self._unwrap(data)
+        decoder = self.decoder
+        decoder.feed(data)
+        if not self.counts_memory:
+            self.pending.extend(decoder.frames())
+            return 0
+        frames = list(decoder.frames())
+        self.pending.extend(frames)
+        # Whole frames are counted at their size; the frame begun is counted at its declared size
+        # as soon as its size is read (it was counted so already if begun by an earlier read).
+        partial = decoder.partial_size
+        delta = sum(map(len, frames)) + partial - self.held_partial
+        self.held += delta
+        self.held_partial = partial
+        return delta
+
+    def _unwrap(self, data: bytes) -> bytes:
+        tls = self.tls
+        assert tls is not None
+        handshaking = not tls.ready
+        try:
+            plain = tls.unwrap(data)
+        finally:
+            # Handshake messages, alerts, session tickets: out before anything queued later.
+            out = tls.output()
+            if out:
+                self._queue(out, False)
+        if handshaking and tls.ready:
+            subject = tls.peer_subject()
+            if subject is not None:
+                self.principal = "User:" + subject
+            log.debug("SSL handshake with %s done (%s, %s)", self.id, tls.version, self.principal)
+        return plain
+
+    # --- sending --------------------------------------------------------------------------------
+
+    def write(self, plaintext: bytes | memoryview, answers_request: bool = True) -> None:
+        """Queue ``plaintext`` to go out after what is queued already (wrapped on TLS).
+        ``answers_request``: it is a response, and its last byte going out completes its send;
+        False for SASL's own bytes (a bare token), which answer no request."""
+        data = plaintext if self.tls is None else self.tls.wrap(plaintext)
+        if self.send_buffer is None:  # the common case: nothing queued
+            self.send_buffer = data
+            if answers_request:
+                self.response_end = len(data)
+        else:
+            self._queue(data, answers_request)
+
+    def _queue(self, data: bytes | memoryview, answers_request: bool) -> None:
+        if self.send_buffer is None:
+            self.send_buffer = data
+        else:
+            self.send_buffer = bytes(self.send_buffer) + data
+        if answers_request:
+            self.response_end = len(self.send_buffer)
+
+    def sent(self, n: int) -> bool:
+        """The socket took the first ``n`` bytes of ``send_buffer``: True if that completed the
+        response queued (only once per response)."""
+        buffer = self.send_buffer
+        assert buffer is not None
+        end = self.response_end
+        if n == len(buffer):
+            self.send_buffer = None
+            if end:
+                self.response_end = 0
+                return True
+            return False
+        if n:
+            self.send_buffer = memoryview(buffer)[n:]
+        if end:
+            if n >= end:
+                self.response_end = 0
+                return True
+            self.response_end = end - n
+        return False
+
+    def drop_send(self) -> bool:
+        """The socket failed: what is queued will never go out. True if a response was in it."""
+        answered = self.response_end > 0
+        self.send_buffer = None
+        self.response_end = 0
+        return answered
+
+    # --- SASL -----------------------------------------------------------------------------------
+
+    def authenticate(self, api_key: int, api_version: int, body: object) -> Step:
+        """A request while not yet authenticated (``sasl`` is set): the authenticator's step.
+        Raises IllegalSaslState for a request not allowed now. Once authentication succeeds the
+        authenticator goes (``sasl`` None): from then on requests go to the handlers."""
+        assert self.sasl is not None
+        step = self.sasl.on_request(api_key, api_version, body)
+        self._maybe_authenticated()
+        return step
+
+    def authenticate_token(self, token: bytes) -> Step:
+        """A bare SASL token (after a v0 SaslHandshake), as :meth:`authenticate`."""
+        assert self.sasl is not None
+        step = self.sasl.on_token(token)
+        self._maybe_authenticated()
+        return step
+
+    def _maybe_authenticated(self) -> None:
+        sasl = self.sasl
+        if sasl is not None and sasl.complete:
+            self.principal = sasl.principal or self.principal
+            self.sasl = None
