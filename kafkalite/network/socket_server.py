@@ -12,9 +12,8 @@ import logging
 import ssl
 import time
 from collections.abc import Callable
-from typing import Any
 
-from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS
+from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.protocol.schema import Versions
 
@@ -24,6 +23,7 @@ from .processor import Processor, ProcessorSettings
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
 from .sasl import load_users
+from .settings import SocketServerSettings
 from .tls import server_context
 from .turns import Turns
 
@@ -36,21 +36,22 @@ ApiTable = Callable[[str, bool], dict[int, Versions]]
 
 
 class SocketServer:
-    def __init__(self, config: Any, apis_for: ApiTable, request_log: RequestLog | None = None) -> None:
+    def __init__(self, config: SocketServerSettings, apis_for: ApiTable,
+                 request_log: RequestLog | None = None) -> None:
         self.config = config
         self.apis_for = apis_for
-        g = config.get
         # Processors and request handlers take turns at their Python work (see turns.py).
         self.turns = Turns()
         self.request_log = request_log  # the broker's (request.log.dir), given to every Processor
         self.quotas = ConnectionQuotas(
-            g("max.connections"), g("max.connections.per.ip"), g("max.connections.per.ip.overrides"),
+            config.max_connections, config.max_connections_per_ip,
+            dict(config.max_connections_per_ip_overrides),
             protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
         )
-        self.data_plane_request_channel = RequestChannel(g("queued.max.requests"), "data-plane")
+        self.data_plane_request_channel = RequestChannel(config.queued_max_requests, "data-plane")
         # queued.max.request.bytes: one pool for the data plane's Processors (the control plane
         # has none, as in Kafka); -1, the default, counts nothing.
-        pool_bytes = g("queued.max.request.bytes")
+        pool_bytes = config.queued_max_request_bytes
         self.memory_pool: MemoryPool | None = MemoryPool(pool_bytes) if pool_bytes > 0 else None
         self.control_plane_listener = config.control_plane_listener_name
         self.control_plane_request_channel: RequestChannel | None = (
@@ -91,23 +92,23 @@ class SocketServer:
                      "control plane" if endpoint.name == self.control_plane_listener else "data plane",
                      len(a.processors), "" if len(a.processors) == 1 else "s")
 
-    def _create_listener(self, endpoint: Any) -> None:
-        g = self.config.get
+    def _create_listener(self, endpoint: Endpoint) -> None:
+        cfg = self.config
         control = endpoint.name == self.control_plane_listener
         channel = self.control_plane_request_channel if control else self.data_plane_request_channel
         assert channel is not None
         privileged = endpoint.name == self.config.privileged_listener_name
         plane = "control-plane" if control else "data-plane"
-        count = 1 if control else g("num.network.threads")
+        count = 1 if control else cfg.num_network_threads
         protocol = endpoint.security_protocol
         settings = ProcessorSettings(
             endpoint.name, protocol, self.apis_for(endpoint.name, privileged), privileged=privileged,
-            max_request_size=g("socket.request.max.bytes"),
-            connections_max_idle_ms=g("connections.max.idle.ms"),
+            max_request_size=cfg.socket_request_max_bytes,
+            connections_max_idle_ms=cfg.connections_max_idle_ms,
             tls_context=self._tls() if protocol in TLS_PROTOCOLS else None,
             sasl_users=self._users() if protocol in SASL_PROTOCOLS else None,
-            sasl_mechanisms=tuple(g("sasl.enabled.mechanisms")),
-            failed_authentication_delay_ms=g("connection.failed.authentication.delay.ms"),
+            sasl_mechanisms=cfg.sasl_enabled_mechanisms,
+            failed_authentication_delay_ms=cfg.failed_authentication_delay_ms,
         )
         pool = None if control else self.memory_pool  # the control plane's requests are not counted
         processors = []
@@ -126,18 +127,19 @@ class SocketServer:
             self.processors.append(p)
         self.acceptors[endpoint.name] = Acceptor(
             endpoint.name, endpoint.security_protocol, endpoint.host, endpoint.port, processors,
-            self.quotas, plane=plane, send_buffer_bytes=g("socket.send.buffer.bytes"),
-            recv_buffer_bytes=g("socket.receive.buffer.bytes"), backlog=g("socket.listen.backlog.size"),
+            self.quotas, plane=plane, send_buffer_bytes=cfg.socket_send_buffer_bytes,
+            recv_buffer_bytes=cfg.socket_receive_buffer_bytes, backlog=cfg.socket_listen_backlog_size,
         )
 
     def _tls(self) -> ssl.SSLContext:
         if self._tls_context is None:
-            self._tls_context = server_context(self.config.get)
+            self._tls_context = server_context(self.config.tls)
         return self._tls_context
 
     def _users(self) -> dict[str, str]:
         if self._sasl_users is None:
-            self._sasl_users = load_users(self.config.get("sasl.plain.users.file"))
+            assert self.config.sasl_plain_users_file is not None  # checked by the configuration
+            self._sasl_users = load_users(self.config.sasl_plain_users_file)
         return self._sasl_users
 
     def bound_port(self, listener: str) -> int:

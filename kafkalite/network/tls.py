@@ -13,8 +13,8 @@ import os
 import re
 import ssl
 import tempfile
-from collections.abc import Callable
-from typing import Any
+
+from .settings import TlsSettings
 
 CLIENT_AUTH = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL, "none": ssl.CERT_NONE}
 PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
@@ -39,24 +39,25 @@ def normalise_pem(text: str) -> str:
     return "\n".join(blocks) + "\n"
 
 
-def server_context(get: Callable[[str], Any]) -> ssl.SSLContext:
-    """The server side SSLContext from the broker's ssl.* settings (``get`` reads one by name)."""
+def server_context(tls: TlsSettings) -> ssl.SSLContext:
+    """The server side SSLContext from the broker's ssl.* settings."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    versions = sorted(PROTOCOLS[p] for p in get("ssl.enabled.protocols"))
+    versions = sorted(PROTOCOLS[p] for p in tls.enabled_protocols)
     context.minimum_version, context.maximum_version = versions[0], versions[-1]
-    password = get("ssl.key.password")
-    location = get("ssl.keystore.location")
+    password = tls.key_password
+    location = tls.keystore_location
     try:
         if location is not None:
             context.load_cert_chain(location, password=password)
         else:
-            _load_inline_chain(context, get("ssl.keystore.certificate.chain"), get("ssl.keystore.key"),
+            # The configuration checks that both are set when there is no keystore_location.
+            _load_inline_chain(context, tls.keystore_certificate_chain or "", tls.keystore_key or "",
                                password)
     except (OSError, ssl.SSLError) as e:
         setting = "ssl.keystore.location" if location is not None else "ssl.keystore.key"
         raise TlsConfigError(f"cannot load the key store ({setting}): {e}") from None
-    context.verify_mode = CLIENT_AUTH[get("ssl.client.auth")]
-    trust_file, trust_text = get("ssl.truststore.location"), get("ssl.truststore.certificates")
+    context.verify_mode = CLIENT_AUTH[tls.client_auth]
+    trust_file, trust_text = tls.truststore_location, tls.truststore_certificates
     try:
         if trust_file is not None:
             context.load_verify_locations(cafile=trust_file)

@@ -72,7 +72,7 @@ class Broker:
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
             self.request_log.start()
-        self.socket_server = SocketServer(cfg, served_here, self.request_log)
+        self.socket_server = SocketServer(cfg.socket_server_settings(), served_here, self.request_log)
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.broker_rack)
         controller_id = self.node_id if cfg.is_controller else -1

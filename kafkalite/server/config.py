@@ -37,6 +37,7 @@ from kafkalite.common.endpoints import (
 from kafkalite.common.errors import ConfigError
 from kafkalite.common.metadata_version import is_metadata_version
 from kafkalite.controller.settings import ControllerSettings
+from kafkalite.network.settings import SocketServerSettings, TlsSettings
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
@@ -1089,6 +1090,33 @@ class BrokerConfig:
         """(metrics.host, metrics.port), or None when metrics.port is -1."""
         v = self._values
         return None if v["metrics.port"] < 0 else (v["metrics.host"], v["metrics.port"])
+
+    def socket_server_settings(self) -> SocketServerSettings:
+        v = self._values
+        tls = TlsSettings(
+            enabled_protocols=tuple(v["ssl.enabled.protocols"]), key_password=v["ssl.key.password"],
+            keystore_location=v["ssl.keystore.location"],
+            keystore_certificate_chain=v["ssl.keystore.certificate.chain"],
+            keystore_key=v["ssl.keystore.key"],
+            client_auth=v["ssl.client.auth"], truststore_location=v["ssl.truststore.location"],
+            truststore_certificates=v["ssl.truststore.certificates"])
+        return SocketServerSettings(
+            node_id=self.node_id, listeners=tuple(self._listeners),
+            inter_broker_listener_name=self._inter_broker,
+            privileged_listener_name=self.privileged_listener_name,
+            control_plane_listener_name=self._control_plane, num_network_threads=v["num.network.threads"],
+            queued_max_requests=v["queued.max.requests"],
+            queued_max_request_bytes=v["queued.max.request.bytes"],
+            socket_send_buffer_bytes=v["socket.send.buffer.bytes"],
+            socket_receive_buffer_bytes=v["socket.receive.buffer.bytes"],
+            socket_request_max_bytes=v["socket.request.max.bytes"],
+            socket_listen_backlog_size=v["socket.listen.backlog.size"],
+            connections_max_idle_ms=v["connections.max.idle.ms"], max_connections=v["max.connections"],
+            max_connections_per_ip=v["max.connections.per.ip"],
+            max_connections_per_ip_overrides=dict(v["max.connections.per.ip.overrides"]),
+            sasl_enabled_mechanisms=tuple(v["sasl.enabled.mechanisms"]),
+            sasl_plain_users_file=v["sasl.plain.users.file"],
+            failed_authentication_delay_ms=v["connection.failed.authentication.delay.ms"], tls=tls)
 
     def controller_settings(self) -> ControllerSettings:
         v = self._values

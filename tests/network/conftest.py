@@ -27,7 +27,7 @@ BASE = {
 def socket_server(**overrides: str) -> Iterator[SocketServer]:
     props = dict(BASE)
     props.update({k.replace("_", "."): v for k, v in overrides.items()})
-    server = SocketServer(BrokerConfig(props), apis_for)
+    server = SocketServer(BrokerConfig(props).socket_server_settings(), apis_for)
     server.startup()
     try:
         yield server

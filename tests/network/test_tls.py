@@ -11,12 +11,8 @@ import trustme
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafkalite.network.settings import TlsSettings
 from kafkalite.network.tls import TlsConfigError, TlsTransport, normalise_pem, server_context
-
-DEFAULTS = {"ssl.enabled.protocols": ["TLSv1.2", "TLSv1.3"], "ssl.key.password": None,
-            "ssl.keystore.location": None, "ssl.keystore.certificate.chain": None,
-            "ssl.keystore.key": None, "ssl.client.auth": "none", "ssl.truststore.location": None,
-            "ssl.truststore.certificates": None}
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +26,9 @@ def cert(ca):
 
 
 def settings(**values):
-    return {**DEFAULTS, **{k.replace("_", "."): v for k, v in values.items()}}.__getitem__
+    """TlsSettings from ssl_* keyword values (Kafka's names with dots as underscores)."""
+    return TlsSettings(**{k.removeprefix("ssl_"): tuple(v) if isinstance(v, list) else v
+                          for k, v in values.items()})
 
 
 @given(st.sampled_from([" ", "\n", "\r\n", "\t"]), st.integers(1, 80))
