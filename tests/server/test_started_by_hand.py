@@ -4,7 +4,6 @@ example of docs/configuration.md, with Kafka's controller settings and no cluste
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -16,16 +15,20 @@ from ..kafka_client import Client, wait_for
 
 
 def wait_line(broker: BrokerProcess, pattern: str, timeout: float = 30.0) -> str:
-    """The first output line of ``broker`` matching ``pattern`` (a bounded poll of its output)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in list(broker.lines):
-            if re.search(pattern, line):
-                return line
-        if broker.proc.poll() is not None and not broker._reader.is_alive():
-            break
-        time.sleep(0.05)
-    raise AssertionError(f"no line matching {pattern!r}:\n" + "\n".join(broker.lines))
+    """The first output line of ``broker`` matching ``pattern`` (a bounded poll of its output,
+    ended early when the process has exited and its output is all read)."""
+
+    def matching() -> list[str]:
+        return [line for line in list(broker.lines) if re.search(pattern, line)]
+
+    def settled() -> bool:
+        return bool(matching()) or (broker.proc.poll() is not None and not broker._reader.is_alive())
+
+    wait_for(settled, timeout=timeout)
+    found = matching()
+    if not found:
+        raise AssertionError(f"no line matching {pattern!r}:\n" + "\n".join(broker.lines))
+    return found[0]
 
 
 def start(tmp_path, node_id: int, controller_port: int, *extra: str) -> BrokerProcess:
