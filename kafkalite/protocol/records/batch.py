@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from crc32c import crc32c
 
+from ..primitives import INT16, INT32, INT64
 from .errors import CorruptRecordError, UnsupportedCompressionError
 
 Buffer = bytes | bytearray | memoryview
@@ -59,9 +60,6 @@ NO_TIMESTAMP = -1
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 assert _HEADER.size == BATCH_HEADER_SIZE
-_INT64 = struct.Struct(">q")
-_INT32 = struct.Struct(">i")
-_INT16 = struct.Struct(">h")
 _UINT32 = struct.Struct(">I")
 
 # attributes bits
@@ -178,7 +176,7 @@ def validate_batch(buf: Buffer, pos: int = 0) -> BatchHeader:
     """
     if pos < 0 or len(buf) - pos < LOG_OVERHEAD:
         raise CorruptRecordError("truncated batch: no batch length", pos)
-    (batch_length,) = _INT32.unpack_from(buf, pos + BATCH_LENGTH_OFFSET)
+    (batch_length,) = INT32.unpack_from(buf, pos + BATCH_LENGTH_OFFSET)
     if batch_length < MIN_BATCH_LENGTH:
         raise CorruptRecordError(
             f"batch length {batch_length} below the minimum {MIN_BATCH_LENGTH}",
@@ -231,7 +229,7 @@ def iter_batches(buf: Buffer, pos: int = 0) -> Iterator[tuple[int, BatchHeader]]
     """
     end = len(buf)
     while end - pos >= LOG_OVERHEAD:
-        (batch_length,) = _INT32.unpack_from(buf, pos + BATCH_LENGTH_OFFSET)
+        (batch_length,) = INT32.unpack_from(buf, pos + BATCH_LENGTH_OFFSET)
         if batch_length < MIN_BATCH_LENGTH:
             raise CorruptRecordError(
                 f"batch length {batch_length} below the minimum {MIN_BATCH_LENGTH}",
@@ -247,8 +245,8 @@ def stamp(
     buf: bytearray | memoryview, pos: int, base_offset: int, partition_leader_epoch: int
 ) -> None:
     """Write baseOffset and partitionLeaderEpoch in place; both lie outside the CRC."""
-    _INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
-    _INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
+    INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
+    INT32.pack_into(buf, pos + PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
 
 
 def set_max_timestamp(
@@ -256,12 +254,12 @@ def set_max_timestamp(
 ) -> None:
     """Set the timestamp type and maxTimestamp in place and recompute the CRC they are under
     (Kafka's DefaultRecordBatch.setMaxTimestamp, used for LogAppendTime topics)."""
-    (attributes,) = _INT16.unpack_from(buf, pos + ATTRIBUTES_OFFSET)
+    (attributes,) = INT16.unpack_from(buf, pos + ATTRIBUTES_OFFSET)
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_BIT
     else:
         attributes &= ~TIMESTAMP_TYPE_BIT
-    _INT16.pack_into(buf, pos + ATTRIBUTES_OFFSET, attributes)
-    _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, max_timestamp)
-    (batch_length,) = _INT32.unpack_from(buf, pos + BATCH_LENGTH_OFFSET)
+    INT16.pack_into(buf, pos + ATTRIBUTES_OFFSET, attributes)
+    INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, max_timestamp)
+    (batch_length,) = INT32.unpack_from(buf, pos + BATCH_LENGTH_OFFSET)
     _UINT32.pack_into(buf, pos + CRC_OFFSET, compute_crc(buf, pos, batch_length))
