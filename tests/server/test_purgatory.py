@@ -175,32 +175,18 @@ def test_a_change_between_the_first_try_and_the_watch_is_not_missed(
     assert (purgatory.watched(), purgatory.delayed()) == (0, 0)
 
 
-def test_a_completion_between_the_first_try_and_the_watch_leaves_no_watch(
-    purgatory: DelayedOperationPurgatory,
+@pytest.mark.parametrize("on_try", [1, 2], ids=["between-first-try-and-watch", "between-watch-and-timer"])
+def test_a_completion_by_another_thread_meanwhile_leaves_no_watch_and_no_timer(
+    purgatory: DelayedOperationPurgatory, on_try: int,
 ) -> None:
-    class CompletedMeanwhile(Op):
-        def try_complete(self) -> bool:
-            self.tries += 1
-            if self.tries == 1:
-                run(self.force_complete, "other").join(BOUND)
-            return False
-
-    op = CompletedMeanwhile(LONG_MS)
-    assert purgatory.try_complete_else_watch(op, ["k"]) is False
-    assert op.completions() == ["other"]
-    assert (purgatory.watched(), purgatory.delayed()) == (0, 0)
-
-
-def test_a_completion_between_the_watch_and_the_timer_arms_no_timer(
-    purgatory: DelayedOperationPurgatory,
-) -> None:
-    """Completed by another thread during the second try: the caller did not complete it, and it
-    leaves neither a watch nor a timer entry behind."""
+    """Completed by another thread during the first try (before the watch) or the second (before
+    the timer is armed): the caller did not complete it, and it leaves neither a watch nor a timer
+    entry behind."""
 
     class CompletedMeanwhile(Op):
         def try_complete(self) -> bool:
             self.tries += 1
-            if self.tries == 2:
+            if self.tries == on_try:
                 run(self.force_complete, "other").join(BOUND)
             return False
 
