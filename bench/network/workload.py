@@ -4,6 +4,7 @@ for all topics with T topics in the cache."""
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 
 from kafkalite.common.endpoints import Endpoint
@@ -21,6 +22,7 @@ from kafkalite.server.metadata_cache import (
 )
 from kafkalite.server.purgatory import DelayedOperationPurgatory
 from kafkalite.server.replica_manager import ReplicaManager
+from kafkalite.storage.log_manager import LogManager
 
 REQUESTS = {
     "apiversions": (18, 3, api_versions.REQUEST(client_software_name="kafkalite-bench",
@@ -51,7 +53,10 @@ class Responder:
     def __init__(self, topics: int, port: int) -> None:
         cache = metadata_cache(topics, port)
         # No topic request is sent: nothing waits in the purgatory, nothing is answered later.
-        self.apis = build_kafka_apis(cache, ReplicaManager(1, cache), None, apis_for,
+        # No partition is hosted: the log manager's directory stays empty.
+        self._log_dir = tempfile.TemporaryDirectory(prefix="kafkalite-bench-")
+        replica_manager = ReplicaManager(1, cache, LogManager([self._log_dir.name]))
+        self.apis = build_kafka_apis(cache, replica_manager, None, apis_for,
                                      DelayedOperationPurgatory("topic", 1), lambda _: None)
 
     def __call__(self, payload: bytes) -> bytes:

@@ -22,7 +22,10 @@ from kafkalite.protocol.schema import Versions
 
 from .handlers.api_versions import ApiTable, ApiVersionsApis
 from .handlers.control import ControlApis
+from .handlers.fetch import FetchApis
 from .handlers.metadata import MetadataApis
+from .handlers.offsets import OffsetApis
+from .handlers.produce import ProduceApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
 
@@ -41,6 +44,9 @@ class Waits(enum.Enum):
     """How a request of the api waits before its answer (never on a handler thread)."""
 
     NEVER = "answered at once"
+    PRODUCE = ("acks=all: in the produce purgatory until the high watermark covers the batch, or "
+               "the request's timeout")
+    FETCH = "in the fetch purgatory until min_bytes are there (appends check it), or max_wait_ms"
     METADATA = ("in the topic purgatory, until the controller has answered and this broker's "
                 "metadata shows the change, or the request's timeout")
     CONTROLLER = "until the controller's event thread has handled it (a callback answers it)"
@@ -68,6 +74,12 @@ def _served(key: ApiKey, versions: str, where: Where, handler: Callable[[Any, An
 EVERY, PRIVILEGED, CONTROLLER = Where.EVERY_LISTENER, Where.PRIVILEGED, Where.CONTROLLER
 
 SERVED: tuple[ServedApi, ...] = (
+    _served(ApiKey.PRODUCE, "0-11", EVERY, ProduceApis.handle_produce, Waits.PRODUCE,
+            note="v0-2 (message formats 0 and 1) advertised as Kafka 3.x does, answered UNSUPPORTED_VERSION"),
+    _served(ApiKey.FETCH, "0-17", EVERY, FetchApis.handle_fetch, Waits.FETCH,
+            note="full fetches, no sessions; v0-3 advertised as Kafka 3.x does, answered "
+                 "UNSUPPORTED_VERSION"),
+    _served(ApiKey.LIST_OFFSETS, "0-9", EVERY, OffsetApis.list_offsets),
     _served(ApiKey.METADATA, "0-12", EVERY, MetadataApis.handle_metadata),
     _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ControlApis.handle_leader_and_isr),
     _served(ApiKey.STOP_REPLICA, "0-4", PRIVILEGED, ControlApis.handle_stop_replica),
@@ -79,6 +91,8 @@ SERVED: tuple[ServedApi, ...] = (
             note="NOT_CONTROLLER unless this broker runs the controller"),
     _served(ApiKey.DELETE_TOPICS, "0-6", EVERY, TopicApis.delete_topics, Waits.METADATA,
             note="NOT_CONTROLLER unless this broker runs the controller"),
+    _served(ApiKey.DELETE_RECORDS, "0-2", EVERY, OffsetApis.delete_records),
+    _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
     _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
             note="answered by the Processor while a connection authenticates"),
     _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,

@@ -20,6 +20,7 @@ from kafkalite.metrics.http import MetricsServer
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
+from kafkalite.storage.log_manager import LogManager
 
 from . import meta_properties
 from .apis import apis_for
@@ -30,6 +31,7 @@ from .metadata_cache import BrokerInfo, MetadataCache
 from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
+from .scheduler import Scheduler
 
 log = logging.getLogger("kafkalite.server.broker")
 
@@ -51,8 +53,12 @@ class Broker:
         self.metrics_server: MetricsServer | None = None
         self.request_log: RequestLog | None = None
         self.topic_purgatory: DelayedOperationPurgatory | None = None
+        self.replica_manager: ReplicaManager | None = None
         self.cluster_id: str | None = None
         self.fatal: str | None = None  # why the broker must stop (one line), set by any thread
+        self.log_config = config.log_config()  # the broker's defaults for every log
+        self.log_manager: LogManager | None = None
+        self.scheduler: Scheduler | None = None
 
     # --- start --------------------------------------------------------------------------------
 
@@ -82,7 +88,9 @@ class Broker:
             self.controller = KafkaController(cfg.controller_settings(), cfg.log_dirs[0], cluster_id)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
-        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache)
+        self.log_manager = LogManager(cfg.log_dirs, lambda topic: self.log_config)
+        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager)
+        self._start_scheduler()
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response)
@@ -104,6 +112,23 @@ class Broker:
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
+
+    def _start_scheduler(self) -> None:
+        """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's
+        high watermark checkpoint), on the broker's scheduler thread."""
+        lm, every = self.log_manager, self.config.log_schedule
+        assert lm is not None
+        self.scheduler = scheduler = Scheduler()
+        scheduler.schedule("kafka-log-retention", lm.cleanup_logs, every.retention_check_interval_ms,
+                           delay_ms=30_000)
+        scheduler.schedule("kafka-log-flusher", lm.flush_rolled, 1000)
+        scheduler.schedule("kafka-recovery-point-checkpoint", lm.checkpoint_recovery_offsets,
+                           every.recovery_point_checkpoint_interval_ms)
+        scheduler.schedule("kafka-log-start-offset-checkpoint", lm.checkpoint_log_start_offsets,
+                           every.log_start_offset_checkpoint_interval_ms)
+        scheduler.schedule("highwatermark-checkpoint", lm.checkpoint_high_watermarks,
+                           every.high_watermark_checkpoint_interval_ms)
+        scheduler.start()
 
     def send_response(self, response: Response) -> None:
         """Answer a request that waited (in a purgatory, or for the controller), from whichever
@@ -127,6 +152,7 @@ class Broker:
     def _start_lifecycle(self) -> None:
         cfg = self.config
         rm = self.replica_manager
+        assert rm is not None
 
         def registered(epoch: int) -> None:
             rm.broker_epoch = epoch
@@ -192,10 +218,17 @@ class Broker:
             pool.shutdown(timeout / 4)
         if self.topic_purgatory is not None:
             self.topic_purgatory.shutdown(timeout / 4)
+        if self.replica_manager is not None:
+            self.replica_manager.shutdown(timeout / 4)
+        if self.scheduler is not None:
+            self.scheduler.shutdown(timeout / 4)
         if ss is not None:
             ss.shutdown(timeout / 4)
         if self.request_log is not None:
             self.request_log.shutdown()  # after the Processors: their last lines are written
+        if self.log_manager is not None:
+            # Last: nothing appends any more. The marker lets the next start skip recovery.
+            self.log_manager.shutdown(self.replica_manager.broker_epoch if self.replica_manager else -1)
         self._stopped.set()
         log.info("Broker %d shut down", self.node_id)
 

@@ -43,6 +43,7 @@ from kafkalite.server.kafka_config_names import (
     is_kafka_config,
     split_listener_prefix,
 )
+from kafkalite.storage.config import LogConfig
 
 __all__ = [
     "GROUPS",
@@ -611,10 +612,118 @@ SETTINGS: tuple[Setting, ...] = (
         validator=at_least(1), group="log",
     ),
     Setting(
-        "auto.create.topics.enable", "bool", False,
-        "Enable auto creation of topic on the server; kafkalite supports only false "
-        "(Kafka's default is true).",
-        validator=one_of(False), group="log",
+        "auto.create.topics.enable", "bool", True,
+        "Enable auto creation of topic on the server: a Metadata request that allows it creates a "
+        "topic it names, with num.partitions and default.replication.factor.",
+        group="log",
+    ),
+    Setting(
+        "message.max.bytes", "int", 1048588,
+        "The largest record batch size allowed by Kafka (after compression if compression is "
+        "enabled); the topic-level max.message.bytes overrides it.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.segment.bytes", "int", 1073741824,
+        "The maximum size of a single log file.",
+        validator=at_least(14), group="log",
+    ),
+    Setting(
+        "log.roll.ms", "long", None,
+        "The maximum time before a new log segment is rolled out (in milliseconds). If not set, "
+        "the value in log.roll.hours is used.",
+        validator=at_least(1), group="log",
+    ),
+    Setting(
+        "log.roll.hours", "int", 168,
+        "The maximum time before a new log segment is rolled out (in hours), secondary to log.roll.ms.",
+        validator=at_least(1), group="log",
+    ),
+    Setting(
+        "log.roll.jitter.ms", "long", None,
+        "The maximum jitter to subtract from logRollTimeMillis (in milliseconds). If not set, the "
+        "value in log.roll.jitter.hours is used.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.roll.jitter.hours", "int", 0,
+        "The maximum jitter to subtract from logRollTimeMillis (in hours), secondary to log.roll.jitter.ms.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.retention.ms", "long", None,
+        "The number of milliseconds to keep a log file before deleting it; if not set, the value in "
+        "log.retention.minutes is used. If set to -1, no time limit is applied.",
+        group="log",
+    ),
+    Setting(
+        "log.retention.minutes", "int", None,
+        "The number of minutes to keep a log file before deleting it, secondary to log.retention.ms; "
+        "if not set, the value in log.retention.hours is used.",
+        group="log",
+    ),
+    Setting(
+        "log.retention.hours", "int", 168,
+        "The number of hours to keep a log file before deleting it, tertiary to log.retention.ms.",
+        group="log",
+    ),
+    Setting(
+        "log.retention.bytes", "long", -1,
+        "The maximum size of the log before deleting it (-1: no limit).",
+        group="log",
+    ),
+    Setting(
+        "log.retention.check.interval.ms", "long", 300000,
+        "The frequency in milliseconds that the log cleaner checks whether any log is eligible for deletion.",
+        validator=at_least(1), group="log",
+    ),
+    Setting(
+        "log.index.interval.bytes", "int", 4096,
+        "The interval with which we add an entry to the offset index.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.index.size.max.bytes", "int", 10485760,
+        "The maximum size in bytes of the offset index.",
+        validator=at_least(4), group="log",
+    ),
+    Setting(
+        "log.segment.delete.delay.ms", "long", 60000,
+        "The amount of time to wait before deleting a file from the filesystem.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.cleanup.policy", "list", ["delete"],
+        "The default cleanup policy for segments beyond the retention window; kafkalite applies "
+        "delete (compaction comes with consumer groups).",
+        group="log",
+    ),
+    Setting(
+        "log.flush.offset.checkpoint.interval.ms", "int", 60000,
+        "The frequency with which we update the persistent record of the last flush which acts as "
+        "the log recovery point.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.flush.start.offset.checkpoint.interval.ms", "int", 60000,
+        "The frequency with which we update the persistent record of log start offset.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "replica.high.watermark.checkpoint.interval.ms", "long", 5000,
+        "The frequency with which the high watermark is saved out to disk.",
+        validator=at_least(1), group="replication",
+    ),
+    Setting(
+        "producer.id.expiration.ms", "int", 86400000,
+        "The time in ms that a topic partition leader will wait before expiring producer IDs.",
+        validator=at_least(1), group="log",
+    ),
+    Setting(
+        "producer.id.expiration.check.interval.ms", "int", 600000,
+        "The interval at which to remove producer IDs that have expired due to "
+        "producer.id.expiration.ms passing.",
+        validator=at_least(1), group="log",
     ),
     # --- security -------------------------------------------------------------------------------
     Setting(
@@ -912,6 +1021,18 @@ def _differ(setting: Setting, a: object, b: object) -> bool:
         return a != b
 
 
+@dataclass(frozen=True)
+class LogSchedule:
+    """How often the broker's scheduler runs the log manager's periodic work."""
+
+    retention_check_interval_ms: int
+    recovery_point_checkpoint_interval_ms: int
+    log_start_offset_checkpoint_interval_ms: int
+    high_watermark_checkpoint_interval_ms: int
+    producer_id_expiration_ms: int
+    producer_id_expiration_check_interval_ms: int
+
+
 def _parse_override(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
@@ -1090,6 +1211,49 @@ class BrokerConfig:
         """(metrics.host, metrics.port), or None when metrics.port is -1."""
         v = self._values
         return None if v["metrics.port"] < 0 else (v["metrics.host"], v["metrics.port"])
+
+    def log_config(self) -> LogConfig:
+        """The broker's defaults for every log (Kafka's log.* settings, which topic-level
+        settings override)."""
+        v = self._values
+        hours = 60 * 60 * 1000
+        if v["log.retention.ms"] is not None:
+            retention_ms = v["log.retention.ms"]
+        elif v["log.retention.minutes"] is not None:
+            retention_ms = v["log.retention.minutes"] * 60 * 1000
+        else:
+            retention_ms = v["log.retention.hours"] * hours
+        return LogConfig(
+            segment_bytes=v["log.segment.bytes"],
+            segment_ms=v["log.roll.ms"] if v["log.roll.ms"] is not None else v["log.roll.hours"] * hours,
+            segment_jitter_ms=(v["log.roll.jitter.ms"] if v["log.roll.jitter.ms"] is not None
+                               else v["log.roll.jitter.hours"] * hours),
+            segment_index_bytes=v["log.index.size.max.bytes"],
+            retention_ms=retention_ms if retention_ms >= 0 else -1,
+            retention_bytes=v["log.retention.bytes"],
+            index_interval_bytes=v["log.index.interval.bytes"],
+            max_message_bytes=v["message.max.bytes"],
+            file_delete_delay_ms=v["log.segment.delete.delay.ms"],
+            cleanup_policy=",".join(v["log.cleanup.policy"]),
+        )
+
+    @property
+    def log_schedule(self) -> LogSchedule:
+        v = self._values
+        return LogSchedule(
+            retention_check_interval_ms=v["log.retention.check.interval.ms"],
+            recovery_point_checkpoint_interval_ms=v["log.flush.offset.checkpoint.interval.ms"],
+            log_start_offset_checkpoint_interval_ms=v["log.flush.start.offset.checkpoint.interval.ms"],
+            high_watermark_checkpoint_interval_ms=v["replica.high.watermark.checkpoint.interval.ms"],
+            producer_id_expiration_ms=v["producer.id.expiration.ms"],
+            producer_id_expiration_check_interval_ms=v["producer.id.expiration.check.interval.ms"],
+        )
+
+    @property
+    def auto_create_topics(self) -> tuple[bool, int, int]:
+        """(auto.create.topics.enable, num.partitions, default.replication.factor)."""
+        v = self._values
+        return (v["auto.create.topics.enable"], v["num.partitions"], v["default.replication.factor"])
 
     def socket_server_settings(self) -> SocketServerSettings:
         v = self._values

@@ -14,7 +14,10 @@ from kafkalite.protocol import api_name
 from .apis import SERVED, ApiTable
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.control import ControlApis
+from .handlers.fetch import FetchApis
 from .handlers.metadata import MetadataApis
+from .handlers.offsets import OffsetApis
+from .handlers.produce import ProduceApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
 from .metadata_cache import MetadataCache
@@ -61,4 +64,6 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
     topics = TopicApis(controller, metadata_cache, topic_purgatory, send_response)
     metadata_cache.add_listener(topics.on_metadata_change)
     return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache), ControlApis(replica_manager),
-                     topics, RegistrationApis(controller, send_response))
+                     topics, RegistrationApis(controller, send_response),
+                     ProduceApis(replica_manager, send_response), FetchApis(replica_manager, send_response),
+                     OffsetApis(replica_manager))

@@ -18,28 +18,27 @@ import dataclasses
 import logging
 import threading
 import uuid
+from collections.abc import Callable, Hashable
 from typing import Any
 
+from kafkalite.common.errors import ApiError
 from kafkalite.common.leader_and_isr import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.protocol import error_codes as E
+from kafkalite.storage.config import LogConfig
+from kafkalite.storage.log import LogAppendInfo
+from kafkalite.storage.log_manager import LogManager
 
 from .metadata_cache import MetadataCache
+from .partition import NO_LEADER_EPOCH, Partition, PartitionState, not_leader
+from .purgatory import DelayedOperationPurgatory
 
 log = logging.getLogger("kafkalite.server.replica_manager")
 
 
-
-@dataclasses.dataclass(frozen=True)
-class HostedPartition:
-    topic: str
-    topic_id: uuid.UUID
-    index: int
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    replicas: tuple[int, ...]
-    partition_epoch: int
+def partition_key(topic: str, index: int) -> Hashable:
+    """The purgatories' key of a partition: what appends and high watermark moves check."""
+    return ("partition", topic, index)
 
 
 @dataclasses.dataclass
@@ -51,14 +50,43 @@ class PartitionResult:
 
 
 class ReplicaManager:
-    def __init__(self, node_id: int, metadata_cache: MetadataCache) -> None:
+    """The partitions this broker hosts (``partitions``: (topic, index) -> Partition, each with its
+    log from ``log_manager``) and the two purgatories of the data path: acks=all produce requests
+    waiting for the high watermark, and fetches waiting for min_bytes (Kafka's
+    delayedProducePurgatory and delayedFetchPurgatory). ``log_config_for(topic)`` gives the
+    LogConfig of a new log."""
+
+    def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager,
+                 log_config_for: Callable[[str], LogConfig] | None = None) -> None:
         self.node_id = node_id
         self.metadata_cache = metadata_cache
+        self.log_manager = log_manager
+        self.log_config_for = log_config_for
         self.controller_epoch = 0  # the newest seen
         self.broker_epoch = UNKNOWN_BROKER_EPOCH  # given by the controller at registration
-        self.partitions: dict[tuple[str, int], HostedPartition] = {}
+        self.partitions: dict[tuple[str, int], Partition] = {}
         self.deleted: set[tuple[str, int]] = set()
         self._lock = threading.Lock()  # handler threads may apply requests concurrently
+        self.produce_purgatory = DelayedOperationPurgatory("Produce", node_id)
+        self.fetch_purgatory = DelayedOperationPurgatory("Fetch", node_id)
+
+    def get_partition(self, topic: str, index: int) -> Partition:
+        """The partition if this broker hosts it, else the error a data request gets: NOT_LEADER_
+        OR_FOLLOWER for a partition the metadata knows (it lives elsewhere), else
+        UNKNOWN_TOPIC_OR_PARTITION."""
+        partition = self.partitions.get((topic, index))
+        if partition is not None:
+            return partition
+        topic_info = self.metadata_cache.snapshot.topics.get(topic)
+        if topic_info is not None and index in topic_info.partitions:
+            raise not_leader(topic, index, self.node_id)
+        raise ApiError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+
+    def get_leader_partition(self, topic: str, index: int,
+                             current_leader_epoch: int = NO_LEADER_EPOCH) -> Partition:
+        partition = self.get_partition(topic, index)
+        partition.check_leader(current_leader_epoch)
+        return partition
 
     # --- fencing ------------------------------------------------------------------------------
 
@@ -75,7 +103,9 @@ class ReplicaManager:
     def become_leader_or_follower(
         self, controller_epoch: int, broker_epoch: int, states: list[tuple[str, uuid.UUID, Any]]
     ) -> tuple[int, list[PartitionResult]]:
-        """``states``: (topic, topic id, LeaderAndIsrPartitionState) for every partition."""
+        """``states``: (topic, topic id, LeaderAndIsrPartitionState) for every partition. A partition
+        met for the first time gets its log (found on disk, or created)."""
+        changed = []
         with self._lock:
             error = self._fence(controller_epoch, broker_epoch)
             if error:
@@ -92,19 +122,38 @@ class ReplicaManager:
                 elif current is not None and s.leader_epoch <= current.leader_epoch:
                     code = E.STALE_CONTROLLER_EPOCH
                 else:
-                    self.partitions[key] = HostedPartition(
-                        topic, topic_id, s.partition_index, s.leader, s.leader_epoch, tuple(s.isr),
-                        tuple(s.replicas), s.partition_epoch)
-                    self.deleted.discard(key)
-                    code = E.NONE
+                    state = PartitionState(s.leader, s.leader_epoch, tuple(s.isr), tuple(s.replicas),
+                                           s.partition_epoch)
+                    try:
+                        if current is None:
+                            self.partitions[key] = self._create_partition(topic, topic_id, s.partition_index,
+                                                                          state)
+                        else:
+                            current.make_leader_or_follower(state)
+                        self.deleted.discard(key)
+                        changed.append(key)
+                        code = E.NONE
+                    except OSError as e:  # a log dir that cannot hold it: that partition only
+                        log.error("Cannot create the log of %s-%d: %s", topic, s.partition_index, e)
+                        code = E.KAFKA_STORAGE_ERROR
                 results.append(PartitionResult(topic, topic_id, s.partition_index, code))
-            return E.NONE, results
+        for key in changed:  # waiting requests of a partition whose leader changed answer now
+            self._complete_delayed(key)
+        return E.NONE, results
+
+    def _create_partition(self, topic: str, topic_id: uuid.UUID, index: int,
+                          state: PartitionState) -> Partition:
+        config = self.log_config_for(topic) if self.log_config_for is not None else None
+        partition_log = self.log_manager.get_or_create(topic, index, config)
+        return Partition(topic, index, topic_id, partition_log, self.node_id, state)
 
     # --- StopReplica --------------------------------------------------------------------------
 
     def stop_replicas(self, controller_epoch: int, broker_epoch: int,
                       partitions: list[tuple[str, int, int, bool]]) -> tuple[int, list[PartitionResult]]:
-        """``partitions``: (topic, partition, leader epoch, delete)."""
+        """``partitions``: (topic, partition, leader epoch, delete). A stopped replica serves
+        nothing until the next LeaderAndIsr; with delete its log goes too."""
+        stopped = []
         with self._lock:
             error = self._fence(controller_epoch, broker_epoch)
             if error:
@@ -118,11 +167,53 @@ class ReplicaManager:
                     code = E.FENCED_LEADER_EPOCH
                 else:
                     self.partitions.pop(key, None)
+                    stopped.append(key)
+                    code = E.NONE
                     if delete:
                         self.deleted.add(key)
-                    code = E.NONE
+                        try:
+                            self.log_manager.delete(topic, index)
+                        except OSError as e:
+                            log.error("Cannot delete the log of %s-%d: %s", topic, index, e)
+                            code = E.KAFKA_STORAGE_ERROR
                 results.append(PartitionResult(topic, ZERO_UUID, index, code))
-            return E.NONE, results
+        for key in stopped:
+            self._complete_delayed(key)
+        return E.NONE, results
+
+    def _complete_delayed(self, key: tuple[str, int]) -> None:
+        self.produce_purgatory.check_and_complete(partition_key(*key))
+        self.fetch_purgatory.check_and_complete(partition_key(*key))
+
+    # --- the data path ------------------------------------------------------------------------
+
+    def append_to_leader(self, topic: str, index: int, records: bytearray) -> LogAppendInfo:
+        """Append validated batches to a partition this broker leads (raises ApiError otherwise,
+        or the log's refusal); fetches waiting on it are checked, and acks=all produces if the
+        high watermark moved."""
+        partition = self.get_partition(topic, index)
+        info = partition.append_records_to_leader(records)
+        key = partition_key(topic, index)
+        self.fetch_purgatory.check_and_complete(key)
+        if partition.log.high_watermark > info.last_offset:
+            self.produce_purgatory.check_and_complete(key)
+        return info
+
+    def follower_fetched(self, partition: Partition, replica_id: int, fetch_offset: int) -> None:
+        """A follower's fetch tells its log end offset (Kafka's updateFollowerFetchState); the
+        high watermark may move, answering acks=all produces."""
+        if replica_id in partition.state.replicas and partition.is_leader:
+            partition.follower_log_end_offsets[replica_id] = fetch_offset
+            if partition.maybe_increment_high_watermark():
+                self.high_watermark_moved(partition.topic, partition.index)
+
+    def high_watermark_moved(self, topic: str, index: int) -> None:
+        """Replication moved a leader's high watermark: waiting produces and fetches may answer."""
+        self._complete_delayed((topic, index))
+
+    def shutdown(self, timeout: float) -> None:
+        self.produce_purgatory.shutdown(timeout)
+        self.fetch_purgatory.shutdown(timeout)
 
     # --- UpdateMetadata -----------------------------------------------------------------------
 

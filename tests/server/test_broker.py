@@ -109,7 +109,7 @@ def test_metadata_null_empty_named_and_unknown_topics(broker, topics):
     orders, nope = named.topics
     assert (orders.error_code, len(orders.partitions)) == (0, 3)
     assert [p.leader_id for p in orders.partitions] == [1, 1, 1]
-    assert [p.leader_epoch for p in orders.partitions] == [-1, -1, -1]  # see handlers.py
+    assert [p.leader_epoch for p in orders.partitions] == [3, 3, 3]  # as the cache holds it
     assert (nope.name, nope.error_code) == ("nope", E.UNKNOWN_TOPIC_OR_PARTITION)
     assert everything.topics[0].topic_id.int == 7
 

@@ -91,7 +91,7 @@ def test_defaults_match_kafka(name: str, default: object) -> None:
 def test_kafkalite_specific_defaults() -> None:
     c = cfg()
     assert c["process.roles"] == ["broker", "controller"] and c.is_controller
-    assert c["auto.create.topics.enable"] is False
+    assert c["auto.create.topics.enable"] is True  # Kafka's default
     assert c["metrics.port"] == -1 and c["metrics.host"] == "127.0.0.1"
     assert c["request.log.dir"] is None and c["cluster.id"] is None
     assert c["listener.security.protocol.map"] == {
@@ -255,7 +255,6 @@ def test_unknown_setting() -> None:
         ("connections.max.idle.ms", "9223372036854775808", "out of range"),
         ("max.connections", "-1", "at least 0"),
         ("delete.topic.enable", "yes", "true or false"),
-        ("auto.create.topics.enable", "true", "only false"),
         ("process.roles", "broker,zookeeper", "not one of"),
         ("process.roles", "broker,broker", "duplicate"),
         ("inter.broker.protocol.version", "4.7", "metadata version"),
@@ -635,7 +634,6 @@ KAFKA_4_SERVER_PROPERTIES = (
 
 # The settings of both files that Kafka defines and kafkalite does not act on.
 IGNORED_BY_BOTH = [
-    "log.retention.check.interval.ms", "log.retention.hours", "log.segment.bytes",
     "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
     "transaction.state.log.min.isr", "transaction.state.log.replication.factor",
 ]
@@ -665,19 +663,19 @@ def test_kafka_4_sample_loads_on_the_first_try(tmp_path: Path) -> None:
 
 
 def test_kafka_names_are_accepted_and_ignored_not_set() -> None:
-    c = cfg(log_retention_hours="168", zookeeper_connect="localhost:2181")
-    assert c.ignored == ["log.retention.hours", "zookeeper.connect"]
+    c = cfg(log_flush_interval_ms="1000", zookeeper_connect="localhost:2181")
+    assert c.ignored == ["log.flush.interval.ms", "zookeeper.connect"]
     assert c.explicit == {"node.id"}
     with pytest.raises(KeyError):
-        c.get("log.retention.hours")
+        c.get("log.flush.interval.ms")
     c = BrokerConfig({"node.id": "1", "listener.name.internal.ssl.keystore.location": "/k.jks",
                       "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": "x required;",
-                      "log.segment.bytes": None})  # None is unset, so not listed
+                      "log.flush.interval.ms": None})  # None is unset, so not listed
     assert c.ignored == ["listener.name.internal.ssl.keystore.location",
                          "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config"]
     with pytest.raises(ConfigError, match="Kafka setting that kafkalite does not act on") as info:
-        lookup("log.retention.hours")
-    assert info.value.setting == "log.retention.hours"
+        lookup("log.flush.interval.ms")
+    assert info.value.setting == "log.flush.interval.ms"
 
 
 def test_the_kafka_flag_agrees_with_kafkas_names() -> None:

@@ -7,6 +7,7 @@ from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
 from .create_topics import CREATE_TOPICS
+from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
 from .fetch import FETCH
 from .init_producer_id import INIT_PRODUCER_ID
@@ -32,6 +33,7 @@ ALL: tuple[Api, ...] = (
     API_VERSIONS,
     CREATE_TOPICS,
     DELETE_TOPICS,
+    DELETE_RECORDS,
     INIT_PRODUCER_ID,
     OFFSET_FOR_LEADER_EPOCH,
     SASL_AUTHENTICATE,

@@ -65,8 +65,7 @@ def _topic_metadata(snap: Snapshot, name: str | None, topic_id: uuid.UUID | None
         partitions.append(P(
             error_code=E.NONE if leader_known else E.LEADER_NOT_AVAILABLE,
             partition_index=p.index, leader_id=p.leader if leader_known else -1,
-            # -1: kafkalite has no logs, so it must not invite OffsetForLeaderEpoch requests.
-            leader_epoch=-1, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
+            leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
             offline_replicas=list(p.offline_replicas),
         ))
     return T(error_code=E.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,

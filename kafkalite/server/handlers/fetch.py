@@ -1,0 +1,180 @@
+"""Fetch: whole record batches from the partitions this broker leads, for consumers (below the
+high watermark) and follower replicas (up to the log end) — Kafka's KafkaApis.handleFetchRequest,
+ReplicaManager.fetchMessages and DelayedFetch.
+
+Full fetches only: every response lists every partition requested and carries session id 0,
+which declines a fetch session (clients then keep sending full fetches, as librdkafka always
+does). Limits are Kafka's (KIP-74): ``partition_max_bytes`` per partition and ``max_bytes`` for
+the response are soft, the first batch found is returned whole even if larger, so a consumer
+always makes progress. Records are not read here: the response carries file slices of the
+segments that the Processor sends with ``sendfile``. A fetch that finds fewer than ``min_bytes``
+waits in the fetch purgatory (never on a handler thread) until appends bring enough, or
+``max_wait_ms`` passes. Versions 0-3 (message formats 0 and 1) are advertised as Kafka 3.x does and
+answered UNSUPPORTED_VERSION.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from kafkalite.common.errors import ApiError
+from kafkalite.network.request_channel import Request, Response
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import fetch
+from kafkalite.storage.log import FetchIsolation
+
+from ..purgatory import DelayedOperation
+from ..replica_manager import ReplicaManager, partition_key
+from ..responses import respond
+
+SendResponse = Callable[[Response], None]
+R = fetch.RESPONSE
+TopicData = R["responses"]
+PartitionData = TopicData["partitions"]
+
+MIN_VERSION_SERVED = 4  # RecordBatch v2
+READ_COMMITTED = 1
+
+
+class FetchInfo(NamedTuple):
+    topic: str | None  # None: a topic id this broker does not know
+    topic_id: uuid.UUID
+    partition: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int
+
+
+class FetchParams(NamedTuple):
+    version: int
+    replica_id: int
+    isolation: FetchIsolation
+    max_bytes: int
+    min_bytes: int
+    max_wait_ms: int
+
+    @property
+    def is_from_follower(self) -> bool:
+        return self.replica_id >= 0
+
+
+class FetchApis:
+    def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse) -> None:
+        self.replica_manager = replica_manager
+        self.send_response = send_response
+
+    def handle_fetch(self, request: Request) -> Response | None:
+        req, version = request.body, request.api_version
+        replica_id = req.replica_state.replica_id if version >= 15 else req.replica_id
+        if replica_id >= 0:
+            isolation = FetchIsolation.LOG_END
+        elif req.isolation_level == READ_COMMITTED:
+            isolation = FetchIsolation.TXN_COMMITTED
+        else:
+            isolation = FetchIsolation.HIGH_WATERMARK
+        params = FetchParams(version, replica_id, isolation, req.max_bytes, req.min_bytes, req.max_wait_ms)
+        infos = self._fetch_infos(req, version)
+        if version >= 7 and req.session_id != 0:
+            # No session was ever handed out (responses carry session id 0).
+            return respond(request, R(throttle_time_ms=0, error_code=E.FETCH_SESSION_ID_NOT_FOUND,
+                                      session_id=0, responses=[]))
+        if version < MIN_VERSION_SERVED:
+            return respond(request, self._response(infos, [_error(i, E.UNSUPPORTED_VERSION) for i in infos]))
+        datas, readable, done = self.read(infos, params)
+        if done or params.max_wait_ms <= 0 or readable >= params.min_bytes:
+            return respond(request, self._response(infos, datas))
+        operation = DelayedFetch(request, infos, params, self)
+        keys = [partition_key(i.topic, i.partition) for i in infos if i.topic is not None]
+        self.replica_manager.fetch_purgatory.try_complete_else_watch(operation, keys)
+        return None
+
+    def _fetch_infos(self, req: Any, version: int) -> list[FetchInfo]:
+        infos = []
+        snap = self.replica_manager.metadata_cache.snapshot if version >= 13 else None
+        for t in req.topics:
+            if snap is not None:
+                info = snap.topic_by_id(t.topic_id)
+                name, topic_id = (info.name if info is not None else None), t.topic_id
+            else:
+                name, topic_id = t.topic, uuid.UUID(int=0)
+            for p in t.partitions:
+                infos.append(FetchInfo(name, topic_id, p.partition, p.fetch_offset, p.partition_max_bytes,
+                                       p.current_leader_epoch if version >= 9 else -1))
+        return infos
+
+    def read(self, infos: list[FetchInfo], params: FetchParams) -> tuple[list[Any], int, bool]:
+        """Each partition's data (Kafka's readFromLog), the bytes found, and whether the fetch
+        must answer now whatever min_bytes says (an error in some partition)."""
+        rm = self.replica_manager
+        budget = params.max_bytes
+        readable = 0
+        errors = False
+        datas = []
+        for info in infos:
+            if info.topic is None:
+                datas.append(_error(info, E.UNKNOWN_TOPIC_ID))
+                errors = True
+                continue
+            try:
+                partition = rm.get_partition(info.topic, info.partition)
+                result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
+                                        params.isolation, min_one_message=readable == 0,
+                                        current_leader_epoch=info.current_leader_epoch)
+            except ApiError as e:
+                datas.append(_error(info, e.code))
+                errors = True
+                continue
+            size = result.records.size
+            readable += size
+            budget -= size
+            if params.is_from_follower:
+                rm.follower_fetched(partition, params.replica_id, info.fetch_offset)
+            datas.append(PartitionData(
+                partition_index=info.partition, error_code=E.NONE, high_watermark=result.high_watermark,
+                last_stable_offset=result.last_stable_offset, log_start_offset=result.log_start_offset,
+                aborted_transactions=None if params.isolation is not FetchIsolation.TXN_COMMITTED else [],
+                preferred_read_replica=-1,
+                # An empty partition has zero-length records, not null (librdkafka rejects null).
+                records=result.records.read() if size else b""))  # ZEROCOPY-TODO
+        return datas, readable, errors
+
+    def _response(self, infos: list[FetchInfo], datas: list[Any]) -> Any:
+        topics: list[Any] = []
+        for info, data in zip(infos, datas, strict=True):
+            # Consecutive partitions of one topic share its entry, as requested.
+            if topics and (topics[-1].topic, topics[-1].topic_id) == (info.topic or "", info.topic_id):
+                topics[-1].partitions.append(data)
+            else:
+                topics.append(TopicData(topic=info.topic or "", topic_id=info.topic_id, partitions=[data]))
+        return R(throttle_time_ms=0, error_code=E.NONE, session_id=0, responses=topics)
+
+
+def _error(info: FetchInfo, code: int) -> Any:
+    return PartitionData(partition_index=info.partition, error_code=code, high_watermark=-1,
+                         last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
+                         preferred_read_replica=-1, records=b"")
+
+
+class DelayedFetch(DelayedOperation):
+    """A fetch waiting for ``min_bytes`` (Kafka's DelayedFetch): checked on every append to (and
+    high watermark move of) its partitions; answered with what there is after ``max_wait_ms``."""
+
+    def __init__(self, request: Request, infos: list[FetchInfo], params: FetchParams,
+                 apis: FetchApis) -> None:
+        super().__init__(params.max_wait_ms)
+        self.request, self.infos, self.params, self.apis = request, infos, params, apis
+
+    def try_complete(self) -> bool:
+        _, readable, done = self.apis.read(self.infos, self.params)
+        if done or readable >= self.params.min_bytes:
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        datas, _, _ = self.apis.read(self.infos, self.params)
+        self.apis.send_response(respond(self.request, self.apis._response(self.infos, datas)))
+
+    def on_expiration(self) -> None:
+        pass

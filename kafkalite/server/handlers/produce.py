@@ -1,0 +1,156 @@
+"""Produce: record batches appended to the partitions this broker leads (Kafka's
+KafkaApis.handleProduceRequest and ReplicaManager.appendRecords).
+
+Each partition's records are checked as Kafka's LogValidator checks them, without decompressing:
+exactly one RecordBatch v2 (produce v3+), a right CRC-32C, lengths and counts that agree;
+anything else is CORRUPT_MESSAGE (or INVALID_RECORD) for that partition and never reaches the log.
+Versions 0-2 (message formats 0 and 1) are advertised, as Kafka 3.x does for old librdkafka, and
+answered UNSUPPORTED_VERSION.
+
+acks: 0 has no response (a NoOp unmutes the connection; an error closes it, as Kafka does, so
+the producer notices by the closed connection); 1 answers after the leader's append; -1 (all)
+waits in the produce purgatory until the high watermark covers every appended batch, or
+answers REQUEST_TIMED_OUT for what it does not cover after ``timeout_ms``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kafkalite.common.errors import ApiError
+from kafkalite.network.request_channel import CloseConnectionResponse, NoOpResponse, Request, Response
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import produce
+from kafkalite.protocol.records import CorruptRecordError, UnsupportedCompressionError, validate_batch
+
+from ..purgatory import DelayedOperation
+from ..replica_manager import ReplicaManager, partition_key
+from ..responses import respond
+
+log = logging.getLogger("kafkalite.server.handlers.produce")
+
+SendResponse = Callable[[Response], None]
+R = produce.RESPONSE
+TopicResponse = R["responses"]
+PartitionResponse = TopicResponse["partition_responses"]
+
+MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0 and 1
+
+
+def validate_records(records: Any) -> bytearray:
+    """The partition's records as a bytearray the log may stamp in place, once checked: one
+    whole, valid batch v2, not transactional (transactions are not served). Raises ApiError."""
+    if not records:
+        raise ApiError(E.CORRUPT_MESSAGE, "The produce request has no records for the partition.")
+    try:
+        header = validate_batch(records, 0)
+    except UnsupportedCompressionError as e:
+        raise ApiError(E.UNSUPPORTED_COMPRESSION_TYPE, str(e)) from None
+    except CorruptRecordError as e:
+        raise ApiError(E.CORRUPT_MESSAGE, f"Invalid record batch: {e}") from None
+    if header.size != len(records):
+        # Kafka: "Produce requests with version 3 are only allowed to contain exactly one record batch"
+        raise ApiError(E.INVALID_RECORD,
+                       "A produce request must hold exactly one record batch per partition.")
+    if header.is_transactional or header.is_control:
+        raise ApiError(E.INVALID_TXN_STATE, "Transactions are not supported by kafkalite.")
+    return bytearray(records)
+
+
+class ProduceApis:
+    def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse) -> None:
+        self.replica_manager = replica_manager
+        self.send_response = send_response
+
+    def handle_produce(self, request: Request) -> Response | None:
+        req, version = request.body, request.api_version
+        acks = req.acks
+        if version < MIN_VERSION_SERVED:
+            failure: tuple[int, str] | None = (E.UNSUPPORTED_VERSION,
+                                               f"Produce v{version} (message format 0/1) is not supported.")
+        elif acks not in (0, 1, -1):
+            failure = (E.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}.")
+        else:
+            failure = None
+        rm = self.replica_manager
+        topics = []
+        waiting: list[tuple[Any, Any, int]] = []  # (topic, partition result, offset the HW must reach)
+        errors = False
+        for t in req.topic_data:
+            results = []
+            for p in t.partition_data:
+                result = PartitionResponse(index=p.index, error_code=E.NONE, base_offset=-1,
+                                           log_append_time_ms=-1, log_start_offset=-1, record_errors=[])
+                results.append(result)
+                try:
+                    if failure is not None:
+                        raise ApiError(*failure)
+                    records = validate_records(p.records)
+                    info = rm.append_to_leader(t.name, p.index, records)
+                except ApiError as e:
+                    result.error_code, result.error_message = e.code, e.message
+                    errors = True
+                    log.debug("Produce to %s-%d from %s refused: %s", t.name, p.index,
+                              request.connection_id, e.message)
+                    continue
+                except ValueError as e:  # the log's own check of whole batches
+                    result.error_code, result.error_message = E.CORRUPT_MESSAGE, str(e)
+                    errors = True
+                    continue
+                result.base_offset = info.first_offset
+                partition = rm.partitions.get((t.name, p.index))
+                if partition is not None:
+                    result.log_start_offset = partition.log.log_start_offset
+                if acks == -1:
+                    waiting.append((t.name, result, info.last_offset + 1))
+            topics.append(TopicResponse(name=t.name, partition_responses=results))
+        if acks == 0:
+            return CloseConnectionResponse(request) if errors else NoOpResponse(request)
+        body = R(responses=topics, throttle_time_ms=0)
+        if not waiting:
+            return respond(request, body)
+        operation = DelayedProduce(req.timeout_ms, request, body, waiting, self)
+        rm.produce_purgatory.try_complete_else_watch(
+            operation, [partition_key(topic, result.index) for topic, result, _ in waiting])
+        return None
+
+
+class DelayedProduce(DelayedOperation):
+    """An acks=all produce waiting for the high watermark of each partition it appended to
+    (Kafka's DelayedProduce)."""
+
+    def __init__(self, timeout_ms: int, request: Request, body: Any, waiting: list[tuple[str, Any, int]],
+                 apis: ProduceApis) -> None:
+        super().__init__(max(timeout_ms, 0))
+        self.request, self.body, self.apis = request, body, apis
+        self.waiting = waiting
+
+    def _pending(self) -> list[tuple[str, Any, int]]:
+        """The partitions still waiting; a partition whose leadership left is answered at once."""
+        rm = self.apis.replica_manager
+        left = []
+        for topic, result, required in self.waiting:
+            partition = rm.partitions.get((topic, result.index))
+            if partition is None or not partition.is_leader:
+                result.error_code = E.NOT_LEADER_OR_FOLLOWER
+                result.error_message = f"Leader not local for partition {topic}-{result.index}"
+            elif not partition.required_offset_reached(required):
+                left.append((topic, result, required))
+        self.waiting = left
+        return left
+
+    def try_complete(self) -> bool:
+        if self._pending():
+            return False
+        return self.force_complete()
+
+    def on_complete(self) -> None:
+        for _, result, _ in self._pending():
+            result.error_code = E.REQUEST_TIMED_OUT
+            result.error_message = "The high watermark did not reach the appended batch in time."
+        self.apis.send_response(respond(self.request, self.body))
+
+    def on_expiration(self) -> None:
+        pass  # on_complete answered REQUEST_TIMED_OUT for what was still waiting
