@@ -151,8 +151,7 @@ class OffsetApis:
         if target < 0 or target > log.high_watermark:
             raise ApiError(E.OFFSET_OUT_OF_RANGE, f"Cannot delete records of {topic}-{index} up to {offset}: "
                            f"the high watermark is {log.high_watermark}")
+        # The segments wholly below the new start go at the next retention check, as in Kafka.
         log.maybe_increment_log_start_offset(target)
-        # The segments wholly below the new start go at once rather than at the next retention check.
-        log.delete_old_segments()
         # With replicas the low watermark is the lowest of theirs; replication keeps them (next).
         return log.log_start_offset
