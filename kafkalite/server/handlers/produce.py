@@ -16,6 +16,7 @@ answers REQUEST_TIMED_OUT for what it does not cover after ``timeout_ms``.
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,14 @@ from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import CloseConnectionResponse, NoOpResponse, Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import produce
-from kafkalite.protocol.records import CorruptRecordError, UnsupportedCompressionError, validate_batch
+from kafkalite.protocol.records import (
+    LOG_OVERHEAD,
+    MAGIC,
+    CorruptRecordError,
+    UnsupportedCompressionError,
+    validate_batch,
+)
+from kafkalite.protocol.records.batch import BATCH_LENGTH_OFFSET, MAGIC_OFFSET, RECORDS_COUNT_OFFSET
 
 from ..purgatory import DelayedOperation
 from ..replica_manager import ReplicaManager, partition_key
@@ -37,19 +45,34 @@ TopicResponse = R["responses"]
 PartitionResponse = TopicResponse["partition_responses"]
 
 MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0 and 1
+MIN_RECORD_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: a batch length below it is corrupt
 
 
 def validate_records(records: Any) -> bytearray:
     """The partition's records as a bytearray the log may stamp in place, once checked: one
-    whole, valid batch v2, not transactional (transactions are not served). Raises ApiError."""
-    if not records:
-        raise ApiError(E.CORRUPT_MESSAGE, "The produce request has no records for the partition.")
+    whole, valid batch v2, not transactional (transactions are not served). Raises ApiError with
+    Kafka's codes: INVALID_RECORD (not retried by producers) when there is no whole batch (null,
+    empty, cut short), its magic is not 2, there is more than one, or its records count disagrees
+    with lastOffsetDelta or its bytes (ProduceRequest.validateRecords, LogValidator.validateBatch);
+    CORRUPT_MESSAGE for a bad CRC or a batch length below any header."""
+    if not records or len(records) < LOG_OVERHEAD:
+        raise ApiError(E.INVALID_RECORD,
+                       "A produce request must have at least one record batch per partition.")
+    (batch_length,) = struct.unpack_from(">i", records, BATCH_LENGTH_OFFSET)
+    if batch_length >= MIN_RECORD_OVERHEAD:  # smaller is CORRUPT_MESSAGE in Kafka (validate_batch's)
+        if batch_length > len(records) - LOG_OVERHEAD:
+            raise ApiError(E.INVALID_RECORD, f"No whole record batch: its length {batch_length} is past "
+                                             f"the {len(records) - LOG_OVERHEAD} bytes after it.")
+        if records[MAGIC_OFFSET] != MAGIC:
+            raise ApiError(E.INVALID_RECORD, f"Record batches must have magic {MAGIC}, not "
+                                             f"{records[MAGIC_OFFSET]}.")
     try:
         header = validate_batch(records, 0)
     except UnsupportedCompressionError as e:
         raise ApiError(E.UNSUPPORTED_COMPRESSION_TYPE, str(e)) from None
     except CorruptRecordError as e:
-        raise ApiError(E.CORRUPT_MESSAGE, f"Invalid record batch: {e}") from None
+        code = E.INVALID_RECORD if e.offset == RECORDS_COUNT_OFFSET else E.CORRUPT_MESSAGE
+        raise ApiError(code, f"Invalid record batch: {e}") from None
     if header.size != len(records):
         # Kafka: "Produce requests with version 3 are only allowed to contain exactly one record batch"
         raise ApiError(E.INVALID_RECORD,
