@@ -41,6 +41,9 @@ from .store import ControllerStore, StoredPartition
 log = logging.getLogger("kafkalite.controller")
 
 SESSION_CHECK_INTERVAL = 0.1
+# Producer ids a broker gets per AllocateProducerIds (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
+PRODUCER_ID_BLOCK_SIZE = 1000
+MAX_PRODUCER_ID = 2**63 - 1
 
 
 class KafkaController:
@@ -170,6 +173,33 @@ class KafkaController:
             return E.STALE_BROKER_EPOCH
         self._last_seen[broker_id] = time.monotonic()
         return E.NONE
+
+    # --- producer ids (KIP-730) ----------------------------------------------------------------
+
+    def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> concurrent.futures.Future:
+        """The future (error code, first id, block length) of an AllocateProducerIds request."""
+        return self.submit(lambda: self._allocate_producer_ids(broker_id, broker_epoch),
+                           what=f"AllocateProducerIds of broker {broker_id}")
+
+    def _allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> tuple[int, int, int]:
+        ctx = self.context
+        broker = ctx.live_broker(broker_id) if broker_id in ctx.live_broker_ids else None
+        # Kafka's ClusterControlManager.checkBrokerEpoch: an unknown broker is a stale epoch too.
+        if broker is None or broker.epoch != broker_epoch:
+            return E.STALE_BROKER_EPOCH, 0, 0
+        size = PRODUCER_ID_BLOCK_SIZE
+        try:
+            if self.store.next_producer_id() > MAX_PRODUCER_ID - size:
+                log.error("Controller %d: all producer ids are given (the next block would pass the "
+                          "int64 limit)", self.node_id)
+                return E.UNKNOWN_SERVER_ERROR, 0, 0
+            # On disk before the answer: a restarted controller never gives these ids again.
+            first = self.store.allocate_producer_ids(size)
+        except sqlite3.Error as e:
+            self._store_failed("a producer id block", e, "allocation refused")
+            return E.KAFKA_STORAGE_ERROR, 0, 0
+        log.info("Broker %d gets producer ids %d-%d", broker_id, first, first + size - 1)
+        return E.NONE, first, size
 
     def _check_sessions(self) -> None:
         while not self._stopping.wait(SESSION_CHECK_INTERVAL):

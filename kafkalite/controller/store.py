@@ -1,8 +1,9 @@
 """The controller's state on disk: an sqlite3 database under the first log dir.
 
 Holds what must survive a controller restart: the controller epoch (bumped on every start), the
-last broker epoch given (so epochs always grow), and every topic with its id, replica assignment
-and leadership. Each change is one transaction. Only the controller's event thread writes it.
+last broker epoch given (so epochs always grow), the first producer id of the next block (so no
+producer id is given twice), and every topic with its id, replica assignment and leadership.
+Each change is one transaction. Only the controller's event thread writes it.
 A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
 decides what that means (see KafkaController._write_store).
 """
@@ -76,6 +77,19 @@ class ControllerStore:
     def next_broker_epoch(self) -> int:
         """A broker epoch above every one given before, across restarts."""
         return self._increment("broker_epoch")
+
+    def allocate_producer_ids(self, size: int) -> int:
+        """The first id of a new block of ``size`` producer ids; the block after it is on disk
+        when this returns (Kafka's ProducerIdsRecord), so no id is given twice across restarts."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            first = self._get("next_producer_id", 0)
+            self._set("next_producer_id", first + size)
+        return first
+
+    def next_producer_id(self) -> int:
+        """The first id of the next block to be given (0 before any)."""
+        return self._get("next_producer_id", 0)
 
     def create_topic(self, name: str, topic_id: uuid.UUID, partitions: list[StoredPartition]) -> None:
         with self._db:
