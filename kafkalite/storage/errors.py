@@ -37,6 +37,27 @@ class UnexpectedAppendOffsetError(ApiError):
         self.last_offset = last_offset
 
 
+class InvalidProducerEpochError(ApiError):
+    """An idempotent batch whose producer epoch is older than the producer's current one: a zombie
+    producer fenced by a newer InitProducerId (Kafka's InvalidProducerEpochException)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["INVALID_PRODUCER_EPOCH"].code, message)
+
+
+class OutOfOrderSequenceError(ApiError):
+    """An idempotent batch whose first sequence does not follow the producer's last one, or a new
+    epoch not starting at sequence 0 (Kafka's OutOfOrderSequenceException)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["OUT_OF_ORDER_SEQUENCE_NUMBER"].code, message)
+
+
+class CorruptSnapshotError(Exception):
+    """A producer state snapshot that cannot be read (unknown version, CRC mismatch, bad length):
+    it is deleted and the state rebuilt from the log (Kafka's CorruptSnapshotException)."""
+
+
 class InvalidOffsetError(ValueError):
     """An index append that is not above the index's last entry (a bug in the caller, as in Kafka)."""
 

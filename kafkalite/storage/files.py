@@ -12,6 +12,7 @@ LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
 TIME_INDEX_FILE_SUFFIX = ".timeindex"
 TXN_INDEX_FILE_SUFFIX = ".txnindex"
+PRODUCER_SNAPSHOT_FILE_SUFFIX = ".snapshot"
 DELETED_FILE_SUFFIX = ".deleted"
 CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
@@ -44,6 +45,11 @@ def offset_index_file(directory: Path, offset: int, suffix: str = "") -> Path:
 
 def time_index_file(directory: Path, offset: int, suffix: str = "") -> Path:
     return directory / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX + suffix)
+
+
+def producer_snapshot_file(directory: Path, offset: int) -> Path:
+    """The producer state as of ``offset`` (LogFileUtils.producerSnapshotFile)."""
+    return directory / (filename_prefix_from_offset(offset) + PRODUCER_SNAPSHOT_FILE_SUFFIX)
 
 
 def partition_dir_name(topic: str, partition: int) -> str:
