@@ -26,6 +26,7 @@ from .handlers.fetch import FetchApis
 from .handlers.metadata import MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
+from .handlers.producers import ProducerIdApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
 
@@ -92,12 +93,16 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.DELETE_TOPICS, "0-6", EVERY, TopicApis.delete_topics, Waits.METADATA,
             note="NOT_CONTROLLER unless this broker runs the controller"),
     _served(ApiKey.DELETE_RECORDS, "0-2", EVERY, OffsetApis.delete_records),
+    _served(ApiKey.INIT_PRODUCER_ID, "0-5", EVERY, ProducerIdApis.init_producer_id,
+            note="idempotent producers; a transactional id is answered UNSUPPORTED_VERSION"),
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
     _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
             note="answered by the Processor while a connection authenticates"),
     _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,
             Waits.CONTROLLER),
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),
+    _served(ApiKey.ALLOCATE_PRODUCER_IDS, "0", CONTROLLER, ProducerIdApis.allocate_producer_ids,
+            Waits.CONTROLLER),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

@@ -28,6 +28,7 @@ from .config import BrokerConfig
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
+from .producer_id_manager import ProducerIdManager
 from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
@@ -59,6 +60,7 @@ class Broker:
         self.log_config = config.log_config()  # the broker's defaults for every log
         self.log_manager: LogManager | None = None
         self.scheduler: Scheduler | None = None
+        self.producer_ids: ProducerIdManager | None = None
 
     # --- start --------------------------------------------------------------------------------
 
@@ -92,8 +94,13 @@ class Broker:
         self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager)
         self._start_scheduler()
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
+        # Asks the controller for producer id blocks once the lifecycle has registered this broker.
+        self.producer_ids = ProducerIdManager(
+            self.node_id, lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
+            self.controller_address)
+        self.producer_ids.startup()
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
-                                     self.topic_purgatory, self.send_response)
+                                     self.topic_purgatory, self.send_response, self.producer_ids)
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
@@ -205,6 +212,8 @@ class Broker:
         log.info("Broker %d shutting down", self.node_id)
         if self.lifecycle is not None:
             self.lifecycle.shutdown()
+        if self.producer_ids is not None:
+            self.producer_ids.shutdown()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
         ss = self.socket_server

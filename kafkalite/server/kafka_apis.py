@@ -18,9 +18,11 @@ from .handlers.fetch import FetchApis
 from .handlers.metadata import MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
+from .handlers.producers import ProducerIdApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
 from .metadata_cache import MetadataCache
+from .producer_id_manager import ProducerIdManager
 from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 
@@ -58,12 +60,14 @@ class KafkaApis:
 
 def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaManager, controller: Any,
                      apis_for: ApiTable, topic_purgatory: DelayedOperationPurgatory,
-                     send_response: Callable[[Response], None]) -> KafkaApis:
+                     send_response: Callable[[Response], None],
+                     producer_ids: ProducerIdManager | None = None) -> KafkaApis:
     """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
-    ``send_response`` answers a request that waited (from whichever thread completes it)."""
+    ``send_response`` answers a request that waited (from whichever thread completes it);
+    ``producer_ids`` None gives no producer ids (the network benchmark's KafkaApis)."""
     topics = TopicApis(controller, metadata_cache, topic_purgatory, send_response)
     metadata_cache.add_listener(topics.on_metadata_change)
     return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache), ControlApis(replica_manager),
                      topics, RegistrationApis(controller, send_response),
                      ProduceApis(replica_manager, send_response), FetchApis(replica_manager, send_response),
-                     OffsetApis(replica_manager))
+                     OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response))
