@@ -6,5 +6,6 @@ retention check itself.
 Modules, lowest first: ``files`` (names of files and directories), ``config`` (LogConfig),
 ``errors``, ``checkpoint`` (Kafka's checkpoint files and the clean shutdown marker), ``index``
 (OffsetIndex, TimeIndex), ``leader_epoch`` (LeaderEpochFileCache), ``segment`` (LogSegment),
+``producer_state`` (ProducerStateManager: idempotent producers' epochs and sequences, snapshots),
 ``log`` (the segments of one partition), ``log_manager`` (the logs of every log dir).
 """

@@ -1,7 +1,7 @@
 """The log of one partition (Kafka's UnifiedLog with its LocalLog and LogLoader): its segments in
 order of base offset, the log start offset, log end offset, high watermark and recovery point,
-the leader epoch cache, appends as leader and as follower, reads, rolls, truncation, retention,
-and recovery after an unclean shutdown.
+the leader epoch cache, the idempotent producers' state, appends as leader and as follower,
+reads, rolls, truncation, retention, and recovery after an unclean shutdown.
 
 Offsets, lowest first: log start offset <= high watermark <= log end offset. Consumers read below
 the high watermark (which the caller sets: the replication layer owns it), replicas up to the log
@@ -10,8 +10,13 @@ the segment of an offset is a bisect.
 
 One lock per log (Kafka's ``lock synchronized``) serialises appends, rolls, truncation, retention
 and reads' bookkeeping; reads parse only batch headers and return file slices, so they hold it
-briefly. Nothing here starts a thread: flushing rolled segments and the retention check are
-methods the caller schedules (LogManager gathers them).
+briefly. Nothing here starts a thread: flushing rolled segments, the retention check and producer
+expiry are methods the caller schedules (LogManager gathers them).
+
+Producer state (producer_state.py) follows the log: each roll snapshots it at the new segment's
+base offset and a clean close at the log end offset; loading takes the latest snapshot the log
+can continue from and replays the batch headers after it; truncation reloads it the same way;
+retention deletes the snapshots of the segments it deletes.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from kafkalite.storage.files import (
 )
 from kafkalite.storage.index import NO_TIMESTAMP
 from kafkalite.storage.leader_epoch import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
+from kafkalite.storage.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager
 from kafkalite.storage.segment import (
     FileSlice,
     LogSegment,
@@ -86,6 +92,9 @@ class LogAppendInfo(NamedTuple):
     max_timestamp: int
     offset_of_max_timestamp: int
     valid_bytes: int
+    # A retried idempotent batch: nothing was appended; the offsets and timestamp are the
+    # original batch's (valid_bytes still counts the bytes received, as Kafka's).
+    duplicate: bool = False
 
 
 class TimestampedBatch(NamedTuple):
@@ -108,6 +117,7 @@ class Log:
         recovery_point: int = 0,
         had_clean_shutdown: bool = False,
         now_ms: Callable[[], int] = wall_clock_ms,
+        producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self.dir = directory
         self.topic, self.partition = parse_partition_dir_name(directory.name)
@@ -123,6 +133,9 @@ class Log:
         self.leader_epoch_cache = LeaderEpochFileCache(
             LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILENAME),
             f"{self.topic}-{self.partition}",
+        )
+        self.producer_state = ProducerStateManager(
+            directory, f"{self.topic}-{self.partition}", producer_id_expiration_ms
         )
         self._load(log_start_offset, recovery_point, had_clean_shutdown)
 
@@ -177,6 +190,7 @@ class Log:
         self.recovery_point = self._log_end_offset if clean else min(recovery_point, self._log_end_offset)
         self._flush_pending = self.recovery_point
         self._high_watermark = self.log_start_offset
+        self._load_producer_state(at_load=True)
 
     def _recover_log(self, recovery_point: int, clean: bool) -> int | None:
         """Without the clean-shutdown marker, re-read the segments from the one holding the
@@ -208,6 +222,43 @@ class Log:
 
     def _recover_segment(self, segment: LogSegment) -> Recovered:
         return segment.recover(self.leader_epoch_cache)
+
+    def _load_producer_state(self, at_load: bool = False) -> None:
+        """The producers as of the log end offset (Kafka's rebuildProducerState): the latest
+        snapshot at or below it, then the headers of the batches after it; without one, the
+        headers from the start of the first segment."""
+        state = self.producer_state
+        end = self._log_end_offset
+        state.delete_snapshots_above(end)  # truncated away, or past what a crash left
+        state.delete_snapshots_below(self._bases[0])  # no batch left to replay from there
+        if at_load:
+            state.remove_stray_snapshots(self._bases)
+        start = state.load_latest_snapshot()
+        if start is None:
+            # Kafka starts at the log start offset; the batches DeleteRecords put below it are
+            # still here and the state in memory had kept their producers, so they count too.
+            start = self._bases[0]
+        if start < end:
+            self._replay_producers(start)
+            state.take_snapshot(end)  # so that the next load does not replay them again
+        state.remove_expired_producers(self._now_ms())
+
+    def _replay_producers(self, start: int) -> None:
+        """Feed the producer state the headers of the batches from ``start`` on, unchecked as a
+        follower's; no record is read, none decompressed."""
+        replay = self.producer_state.prepare_update(validate=False)
+        for base in self._bases[max(self._floor_index(start), 0) :]:
+            segment = self._segments[base]
+            position = 0
+            if base < start:
+                found = segment.translate_offset(start)
+                if found is None:
+                    continue
+                position = found[0]
+            for _, header in segment.batches_from(position):
+                if header.producer_id >= 0:
+                    replay.append(header, header.base_offset)
+        self.producer_state.update(replay)
 
     # -- segments --------------------------------------------------------------------------------
 
@@ -301,7 +352,27 @@ class Log:
                         f"The batch of {header.size} bytes is larger than max.message.bytes "
                         f"({self.config.max_message_bytes}) of {self.topic}-{self.partition}"
                     )
-            offset = first = self._log_end_offset
+            first = self._log_end_offset
+            producers = None
+            offset = first
+            for _, header in headers:
+                if header.producer_id >= 0:
+                    duplicate = self.producer_state.find_duplicate(header)
+                    if duplicate is not None:
+                        # A retry whose response was lost: the whole append is answered by it (Kafka).
+                        return LogAppendInfo(
+                            duplicate.first_offset,
+                            duplicate.last_offset,
+                            duplicate.timestamp,
+                            duplicate.last_offset,
+                            len(records),
+                            duplicate=True,
+                        )
+                    if producers is None:
+                        producers = self.producer_state.prepare_update(validate=True)
+                    producers.append(header, offset)  # refused before anything is stamped
+                offset += header.last_offset_delta + 1
+            offset = first
             max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
             for pos, header in headers:
                 stamp(records, pos, offset, leader_epoch)
@@ -310,7 +381,10 @@ class Log:
                     max_ts, offset_of_max_ts = header.max_timestamp, offset - 1
             if leader_epoch >= 0:
                 self.leader_epoch_cache.assign(leader_epoch, first)
-            return self._append(records, first, offset - 1, max_ts, offset_of_max_ts)
+            info = self._append(records, first, offset - 1, max_ts, offset_of_max_ts)
+            if producers is not None:
+                self.producer_state.update(producers)  # after a roll's snapshot, which must not see them
+            return info
 
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> LogAppendInfo:
         """Append batches copied from the leader, offsets and epochs as they are."""
@@ -333,7 +407,13 @@ class Log:
             for _, header in headers:
                 if header.partition_leader_epoch >= 0:
                     self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
-            return self._append(records, first, expected - 1, max_ts, offset_of_max_ts)
+            info = self._append(records, first, expected - 1, max_ts, offset_of_max_ts)
+            producers = self.producer_state.prepare_update(validate=False)
+            for _, header in headers:
+                if header.producer_id >= 0:
+                    producers.append(header, header.base_offset)
+            self.producer_state.update(producers)
+            return info
 
     def _headers(self, records: bytearray | memoryview | bytes) -> list[tuple[int, BatchHeader]]:
         """The batches' headers, once the append is known to fit a segment."""
@@ -387,6 +467,8 @@ class Log:
             segment = LogSegment(self.dir, new_offset, self.config, self._now_ms)
             self._add_segment(segment)
             self._flush_pending = new_offset
+            # The state of the batches below the new segment; an append that rolls updates it after.
+            self.producer_state.take_snapshot(new_offset)
             return segment
 
     # -- read ---------------------------------------------------------------------------------------
@@ -510,6 +592,7 @@ class Log:
             self._log_end_offset = active.read_next_offset()
             self._after_truncation(self._log_end_offset)
             self.log_start_offset = min(self._log_end_offset, self.log_start_offset)
+            self._load_producer_state()
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
@@ -518,6 +601,7 @@ class Log:
             self._schedule_delete(self.segments())
             self._add_segment(LogSegment(self.dir, new_offset, self.config, self._now_ms))
             self.leader_epoch_cache.clear()
+            self.producer_state.truncate_fully()
             self._log_end_offset = new_offset
             self.log_start_offset = new_offset
             self._after_truncation(new_offset)
@@ -592,6 +676,9 @@ class Log:
         following_base = self._bases[self._bases.index(deletable[-1].base_offset) + 1]
         self.maybe_increment_log_start_offset(following_base)
         self._schedule_delete(deletable)
+        # The state stays (producers are forgotten only by expiry); the snapshot at the first
+        # segment left and those after it can still be loaded.
+        self.producer_state.delete_snapshots_below(self._bases[0])
         return len(deletable)
 
     def _schedule_delete(self, segments: list[LogSegment]) -> None:
@@ -619,6 +706,15 @@ class Log:
         for segment in due:
             segment.delete()
 
+    # -- producers ---------------------------------------------------------------------------------
+
+    def remove_expired_producers(self, now_ms: int | None = None) -> int:
+        """Forget the producers whose last batch is older than producer.id.expiration.ms (Kafka's
+        PeriodicProducerExpirationCheck); how many. A forgotten producer may start again at any
+        sequence."""
+        with self._lock:
+            return self.producer_state.remove_expired_producers(self._now_ms() if now_ms is None else now_ms)
+
     # -- flush, close, delete ---------------------------------------------------------------------
 
     def flush(self, offset: int | None = None) -> None:
@@ -641,12 +737,18 @@ class Log:
             self.flush(self._flush_pending)
 
     def close(self) -> None:
+        """Kafka's clean close: a producer snapshot at the log end offset, so that the next load
+        replays nothing, then the segments' files."""
         with self._lock:
-            for segment in self._segments.values():
-                segment.close()
-            for _, segment in self._deleted:
-                segment.delete()
-            self._deleted = []
+            self.producer_state.take_snapshot(self._log_end_offset)
+            self._close_segments()
+
+    def _close_segments(self) -> None:
+        for segment in self._segments.values():
+            segment.close()
+        for _, segment in self._deleted:
+            segment.delete()
+        self._deleted = []
 
     def close_handlers(self) -> None:
         """Close every file without writing anything, as a process killed at this point would."""
@@ -657,7 +759,7 @@ class Log:
     def delete(self) -> None:
         """Close and remove the whole directory."""
         with self._lock:
-            self.close()
+            self._close_segments()
             self._segments.clear()
             self._bases.clear()
             shutil.rmtree(self.dir, ignore_errors=True)

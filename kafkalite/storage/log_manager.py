@@ -32,6 +32,7 @@ from kafkalite.storage.files import (
     partition_dir_name,
 )
 from kafkalite.storage.log import Log, wall_clock_ms
+from kafkalite.storage.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 
 log = logging.getLogger("kafkalite.storage.log_manager")
 
@@ -50,19 +51,21 @@ class _LogDir:
 class LogManager:
     """The logs of ``log_dirs``, loaded at construction. ``config_for(topic)`` gives a topic's
     LogConfig (the defaults with its overrides) for logs found on disk; new logs may be given
-    theirs."""
+    theirs. ``producer_id_expiration_ms`` is the broker's producer.id.expiration.ms."""
 
     def __init__(
         self,
         log_dirs: Iterable[Path | str],
         config_for: Callable[[str], LogConfig] | None = None,
         now_ms: Callable[[], int] = wall_clock_ms,
+        producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self._dirs = [_LogDir(Path(d)) for d in log_dirs]
         if not self._dirs:
             raise ValueError("at least one log dir is needed")
         self._config_for = config_for or (lambda topic: LogConfig())
         self._now_ms = now_ms
+        self._producer_id_expiration_ms = producer_id_expiration_ms
         self._lock = threading.Lock()
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, _LogDir] = {}
@@ -95,6 +98,7 @@ class LogManager:
                 recovery_point=recovery_points.get(tp, 0),
                 had_clean_shutdown=clean,
                 now_ms=self._now_ms,
+                producer_id_expiration_ms=self._producer_id_expiration_ms,
             )
             loaded.update_high_watermark(high_watermarks.get(tp, 0))
             self._logs[tp] = loaded
@@ -130,6 +134,7 @@ class LogManager:
                 config or self._config_for(topic),
                 had_clean_shutdown=True,  # nothing to recover in a new directory
                 now_ms=self._now_ms,
+                producer_id_expiration_ms=self._producer_id_expiration_ms,
             )
             self._logs[tp] = created
             self._dir_of[tp] = log_dir
@@ -158,8 +163,17 @@ class LogManager:
     # -- the broker's periodic work -----------------------------------------------------------------
 
     def cleanup_logs(self) -> int:
-        """Retention on every log (log.retention.check.interval.ms); the segments deleted."""
-        return sum(partition_log.delete_old_segments() for partition_log in self.all_logs().values())
+        """Retention on every log (log.retention.check.interval.ms), then producer expiry; the
+        segments deleted."""
+        deleted = sum(partition_log.delete_old_segments() for partition_log in self.all_logs().values())
+        self.remove_expired_producers()
+        return deleted
+
+    def remove_expired_producers(self) -> int:
+        """Forget, in every log, the producers idle for producer.id.expiration.ms (Kafka runs it
+        every producer.id.expiration.check.interval.ms; cleanup_logs calls it too); how many."""
+        now = self._now_ms()
+        return sum(partition_log.remove_expired_producers(now) for partition_log in self.all_logs().values())
 
     def flush_rolled(self) -> None:
         """fsync the segments rolled since the last call and checkpoint the recovery points."""

@@ -234,8 +234,9 @@ def test_retention_keeps_one_segment_rolling_if_all_expire(tmp_path):
     assert (log.log_start_offset, log.log_end_offset, log.size) == (3, 3, 0)
     assert log.delete_old_segments() == 0  # an empty active segment is never deleted
     assert sorted(p.name for p in (tmp_path / "events-3").iterdir()) == [
-        f"{3:020d}.index", f"{3:020d}.log", f"{3:020d}.timeindex", "leader-epoch-checkpoint",
-    ]
+        f"{3:020d}.index", f"{3:020d}.log", f"{3:020d}.snapshot", f"{3:020d}.timeindex",
+        "leader-epoch-checkpoint",
+    ]  # the roll's producer snapshot, as Kafka's
 
 
 def test_retention_bytes_deletes_oldest_whole_segments(tmp_path):

@@ -37,8 +37,8 @@ def test_layout_under_the_log_dirs(tmp_path):
     ]
     assert sorted(p.name for p in (dirs[0] / "orders-0").iterdir()) == [
         "00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
-        "leader-epoch-checkpoint",
-    ]
+        "00000000000000000002.snapshot", "leader-epoch-checkpoint",
+    ]  # the producer snapshot at the log end offset, written by a clean shutdown
     assert (dirs[1] / "recovery-point-offset-checkpoint").read_text() == "0\n2\norders 1 2\norders 3 2\n"
     assert (dirs[1] / "replication-offset-checkpoint").read_text() == "0\n2\norders 1 2\norders 3 2\n"
     assert (dirs[1] / "log-start-offset-checkpoint").read_text() == "0\n2\norders 1 0\norders 3 0\n"
