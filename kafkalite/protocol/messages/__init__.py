@@ -7,9 +7,11 @@ from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
+from .create_partitions import CREATE_PARTITIONS
 from .create_topics import CREATE_TOPICS
 from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
+from .describe_configs import DESCRIBE_CONFIGS
 from .fetch import FETCH
 from .init_producer_id import INIT_PRODUCER_ID
 from .leader_and_isr import LEADER_AND_ISR
@@ -37,7 +39,9 @@ ALL: tuple[Api, ...] = (
     DELETE_RECORDS,
     INIT_PRODUCER_ID,
     OFFSET_FOR_LEADER_EPOCH,
+    DESCRIBE_CONFIGS,
     SASL_AUTHENTICATE,
+    CREATE_PARTITIONS,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
     ALLOCATE_PRODUCER_IDS,
