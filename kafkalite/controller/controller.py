@@ -23,13 +23,14 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
-from kafkalite.common.errors import ApiError
+from kafkalite.common.errors import ApiError, ConfigError
 from kafkalite.common.leader_and_isr import NO_LEADER
 from kafkalite.protocol import error_codes as E
+from kafkalite.storage.config import LogConfig
 
 from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
@@ -62,6 +63,9 @@ class KafkaController:
             on_stop_replica_response=self._on_stop_replica_response)
         # Topic -> replicas (broker, partition) whose StopReplica (delete) is not answered yet.
         self._deleting: dict[str, set[tuple[int, TopicPartition]]] = {}
+        # Topic -> its config overrides (CreateTopics' configs). Each value is replaced whole,
+        # never changed in place, so request handlers read it without the event thread.
+        self._topic_configs: dict[str, dict[str, str]] = {}
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
             queue.Queue()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
@@ -80,6 +84,7 @@ class KafkaController:
         self.context.epoch = self.store.bump_controller_epoch()
         topics, partitions = self.store.load()
         self.context.topic_ids.update(topics)
+        self._topic_configs.update(self.store.load_topic_configs())
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)
             self.context.update_partition_replica_assignment(tp, list(p.replicas))
@@ -331,7 +336,8 @@ class KafkaController:
         ctx = self.context
         try:
             # Topics whose deletion is not finished stay, as they would without the failure.
-            self.store.save_all(dict(ctx.topic_ids), self._stored(ctx.all_partitions))
+            self.store.save_all(dict(ctx.topic_ids), self._stored(ctx.all_partitions),
+                                dict(self._topic_configs))
         except sqlite3.Error:
             return  # logged when it first failed
         self.store_behind = False
@@ -341,21 +347,30 @@ class KafkaController:
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      assignment: dict[int, list[int]] | None,
-                     validate_only: bool) -> concurrent.futures.Future:
+                     validate_only: bool,
+                     configs: Mapping[str, str | None] | None = None) -> concurrent.futures.Future:
         """Create a topic on the event thread: the future (topic id, assignment), or ApiError with
-        Kafka's code when refused."""
+        Kafka's code when refused. ``configs``: the topic's config overrides (Kafka's topic-level
+        names), checked as Kafka does (INVALID_CONFIG) and kept with the topic."""
         what = f"CreateTopics{' (validate only)' if validate_only else ''} of {name!r}"
         return self.submit(lambda: self._create_topic(name, partitions, replication_factor, assignment,
-                                                    validate_only), what=what)
+                                                    validate_only, dict(configs or {})), what=what)
 
     def _create_topic(self, name: str, partitions: int, replication_factor: int,
-                      assignment: dict[int, list[int]] | None, validate_only: bool) -> tuple[uuid.UUID, dict]:
+                      assignment: dict[int, list[int]] | None, validate_only: bool,
+                      configs: dict[str, str | None] | None = None) -> tuple[uuid.UUID, dict]:
         ctx = self.context
+        configs = configs or {}
         validate_topic_name(name)
         if name in self._deleting:
             raise ApiError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         if name in ctx.topic_ids:
             raise ApiError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        nulls = [k for k, v in configs.items() if v is None]
+        if nulls:
+            raise ApiError(E.INVALID_REQUEST,
+                           f"Null value not supported for topic configs : {','.join(nulls)}")
+        overrides = {k: v for k, v in configs.items() if v is not None}
         live = sorted(ctx.live_broker_ids)
         if assignment:
             bad = E.INVALID_REPLICA_ASSIGNMENT
@@ -372,34 +387,131 @@ class KafkaController:
             if replication_factor == -1:
                 replication_factor = self.settings.default_replication_factor
             assignment = assign_replicas(partitions, replication_factor, live, self._rng)
+        try:
+            LogConfig.from_properties(overrides)  # the names and values Kafka's LogConfig takes
+        except ConfigError as e:
+            raise ApiError(E.INVALID_CONFIG, str(e)) from None
         topic_id = uuid.uuid4()
         if validate_only:
             return topic_id, assignment
-        stored = []
-        for p, replicas in assignment.items():
-            isr = tuple(r for r in replicas if r in ctx.live_broker_ids)
-            leader = isr[0] if isr else NO_LEADER
-            stored.append(StoredPartition(name, p, tuple(replicas), leader, 0, isr or tuple(replicas), 0))
+        stored = self._new_partitions(name, assignment)
         try:
-            self.store.create_topic(name, topic_id, stored)
+            self.store.create_topic(name, topic_id, stored, overrides)
         except sqlite3.Error as e:
             self._store_failed(f"topic {name}", e, "creation refused")
             raise ApiError(E.KAFKA_STORAGE_ERROR,
                              f"The controller could not store topic '{name}': {e}") from None
         ctx.topic_ids[name] = topic_id
+        if overrides:
+            # Before any LeaderAndIsr goes out: the brokers ask for these when it reaches them.
+            self._topic_configs[name] = overrides
+        self._start_partitions(stored)
+        log.info("Created topic %s (%d partitions, id %s%s)", name, len(assignment), topic_id,
+                 f", configs {overrides}" if overrides else "")
+        return topic_id, assignment
+
+    def _new_partitions(self, name: str, assignment: dict[int, list[int]]) -> list[StoredPartition]:
+        """New partitions as Kafka's onNewPartitionCreation starts them: the first live replica
+        leads, the live replicas are the ISR, epochs 0."""
+        live = self.context.live_broker_ids
+        stored = []
+        for p, replicas in sorted(assignment.items()):
+            isr = tuple(r for r in replicas if r in live)
+            leader = isr[0] if isr else NO_LEADER
+            stored.append(StoredPartition(name, p, tuple(replicas), leader, 0, isr or tuple(replicas), 0))
+        return stored
+
+    def _start_partitions(self, stored: list[StoredPartition]) -> None:
+        """Put new (stored) partitions in the context and tell the brokers: LeaderAndIsr to their
+        live replicas, UpdateMetadata to every broker."""
+        ctx = self.context
         self.batch.new_batch()
         for sp in stored:
-            tp = TopicPartition(name, sp.partition)
+            tp = TopicPartition(sp.topic, sp.partition)
             ctx.update_partition_replica_assignment(tp, list(sp.replicas))
             lead = LeaderIsrAndControllerEpoch(sp.leader, 0, sp.isr, 0, ctx.epoch)
             ctx.partition_leadership[tp] = lead
             self.batch.add_leader_and_isr_request_for_brokers(
                 [r for r in sp.replicas if r in ctx.live_broker_ids], tp, lead, list(sp.replicas), True)
-        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
-                                                           [TopicPartition(name, p) for p in assignment])
+        self.batch.add_update_metadata_request_for_brokers(
+            sorted(ctx.live_or_shutting_down_broker_ids),
+            [TopicPartition(sp.topic, sp.partition) for sp in stored])
         self.batch.send_requests_to_brokers(ctx.epoch)
-        log.info("Created topic %s (%d partitions, id %s)", name, len(assignment), topic_id)
-        return topic_id, assignment
+
+    def topic_configs(self, name: str) -> dict[str, str] | None:
+        """The config overrides of a topic the controller has (not being deleted), else None.
+        Read from any thread: the dicts are replaced whole on the event thread, never changed."""
+        if name not in self.context.topic_ids or name in self._deleting:
+            return None
+        return self._topic_configs.get(name, {})
+
+    # --- partitions -----------------------------------------------------------------------------
+
+    def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
+                          validate_only: bool) -> concurrent.futures.Future:
+        """Raise a topic's partition count to ``count`` on the event thread (Kafka's
+        createPartitions): the future {partition: replicas} of the new partitions, or ApiError
+        with Kafka's code when refused. ``assignment``: the new partitions' replicas, in order."""
+        what = f"CreatePartitions{' (validate only)' if validate_only else ''} of {name!r}"
+        return self.submit(lambda: self._create_partitions(name, count, assignment, validate_only), what=what)
+
+    def _create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
+                           validate_only: bool) -> dict[int, list[int]]:
+        ctx = self.context
+        existing = ctx.partition_assignments.get(name)
+        if name not in ctx.topic_ids or name in self._deleting or not existing:
+            raise ApiError(E.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        old = len(existing)
+        if count < old:
+            raise ApiError(E.INVALID_PARTITIONS, f"Topic currently has {old} partitions, which is higher "
+                                                 f"than the requested {count}.")
+        if count == old:
+            raise ApiError(E.INVALID_PARTITIONS, f"Topic already has {old} partitions.")
+        first = existing.get(0)
+        if not first:
+            raise ApiError(E.UNKNOWN_SERVER_ERROR, f"Unexpected existing replica assignment for topic "
+                                                   f"'{name}', partition id 0 is missing.")
+        live = sorted(ctx.live_broker_ids)
+        if assignment is not None:
+            unknown = sorted({b for replicas in assignment for b in replicas} - set(live))
+            bad = E.INVALID_REPLICA_ASSIGNMENT
+            if unknown:
+                raise ApiError(bad, "Unknown broker(s) in replica assignment: "
+                                    f"{', '.join(map(str, unknown))}.")
+            if len(assignment) != count - old:
+                raise ApiError(bad, f"Increasing the number of partitions by {count - old} but "
+                                    f"{len(assignment)} assignments provided.")
+            added = {old + i: list(replicas) for i, replicas in enumerate(assignment)}
+            for p, replicas in added.items():
+                if not replicas:
+                    raise ApiError(bad, f"Cannot have replication factor of 0 for partition id {p}.")
+                if len(set(replicas)) != len(replicas):
+                    raise ApiError(bad, f"Duplicate brokers not allowed in replica assignment: "
+                                        f"{', '.join(map(str, replicas))} for partition id {p}.")
+            odd = {p: len(r) for p, r in added.items() if len(r) != len(first)}
+            if odd:
+                raise ApiError(bad, f"Inconsistent replication factor between partitions, partition 0 has "
+                                    f"{len(first)} while partitions [{', '.join(map(str, odd))}] have "
+                                    f"replication factors [{', '.join(map(str, odd.values()))}], "
+                                    "respectively.")
+        else:
+            # Kafka continues the topic's round-robin: from the broker that holds partition 0's
+            # first replica, numbering on from the existing partitions.
+            start = next((i for i, b in enumerate(live) if b >= first[0]), -1)
+            full = assign_replicas(count, len(first), live, self._rng, fixed_start_index=start)
+            added = {p: full[p] for p in range(old, count)}
+        if validate_only:
+            return added
+        stored = self._new_partitions(name, added)
+        try:
+            self.store.add_partitions(stored)
+        except sqlite3.Error as e:
+            self._store_failed(f"new partitions of {name}", e, "creation refused")
+            raise ApiError(E.KAFKA_STORAGE_ERROR,
+                           f"The controller could not store the new partitions of '{name}': {e}") from None
+        self._start_partitions(stored)
+        log.info("Topic %s: partitions %d-%d added (now %d)", name, old, count - 1, count)
+        return added
 
     def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> concurrent.futures.Future:
         """Delete a topic on the event thread: the future name, or ApiError when refused."""
@@ -455,6 +567,7 @@ class KafkaController:
             del self._deleting[name]
             self._write_store(f"the deletion of topic {name}", lambda: self.store.delete_topic(name))
             self.context.remove_topic(name)
+            self._topic_configs.pop(name, None)
             log.info("Deleted topic %s", name)
 
     def deleting(self) -> list[str]:

@@ -2,7 +2,8 @@
 
 Holds what must survive a controller restart: the controller epoch (bumped on every start), the
 last broker epoch given (so epochs always grow), the first producer id of the next block (so no
-producer id is given twice), and every topic with its id, replica assignment and leadership.
+producer id is given twice), and every topic with its id, replica assignment, leadership and
+topic-level config overrides (CreateTopics' configs; they go with the topic).
 Each change is one transaction. Only the controller's event thread writes it.
 A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
 decides what that means (see KafkaController._write_store).
@@ -15,6 +16,7 @@ import json
 import os
 import sqlite3
 import uuid
+from collections.abc import Mapping
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -28,6 +30,12 @@ CREATE TABLE IF NOT EXISTS partitions (
     isr TEXT NOT NULL,
     partition_epoch INTEGER NOT NULL,
     PRIMARY KEY (topic, partition)
+);
+CREATE TABLE IF NOT EXISTS topic_configs (
+    topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (topic, name)
 );
 """
 
@@ -91,7 +99,8 @@ class ControllerStore:
         """The first id of the next block to be given (0 before any)."""
         return self._get("next_producer_id", 0)
 
-    def create_topic(self, name: str, topic_id: uuid.UUID, partitions: list[StoredPartition]) -> None:
+    def create_topic(self, name: str, topic_id: uuid.UUID, partitions: list[StoredPartition],
+                     configs: Mapping[str, str] | None = None) -> None:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("INSERT INTO topics(name, topic_id) VALUES (?, ?)", (name, str(topic_id)))
@@ -99,6 +108,29 @@ class ControllerStore:
                 "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
                   json.dumps(p.isr), p.partition_epoch) for p in partitions])
+            self._insert_configs({name: configs or {}})
+
+    def add_partitions(self, partitions: list[StoredPartition]) -> None:
+        """New partitions of existing topics (CreatePartitions)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
+                  json.dumps(p.isr), p.partition_epoch) for p in partitions])
+
+    def _insert_configs(self, configs: Mapping[str, Mapping[str, str]]) -> None:
+        self._db.executemany("INSERT INTO topic_configs VALUES (?, ?, ?)",
+                             [(topic, name, value) for topic, props in configs.items()
+                              for name, value in props.items()])
+
+    def load_topic_configs(self) -> dict[str, dict[str, str]]:
+        """Topic -> its config overrides (topics without any are left out)."""
+        configs: dict[str, dict[str, str]] = {}
+        for topic, name, value in self._db.execute(
+                "SELECT topic, name, value FROM topic_configs ORDER BY topic, name"):
+            configs.setdefault(topic, {})[name] = value
+        return configs
 
     def update_partitions(self, partitions: list[StoredPartition]) -> None:
         if not partitions:
@@ -116,9 +148,10 @@ class ControllerStore:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM topics WHERE name = ?", (name,))
 
-    def save_all(self, topics: dict[str, uuid.UUID], partitions: list[StoredPartition]) -> None:
-        """Replace every topic and partition with these, in one transaction (the catch-up after
-        writes failed: the store then holds exactly the controller's state)."""
+    def save_all(self, topics: dict[str, uuid.UUID], partitions: list[StoredPartition],
+                 configs: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        """Replace every topic, partition and topic config with these, in one transaction (the
+        catch-up after writes failed: the store then holds exactly the controller's state)."""
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM topics")
@@ -128,6 +161,7 @@ class ControllerStore:
                 "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
                   json.dumps(p.isr), p.partition_epoch) for p in partitions])
+            self._insert_configs(configs or {})
 
     def load(self) -> tuple[dict[str, uuid.UUID], list[StoredPartition]]:
         topics = {name: uuid.UUID(tid) for name, tid in self._db.execute("SELECT name, topic_id FROM topics")}
