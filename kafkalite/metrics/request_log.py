@@ -17,13 +17,14 @@ formatting instead of a float's.
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from kafkalite.protocol.api_keys import api_name
 
@@ -31,6 +32,18 @@ log = logging.getLogger("kafkalite.metrics.request_log")
 
 FLUSH_INTERVAL = 0.05  # seconds between the writer's rounds
 TEMPLATES_MAX = 10_000  # cached line templates (per connection, api, version and client)
+
+
+class TopicTraffic(NamedTuple):
+    """What a Produce or Fetch request did to one topic, for its line's ``topics``: the topic's
+    partition results in the response (anything with an ``error_code``, read when the line is
+    written, so an acks=all produce's timeouts are in), the records appended (-1: not counted,
+    Fetch) and the record bytes appended (Produce) or sent (Fetch)."""
+
+    topic: str
+    partitions: Sequence[Any]
+    records: int
+    record_bytes: int
 
 
 class RequestLog:
@@ -67,7 +80,8 @@ class RequestLog:
             self.dropped += 1
             return
         self._lines.append(format_line(request, times_us, response_bytes, error_code,
-                                       time.time_ns() // 1_000_000, self._templates, error_counts))
+                                       time.time_ns() // 1_000_000, self._templates, error_counts,
+                                       request.topic_traffic))
 
     def append_controller(self, broker_id: int, api_key: int, version: int, queue_ns: int) -> None:
         """A control request the controller's send thread took from its queue for ``broker_id``."""
@@ -196,7 +210,7 @@ def _template(request: Any) -> str:
         + _q(request.listener) + ',"clientInformation":{"softwareName":'
         + _q(request.client_software_name) + ',"softwareVersion":' + _q(request.client_software_version)
         + f'}},"processor":{request.processor},"requestBytes":%d,"responseBytes":%d,"errorCode":%d,'
-        + '"errorCounts":%s}\n'
+        + '"errorCounts":%s%s}\n'  # the second: Produce's and Fetch's topic fields, or nothing
     )
 
 
@@ -211,12 +225,60 @@ def error_counts_json(error_code: int, error_counts: Mapping[int, int] | None) -
     return "{" + ",".join(nonzero) + "}" if nonzero else "{}"
 
 
+MAX_TOPIC_NAME = 249  # Kafka's longest legal topic name
+
+
+@functools.lru_cache(maxsize=4096)
+def _legal_topic_name(topic: str) -> str:
+    return json.dumps(topic)
+
+
+def _topic_name(topic: str) -> str:
+    """A topic name as a JSON string (ASCII only: a client names the topic), cached only if it
+    could be legal, so a client's made-up names cannot fill the cache with long strings."""
+    return _legal_topic_name(topic) if len(topic) <= MAX_TOPIC_NAME else json.dumps(topic)
+
+
+def _codes_json(counts: dict[int, int]) -> str:
+    return "{" + ",".join(f'"{code}":{n}' for code, n in sorted(counts.items())) + "}" if counts else "{}"
+
+
+def topics_json(traffic: Sequence[TopicTraffic]) -> str:
+    """The topic fields of a Produce or Fetch line, after ``errorCounts``: ``topics``, one object
+    per topic (``topic``, ``partitions``, ``records`` for Produce, ``recordBytes``, and its own
+    ``errorCounts``: each nonzero code its partitions were answered with, and how many), then
+    the request's totals ``partitions``, ``records`` (Produce) and ``recordBytes``."""
+    parts = []
+    partitions = records = record_bytes = 0
+    produce = False
+    for t in traffic:
+        codes: dict[int, int] = {}
+        for p in t.partitions:
+            code = p.error_code
+            if code:
+                codes[code] = codes.get(code, 0) + 1
+        n = len(t.partitions)
+        partitions += n
+        record_bytes += t.record_bytes
+        counted = ""
+        if t.records >= 0:
+            produce = True
+            records += t.records
+            counted = f',"records":{t.records}'
+        parts.append(f'{{"topic":{_topic_name(t.topic)},"partitions":{n}{counted},'
+                     f'"recordBytes":{t.record_bytes},"errorCounts":{_codes_json(codes)}}}')
+    total = f',"records":{records}' if produce else ""
+    return f',"topics":[{",".join(parts)}],"partitions":{partitions}{total},"recordBytes":{record_bytes}'
+
+
 def format_line(request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
                 error_code: int, wall_ms: int, templates: dict[tuple, str] | None = None,
-                error_counts: Mapping[int, int] | None = None) -> str:
+                error_counts: Mapping[int, int] | None = None,
+                traffic: Sequence[TopicTraffic] | None = None) -> str:
     """One request as Kafka's request logger has it, plus kafkalite's fields: one % of integers
     over a template cached in ``templates`` per connection, api, version and client (the
-    connection id fixes the listener, protocol and Processor)."""
+    connection id fixes the listener, protocol and Processor). ``traffic``: a Produce's or
+    Fetch's topics (:func:`topics_json`)."""
     header = request.header
     key = (request.connection_id, header.request_api_key, header.request_api_version, header.client_id,
            request.client_software_name, request.client_software_version)
@@ -231,4 +293,5 @@ def format_line(request: Any, times_us: tuple[int, int, int, int, int], response
     return template % (wall_ms, header.correlation_id, total, queue, local, response_queue, send,
                        request.size, response_bytes, error_code,
                        "{}" if error_counts is None and not error_code  # the common case, no call
-                       else error_counts_json(error_code, error_counts))
+                       else error_counts_json(error_code, error_counts),
+                       "" if traffic is None else topics_json(traffic))

@@ -40,6 +40,9 @@ class Request:
     api_local_complete_ns: int = 0
     response_enqueue_ns: int = 0
     response_dequeue_ns: int = 0
+    # Produce and Fetch: what the request did to each topic (metrics.request_log.TopicTraffic),
+    # set by the handler before it answers, read by the request log when the response completes.
+    topic_traffic: list[Any] | None = None
 
     @property
     def api_key(self) -> int:

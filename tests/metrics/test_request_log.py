@@ -6,8 +6,10 @@ from __future__ import annotations
 import glob
 import json
 import os
+import types
 
-from kafkalite.metrics.request_log import RequestLog, format_line
+from kafkalite.metrics.request_log import RequestLog, TopicTraffic, format_line, topics_json
+from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions
 
 from ..kafka_client import Client, wait_for
@@ -70,6 +72,30 @@ def test_error_counts_hold_every_nonzero_code_the_response_carried():
             line = json.loads(format_line(request(1), TIMES, 10, error_code, 1_700_000_000_000, cache,
                                           counts))
             assert line["errorCounts"] == expected and line["errorCode"] == error_code
+
+
+def test_a_lines_topic_fields():
+    """Produce's topics have records, Fetch's none; per-topic errorCounts; names escaped."""
+    ok, bad = types.SimpleNamespace(error_code=0), types.SimpleNamespace(error_code=E.NOT_LEADER_OR_FOLLOWER)
+    produce = [TopicTraffic("a", [ok, bad, bad], 7, 700), TopicTraffic('q"uote\u00e9', [ok], 1, 80)]
+    text = topics_json(produce)
+    assert text.isascii()
+    line = json.loads("{" + text[1:] + "}")
+    assert line == {"topics": [
+        {"topic": "a", "partitions": 3, "records": 7, "recordBytes": 700, "errorCounts": {"6": 2}},
+        {"topic": 'q"uote\u00e9', "partitions": 1, "records": 1, "recordBytes": 80, "errorCounts": {}}],
+        "partitions": 4, "records": 8, "recordBytes": 780}
+    long = "z" * 300  # longer than any legal name: written, not cached
+    (named,) = json.loads("{" + topics_json([TopicTraffic(long, [], 0, 0)])[1:] + "}")["topics"]
+    assert named["topic"] == long
+    line = json.loads("{" + topics_json([TopicTraffic("f", [ok], -1, 50)])[1:] + "}")
+    assert line == {"topics": [{"topic": "f", "partitions": 1, "recordBytes": 50, "errorCounts": {}}],
+                    "partitions": 1, "recordBytes": 50}
+    # In a whole line: after errorCounts; a line without traffic has none of these fields.
+    for traffic in (None, produce):
+        whole = json.loads(format_line(request(1), (1, 2, 3, 4, 10), 10, 0, 1_700_000_000_000, {},
+                                       None, traffic))
+        assert whole["errorCounts"] == {} and ("topics" in whole) == (traffic is not None)
 
 
 def test_files_roll_by_size(tmp_path):
