@@ -26,6 +26,27 @@ from kafkalite.protocol.error_codes import for_code
 
 from .request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS, bucket_bounds, merged
 
+# What each of Kafka's BrokerTopicMetrics meters counts here (kafkalite/server/topic_metrics.py).
+BROKER_TOPIC_METRICS = {
+    "MessagesInPerSec": "Records appended to the topic's partitions this broker leads",
+    "BytesInPerSec": "Bytes of the record batches appended",
+    "BytesOutPerSec": "Record bytes sent to consumers in Fetch responses",
+    "BytesRejectedPerSec": "Bytes of record batches refused as larger than max.message.bytes",
+    "FailedProduceRequestsPerSec": "Produce partitions that failed unexpectedly (not for a leader "
+                                   "move, a size limit, a corrupt batch or a storage error)",
+    "FailedFetchRequestsPerSec": "Fetch partitions that failed unexpectedly (not for a leader move, "
+                                 "a fenced epoch, an offset out of range or a storage error)",
+    "TotalProduceRequestsPerSec": "Partitions of Produce requests, appended or not",
+    "TotalFetchRequestsPerSec": "Partitions of Fetch requests, consumers' and followers'",
+}
+# Kafka's Log gauges (kafka.log:type=Log), in the order _logs reads them.
+LOG_METRICS = (
+    ("Size", "Bytes of the partition's log, every segment"),
+    ("NumLogSegments", "Segments of the partition's log"),
+    ("LogStartOffset", "First offset of the partition's log"),
+    ("LogEndOffset", "Offset the partition's next record gets"),
+)
+
 
 class BrokerCollector:
     """A prometheus_client collector over one running Broker."""
@@ -50,6 +71,8 @@ class BrokerCollector:
         yield from self._handlers()
         yield from self._controller()
         yield from self._purgatories()
+        yield from self._topics()
+        yield from self._logs()
         request_log = getattr(self.broker, "request_log", None)
         if request_log is not None:
             yield CounterMetricFamily("kafkalite_request_log_lines_written", "Request log lines written.",
@@ -57,6 +80,40 @@ class BrokerCollector:
             yield CounterMetricFamily("kafkalite_request_log_lines_dropped",
                                       "Request log lines dropped: the writer fell behind or the disk "
                                       "failed.", value=request_log.dropped)
+
+    def _topics(self) -> Iterator[Metric]:
+        """Kafka's BrokerTopicMetrics meters as counters, per topic (label ``topic``) and for all
+        topics: a sample without the label, as Kafka's all-topics meter has no topic tag."""
+        stats = getattr(self.broker, "topic_stats", None)
+        if stats is None:
+            return
+        counts = stats.snapshot()
+        every = counts.pop(None)
+        topics = sorted(counts.items())
+        for i, name in enumerate(stats.names):
+            prometheus = f"kafka_server_brokertopicmetrics_{name.removesuffix('PerSec').lower()}"
+            family = CounterMetricFamily(prometheus, f"{BROKER_TOPIC_METRICS[name]} ({name}).",
+                                         labels=["topic"])
+            family.add_metric([], every[i])  # no label value: the sample has no topic label
+            for topic, c in topics:
+                family.add_metric([topic], c[i])
+            yield family
+
+    def _logs(self) -> Iterator[Metric]:
+        """Kafka's Log gauges of each partition this broker hosts, read from its log now."""
+        rm = getattr(self.broker, "replica_manager", None)
+        if rm is None:
+            return
+        labels = ["topic", "partition"]
+        families = [GaugeMetricFamily(f"kafka_log_log_{name.lower()}", f"{text} ({name}).", labels=labels)
+                    for name, text in LOG_METRICS]
+        for (topic, index), partition in sorted(list(rm.partitions.items())):
+            log = partition.log
+            key = [topic, str(index)]
+            for family, value in zip(families, (log.size, log.num_segments, log.log_start_offset,
+                                                 log.log_end_offset), strict=True):
+                family.add_metric(key, value)
+        yield from families
 
     def _purgatories(self) -> Iterator[Metric]:
         purgatories = [p for p in (getattr(self.broker, "topic_purgatory", None),) if p is not None]

@@ -25,6 +25,8 @@ from kafkalite.storage.log_manager import LogManager
 from . import meta_properties
 from .apis import apis_for
 from .config import BrokerConfig
+from .handlers.fetch import FetchApis
+from .handlers.produce import ProduceApis
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
@@ -33,6 +35,7 @@ from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
+from .topic_metrics import BrokerTopicStats
 
 log = logging.getLogger("kafkalite.server.broker")
 
@@ -61,6 +64,7 @@ class Broker:
         self.log_manager: LogManager | None = None
         self.scheduler: Scheduler | None = None
         self.producer_ids: ProducerIdManager | None = None
+        self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
 
     # --- start --------------------------------------------------------------------------------
 
@@ -101,6 +105,9 @@ class Broker:
         self.producer_ids.startup()
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response, self.producer_ids)
+        for area in (ProduceApis, FetchApis):
+            self.apis.area(area).topic_stats = self.topic_stats
+        self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,

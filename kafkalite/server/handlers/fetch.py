@@ -28,6 +28,7 @@ from kafkalite.storage.log import FetchIsolation
 from ..purgatory import DelayedOperation
 from ..replica_manager import ReplicaManager, partition_key
 from ..responses import respond
+from ..topic_metrics import BrokerTopicStats
 
 SendResponse = Callable[[Response], None]
 R = fetch.RESPONSE
@@ -64,6 +65,7 @@ class FetchApis:
     def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse) -> None:
         self.replica_manager = replica_manager
         self.send_response = send_response
+        self.topic_stats = BrokerTopicStats()  # the Broker gives Produce and Fetch its own
 
     def handle_fetch(self, request: Request) -> Response | None:
         req, version = request.body, request.api_version
@@ -83,7 +85,9 @@ class FetchApis:
         if version < MIN_VERSION_SERVED:
             return respond(request, self._response(infos, [_error(i, E.UNSUPPORTED_VERSION) for i in infos]))
         datas, readable, done = self.read(infos, params)
+        self.topic_stats.fetch_read(infos, datas)
         if done or params.max_wait_ms <= 0 or readable >= params.min_bytes:
+            self.topic_stats.fetch_answered(request, params.is_from_follower, infos, datas)
             return respond(request, self._response(infos, datas))
         operation = DelayedFetch(request, infos, params, self)
         keys = [partition_key(i.topic, i.partition) for i in infos if i.topic is not None]
@@ -174,6 +178,7 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> None:
         datas, _, _ = self.apis.read(self.infos, self.params)
+        self.apis.topic_stats.fetch_answered(self.request, self.params.is_from_follower, self.infos, datas)
         self.apis.send_response(respond(self.request, self.apis._response(self.infos, datas)))
 
     def on_expiration(self) -> None:

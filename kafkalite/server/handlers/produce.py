@@ -36,6 +36,7 @@ from kafkalite.protocol.records.batch import BATCH_LENGTH_OFFSET, MAGIC_OFFSET, 
 from ..purgatory import DelayedOperation
 from ..replica_manager import ReplicaManager, partition_key
 from ..responses import respond
+from ..topic_metrics import BrokerTopicStats
 
 log = logging.getLogger("kafkalite.server.handlers.produce")
 
@@ -86,6 +87,7 @@ class ProduceApis:
     def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse) -> None:
         self.replica_manager = replica_manager
         self.send_response = send_response
+        self.topic_stats = BrokerTopicStats()  # the Broker gives Produce and Fetch its own
 
     def handle_produce(self, request: Request) -> Response | None:
         req, version = request.body, request.api_version
@@ -129,6 +131,7 @@ class ProduceApis:
                 if acks == -1:
                     waiting.append((t.name, result, info.last_offset + 1))
             topics.append(TopicResponse(name=t.name, partition_responses=results))
+        self.topic_stats.produced(request, req.topic_data, topics, served=failure is None)
         if acks == 0:
             return CloseConnectionResponse(request) if errors else NoOpResponse(request)
         body = R(responses=topics, throttle_time_ms=0)
