@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import fetch as fm
 from kafkalite.protocol.messages import list_offsets as lo
@@ -38,13 +39,22 @@ class LogRecord(NamedTuple):
 
 
 def create_topic(client: Client, name: str, partitions: int = 1, **configs: str) -> None:
-    """CreateTopics v7, then wait until every partition answers ListOffsets (it is led here)."""
+    """CreateTopics v7, then wait until every partition answers ListOffsets (it is led here). A
+    broker process just started may not be registered yet (no broker to place replicas on): the
+    request is repeated while it says so."""
     R = ct.REQUEST
     topic = R["topics"](name=name, num_partitions=partitions, replication_factor=1, assignments=[],
                         configs=[R["topics"]["configs"](name=k.replace("_", "."), value=v)
                                  for k, v in configs.items()])
-    (result,) = client.call(CREATE_TOPICS, 7, R(topics=[topic], timeout_ms=30000)).topics
-    assert result.error_code == 0, (result.error_code, result.error_message)
+    results = []
+
+    def created() -> bool:
+        (result,) = client.call(CREATE_TOPICS, 7, R(topics=[topic], timeout_ms=30000)).topics
+        results.append(result)
+        return bool(result.error_code != E.INVALID_REPLICATION_FACTOR)
+
+    assert wait_for(created, timeout=20, interval=0.05)
+    assert results[-1].error_code == 0, (results[-1].error_code, results[-1].error_message)
     assert wait_for(lambda: all(list_offset(client, name, p, LATEST).error_code == 0
                                 for p in range(partitions)), timeout=20)
 
