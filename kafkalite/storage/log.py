@@ -408,12 +408,19 @@ class Log:
                 if header.partition_leader_epoch >= 0:
                     self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
             info = self._append(records, first, expected - 1, max_ts, offset_of_max_ts)
-            producers = self.producer_state.prepare_update(validate=False)
-            for _, header in headers:
-                if header.producer_id >= 0:
-                    producers.append(header, header.base_offset)
-            self.producer_state.update(producers)
+            self._track_producers(headers)
             return info
+
+    def _track_producers(self, headers: list[tuple[int, BatchHeader]]) -> None:
+        """Update the producer state with a follower's batches, unchecked: the leader checked them."""
+        update = None
+        for _, header in headers:
+            if header.producer_id >= 0:
+                if update is None:
+                    update = self.producer_state.prepare_update(validate=False)
+                update.append(header, header.base_offset)
+        if update is not None:
+            self.producer_state.update(update)
 
     def _headers(self, records: bytearray | memoryview | bytes) -> list[tuple[int, BatchHeader]]:
         """The batches' headers, once the append is known to fit a segment."""

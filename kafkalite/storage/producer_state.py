@@ -26,7 +26,6 @@ after a restart.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import logging
 import struct
 from collections.abc import Iterable
@@ -103,7 +102,7 @@ class BatchMetadata(NamedTuple):
         return self.last_offset - self.offset_delta
 
 
-@dataclass
+@dataclass(slots=True)
 class ProducerStateEntry:
     """A producer's state in the partition (Kafka's ProducerStateEntry)."""
 
@@ -117,12 +116,14 @@ class ProducerStateEntry:
     def last_seq(self) -> int:
         return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
 
-    @property
-    def last_data_offset(self) -> int:
-        return self.batches[-1].last_offset if self.batches else -1
-
     def copy(self) -> ProducerStateEntry:
-        return dataclasses.replace(self, batches=list(self.batches))
+        return ProducerStateEntry(
+            self.producer_id,
+            self.producer_epoch,
+            list(self.batches),
+            self.last_timestamp,
+            self.coordinator_epoch,
+        )
 
     def maybe_update_epoch(self, epoch: int) -> None:
         if epoch != self.producer_epoch:
@@ -232,7 +233,8 @@ class ProducerStateManager:
         self._snapshots = sorted(
             offset_from_file_name(p.name)
             for p in directory.iterdir()
-            if p.name.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX) and p.is_file()
+            if p.name.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX)
+            and p.name.removesuffix(PRODUCER_SNAPSHOT_FILE_SUFFIX).isdigit()
         )
 
     # -- state -----------------------------------------------------------------------------------
@@ -272,9 +274,6 @@ class ProducerStateManager:
             log.info("Expired %d producer ids of %s", len(expired), self.topic_partition)
         return len(expired)
 
-    def clear(self) -> None:
-        self.producers.clear()
-
     # -- snapshots -------------------------------------------------------------------------------
 
     @property
@@ -300,12 +299,12 @@ class ProducerStateManager:
         """Replace the state by the latest snapshot's and return its offset; a snapshot that cannot
         be read is deleted (one warning) and the one before it tried. None, the state empty, when
         none is left."""
-        self.producers = {}
+        self.producers.clear()
         while self._snapshots:
             offset = self._snapshots[-1]
             path = producer_snapshot_file(self.dir, offset)
             try:
-                self.producers = decode_snapshot(path.read_bytes())
+                self.producers.update(decode_snapshot(path.read_bytes()))
                 return offset
             except (CorruptSnapshotError, OSError) as e:
                 log.warning("Ignoring the producer snapshot %s, which cannot be read: %s", path, e)

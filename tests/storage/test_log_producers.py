@@ -47,7 +47,7 @@ def state(log: Log) -> dict[int, ProducerStateEntry]:
 
 
 def snapshots(log: Log) -> list[int]:
-    return sorted(int(p.name.split(".")[0]) for p in log.dir.glob("*.snapshot"))
+    return sorted(int(p.name[:20]) for p in log.dir.glob("[0-9]*.snapshot"))
 
 
 def log_bytes(log: Log) -> bytes:
@@ -312,3 +312,22 @@ def test_expiry_from_the_log_managers_cleanup(tmp_path):
     reopened = again.get_log("p", 0)
     assert reopened is not None and state(reopened) == {}
 
+
+
+def test_superseded_snapshots_are_removed_at_load(tmp_path):
+    """Each clean close leaves a snapshot inside the active segment; the next load keeps only the
+    latest of those besides the segments' own (Kafka's removeStraySnapshots)."""
+    log = open_log(tmp_path)
+    produce_many(log, rounds=2)
+    bases = [s.base_offset for s in log.segments()]
+    log.close()
+    first_close = log.log_end_offset
+    log = open_log(tmp_path, had_clean_shutdown=True)
+    send(log, 1, 0, 4)
+    log.close()
+    assert snapshots(log) == [*bases[1:], first_close, log.log_end_offset]
+    (log.dir / "garbage.snapshot").write_bytes(b"")  # not a snapshot's name: left alone
+    again = open_log(tmp_path, had_clean_shutdown=True)
+    assert [s.base_offset for s in again.segments()] == bases
+    assert snapshots(again) == [*bases[1:], log.log_end_offset]
+    assert (log.dir / "garbage.snapshot").exists()

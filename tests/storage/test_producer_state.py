@@ -149,7 +149,7 @@ def entry_bytes(pid: int, epoch: int, last_seq: int, last_offset: int, delta: in
         ts.to_bytes(8, "big", signed=True),  # timestamp INT64
         (-1).to_bytes(4, "big", signed=True),  # coordinator_epoch INT32
         (-1).to_bytes(8, "big", signed=True),  # current_txn_first_offset INT64
-    ))  # fmt: skip
+    ))
 
 
 def test_snapshot_bytes_in_kafkas_layout():
