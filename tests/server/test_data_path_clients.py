@@ -239,3 +239,17 @@ def test_list_offsets_through_the_clients(broker, raw):
         assert kc.offsets_for_times({tp: T0 + 5000}) == {tp: None}
     finally:
         kc.close()
+
+
+# --- topics created by producing to them -------------------------------------------------------
+
+def test_producers_create_a_topic_by_naming_it(broker, raw):
+    """auto.create.topics.enable (true by default): the producers' Metadata request for a topic
+    that does not exist creates it with num.partitions (1); the messages then land in it."""
+    pairs = kcat_pairs(5, seed=11)
+    kcat_produce(broker.bootstrap, "auto-kcat", pairs)
+    log, _ = read_log(raw, "auto-kcat")
+    assert [(r.key, r.value) for r in log] == pairs
+    sent = messages(8, 1, T0, seed=12, null_header_values=False)
+    assert kafka_python_produce(broker.bootstrap, "auto-kafka-python", sent) == [(0, i) for i in range(8)]
+    assert_read_back(sent, read_log(raw, "auto-kafka-python")[0])

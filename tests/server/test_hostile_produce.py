@@ -264,3 +264,22 @@ def test_many_hostile_batches_on_one_connection(broker):
             for name, (corrupt, code) in HOSTILE.items():
                 assert produce(c, topic, corrupt()).error_code == code, name
     assert_untouched_and_serving(broker, topic, size)
+
+
+def test_topic_limits_given_at_create_topics(broker):
+    """max.message.bytes and segment.bytes set for the topic at CreateTopics: a larger batch is
+    MESSAGE_TOO_LARGE, one larger than a segment RECORD_LIST_TOO_LARGE (Kafka's
+    RecordBatchTooLargeException), and neither reaches the log."""
+    value = bytes(range(256)) * 10  # an uncompressed batch of about 2.6 KB
+    with connect(broker) as c:
+        create_topic(c, "hostile-max-message", max_message_bytes="2048")
+        refused = produce(c, "hostile-max-message", batch([value], timestamp=T0))
+        assert refused.error_code == E.MESSAGE_TOO_LARGE
+        assert produce(c, "hostile-max-message", batch([value[:1500]], timestamp=T0)).base_offset == 0
+        assert log_end(c, "hostile-max-message") == 1
+        create_topic(c, "hostile-small-segment", segment_bytes="1024")
+        refused = produce(c, "hostile-small-segment", batch([value], timestamp=T0))
+        assert refused.error_code == E.BY_NAME["RECORD_LIST_TOO_LARGE"].code
+        assert produce(c, "hostile-small-segment", batch([value[:500]], timestamp=T0)).base_offset == 0
+        records, _ = read_log(c, "hostile-small-segment")
+        assert [r.value for r in records] == [value[:500]]
