@@ -15,7 +15,7 @@ import pytest
 from crc32c import crc32c
 
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.records import Compression
+from kafkalite.protocol.records import Compression, Record, build_batch
 
 from ..kafka_client import Client
 from .conftest import running_broker
@@ -127,6 +127,13 @@ def short_batch() -> bytes:
     return bytes(b)
 
 
+def rebuilt(**kw: object):
+    def build() -> bytes:
+        return build_batch([Record(offset_delta=0, timestamp_delta=0, key=None, value=b"hostile")],
+                           base_timestamp=T0, **kw)  # type: ignore[arg-type]
+    return build
+
+
 def two_batches() -> bytes:
     return bytes(sample()) + batch([b"second batch"], timestamp=T0)
 
@@ -156,6 +163,11 @@ HOSTILE = {
     "magic-3": (put(">b", MAGIC_AT, 3, crc=False), E.INVALID_RECORD),
     # validateRecords: "only allowed to contain exactly one record batch".
     "two-batches": (two_batches, E.INVALID_RECORD),
+    # analyzeAndValidateRecords: "The baseOffset of the record batch ... should be 0".
+    "base-offset-1234": (put(">q", 0, 1234, crc=False), E.INVALID_RECORD),
+    # validateBatch: "Clients are not allowed to write control records", "Invalid sequence number".
+    "control-batch": (rebuilt(is_control=True), E.INVALID_RECORD),
+    "producer-id-without-sequence": (rebuilt(producer_id=5, producer_epoch=0), E.INVALID_RECORD),
 }
 
 

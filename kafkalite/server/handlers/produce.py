@@ -54,8 +54,10 @@ def validate_records(records: Any) -> bytearray:
     whole, valid batch v2, not transactional (transactions are not served). Raises ApiError with
     Kafka's codes: INVALID_RECORD (not retried by producers) when there is no whole batch (null,
     empty, cut short), its magic is not 2, there is more than one, or its records count disagrees
-    with lastOffsetDelta or its bytes (ProduceRequest.validateRecords, LogValidator.validateBatch);
-    CORRUPT_MESSAGE for a bad CRC or a batch length below any header."""
+    with lastOffsetDelta or its bytes, its baseOffset is not 0, it is a control batch, or it has a
+    producer id without a sequence (ProduceRequest.validateRecords, LogValidator.validateBatch);
+    CORRUPT_MESSAGE for a bad CRC or a batch length below any header. The records themselves are
+    not read (Kafka's LogValidator decompresses and reads every record)."""
     if not records or len(records) < LOG_OVERHEAD:
         raise ApiError(E.INVALID_RECORD,
                        "A produce request must have at least one record batch per partition.")
@@ -78,7 +80,16 @@ def validate_records(records: Any) -> bytearray:
         # Kafka: "Produce requests with version 3 are only allowed to contain exactly one record batch"
         raise ApiError(E.INVALID_RECORD,
                        "A produce request must hold exactly one record batch per partition.")
-    if header.is_transactional or header.is_control:
+    # Kafka's UnifiedLog.analyzeAndValidateRecords and LogValidator.validateBatch for a client's batch.
+    if header.base_offset != 0:
+        raise ApiError(E.INVALID_RECORD, f"The baseOffset of the record batch should be 0, not "
+                                         f"{header.base_offset}.")
+    if header.is_control:
+        raise ApiError(E.INVALID_RECORD, "Clients are not allowed to write control records.")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise ApiError(E.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in a record "
+                                         f"batch with producerId {header.producer_id}.")
+    if header.is_transactional:
         raise ApiError(E.INVALID_TXN_STATE, "Transactions are not supported by kafkalite.")
     return bytearray(records)
 
