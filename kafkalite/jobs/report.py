@@ -18,7 +18,10 @@ p50/p95/p99/max of each timing), ``per_minute`` (per minute, traffic and api: co
 total-time percentiles), ``slowest``
 (the slowest requests), ``by_client`` (per client software and version), ``by_processor``
 (requests per listener and Processor, and each one's share of its listener), ``controller_queue``
-(per broker: the control requests this broker's controller sent it and their time in its queue).
+(per broker: the control requests this broker's controller sent it and their time in its queue),
+and, when the logs have Produce or Fetch lines with their topics, ``produce_by_topic`` and
+``fetch_by_topic`` (per traffic and topic: requests, error rate, failed partitions, partitions,
+and messages and bytes in, or bytes out).
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ INTERNAL_API_KEYS = (4, 5, 6, 7, 52, 53, 54, 56, 59, 62, 63, 67)
 # and control plane listener.
 INTERNAL_LISTENERS = ("INTERNAL", "CONTROLLER")
 TRAFFIC = ("client", "internal")
+# Written only when the logs have Produce or Fetch lines with topics (brokers before the request
+# log had them wrote none): logs without them get no empty tables.
+TOPIC_TABLES = ("produce_by_topic", "fetch_by_topic")
 PYSPARK_MISSING = "the report needs pyspark (and Java 17): pip install 'kafkalite[spark]'"
 JAVA_MISSING = ("the report needs Java 17: install it (Debian: apt-get install openjdk-17-jre-headless) "
                 "or set JAVA_HOME")
@@ -87,6 +93,15 @@ def schema() -> Any:
     ])
     client = T.StructType([T.StructField("softwareName", T.StringType()),
                            T.StructField("softwareVersion", T.StringType())])
+    codes = T.MapType(T.StringType(), T.LongType())
+    # Produce and Fetch: what the request did to each topic (records: Produce only)
+    topic = T.StructType([
+        T.StructField("topic", T.StringType()),
+        T.StructField("partitions", T.IntegerType()),
+        T.StructField("records", T.LongType()),
+        T.StructField("recordBytes", T.LongType()),
+        T.StructField("errorCounts", codes),
+    ])
     return T.StructType([
         T.StructField("type", T.StringType()),  # null for a request, "controller" for a sent one
         T.StructField("timestamp", T.LongType()),
@@ -105,7 +120,11 @@ def schema() -> Any:
         T.StructField("errorCode", T.IntegerType()),
         # error code (a string: JSON keys are) -> how many times the response carries it, nonzero
         # codes only; absent from older logs
-        T.StructField("errorCounts", T.MapType(T.StringType(), T.LongType())),
+        T.StructField("errorCounts", codes),
+        T.StructField("topics", T.ArrayType(topic)),
+        T.StructField("partitions", T.IntegerType()),
+        T.StructField("records", T.LongType()),
+        T.StructField("recordBytes", T.LongType()),
         T.StructField("brokerId", T.IntegerType()),
         T.StructField("queueTimeMs", T.DoubleType()),
     ])
@@ -151,12 +170,11 @@ def flat(raw: Any, internal_listeners: Any = INTERNAL_LISTENERS) -> Any:
     ``traffic``: "internal" for the controller's lines, internal apis and requests on
     ``internal_listeners``, else "client". ``failed``: 1.0 if the response carries an error code,
     top-level or inside; ``errors``: how many (the sum of ``errorCounts``, or 1 for a nonzero
-    ``errorCode`` without them)."""
+    ``errorCode`` without them). ``topics``: a Produce's or Fetch's, else null."""
     from pyspark.sql import functions as F
 
     counts = F.col("errorCounts")
-    inner = F.when(counts.isNotNull() & (F.size(counts) > 0),
-                   F.aggregate(F.map_values(counts), F.lit(0).cast("long"), lambda a, b: a + b))
+    inner = F.when(counts.isNotNull() & (F.size(counts) > 0), _code_count(counts))
     top = F.when(F.coalesce(F.col("errorCode"), F.lit(0)) != 0, F.lit(1).cast("long"))
     errors = F.coalesce(inner, top, F.lit(0).cast("long"))
     internal = (F.col("type") == "controller") | F.col("requestHeader.requestApiKey").isin(
@@ -174,8 +192,15 @@ def flat(raw: Any, internal_listeners: Any = INTERNAL_LISTENERS) -> Any:
         F.col("clientInformation.softwareVersion").alias("client_software_version"),
         (F.col("timestamp") / 1000).cast("timestamp").alias("time"),
         "connection", "listener", "processor", "requestBytes", "responseBytes", "errorCode",
-        errors.alias("errors"), (errors > 0).cast("double").alias("failed"), *TIMINGS,
+        errors.alias("errors"), (errors > 0).cast("double").alias("failed"), *TIMINGS, "topics",
     )
+
+
+def _code_count(codes: Any) -> Any:
+    """How many error codes an ``errorCounts`` map holds (null for a null map)."""
+    from pyspark.sql import functions as F
+
+    return F.aggregate(F.map_values(codes), F.lit(0).cast("long"), lambda a, b: a + b)
 
 
 def requests(lines: Any) -> Any:
@@ -245,6 +270,35 @@ def tables(df: Any, percentiles: str = "exact") -> dict[str, Any]:
     ).orderBy("listener", "processor")
     return {"by_api": by_api, "per_minute": per_minute, "slowest": slowest, "by_client": by_client,
             "by_processor": by_processor}
+
+
+def topic_tables(df: Any) -> dict[str, Any]:
+    """Per traffic and topic, from the ``topics`` of Produce and Fetch lines (:func:`requests`):
+    the requests that named the topic, the share of them in which one of its partitions was
+    answered with an error (``error_rate``), those partitions (``errors``), the partitions asked
+    for, and what the records weighed: ``messages_in`` and ``bytes_in`` appended (Kafka's
+    MessagesInPerSec and BytesInPerSec), ``bytes_out`` sent (BytesOutPerSec for client
+    traffic; followers' fetches are broker-internal traffic: replication)."""
+    from pyspark.sql import functions as F
+
+    t = F.col("t")
+    per_topic = df.where(F.col("topics").isNotNull()).select(
+        "traffic", "api", F.explode("topics").alias("t")).select(
+        "traffic", "api", t["topic"].alias("topic"), t["partitions"].alias("partitions"),
+        t["records"].alias("records"), t["recordBytes"].alias("record_bytes"),
+        F.coalesce(_code_count(t["errorCounts"]), F.lit(0).cast("long")).alias("errors"))
+
+    def by_topic(api: str, *measures: Any) -> Any:
+        return per_topic.where(F.col("api") == api).groupBy("traffic", "topic").agg(
+            F.count("*").alias("requests"), F.avg((F.col("errors") > 0).cast("double")).alias("error_rate"),
+            F.sum("errors").alias("errors"), F.sum("partitions").alias("partitions"), *measures)
+
+    produce = by_topic("Produce", F.sum("records").alias("messages_in"),
+                       F.sum("record_bytes").alias("bytes_in"))
+    fetch = by_topic("Fetch", F.sum("record_bytes").alias("bytes_out"))
+    # The busiest topics first.
+    return {"produce_by_topic": produce.orderBy("traffic", F.desc("bytes_in"), "topic"),
+            "fetch_by_topic": fetch.orderBy("traffic", F.desc("bytes_out"), "topic")}
 
 
 def _plot_png(draw: Any, height: float = 3.5) -> tuple[str, str]:
@@ -418,16 +472,28 @@ def render_html(collected: dict[str, list[Any]], source: str,
     listeners = ", ".join(internal_listeners) or "none"
     what = ("heartbeats, broker registration, control requests (LeaderAndIsr, UpdateMetadata, "
             f"StopReplica) and every request on the internal listeners ({html.escape(listeners)})")
+    topics = [
+        ("Produce per topic", "produce_by_topic",
+         "Per topic, from the Produce requests' lines: the requests that named it, the share in which "
+         "one of its partitions failed, those partitions, and the records and bytes appended "
+         "(Kafka's MessagesInPerSec and BytesInPerSec)."),
+        ("Fetch per topic", "fetch_by_topic",
+         "Per topic, from the Fetch requests' lines: the requests that named it, the share in which "
+         "one of its partitions failed, those partitions, and the record bytes sent (Kafka's "
+         "BytesOutPerSec for clients; followers' fetches are broker-internal: replication)."),
+    ]
     sections = [
         ("Client requests", "by_api", _html_table(client, drop=("traffic",)), ""),
         ("Broker-internal requests", "by_api", _html_table(internal, drop=("traffic",)),
          f"Brokers' and controllers' requests to each other: {what}."),
+        *((title, name, _html_table(collected[name]), note) for title, name, note in topics
+          if name in collected),
         ("Control requests sent by the controller", "controller_queue",
          _html_table(collected.get("controller_queue", [])),
          "Per broker: the control requests its controller's send thread took from that broker's "
          "queue, and how long each waited there."),
         *((f"{name}", name, _html_table(rows), "") for name, rows in collected.items()
-          if name not in ("by_api", "controller_queue")),
+          if name not in ("by_api", "controller_queue", *TOPIC_TABLES)),
     ]
     body = "".join(f"<h2>{html.escape(title)}{'' if title == name else f' <small>({name})</small>'}</h2>"
                    + (f'<p class="note">{note}</p>' if note else "") + table
@@ -472,12 +538,17 @@ def run(spark: Any, logs: str, out: str, progress: Any = print, percentiles: str
     df = requests(lines)
     progress(f"{df.count():,} requests")
     collected = {}
-    every = {**tables(df, percentiles), "controller_queue": controller_queue(lines, percentiles)}
+    every = {**tables(df, percentiles), "controller_queue": controller_queue(lines, percentiles),
+             **topic_tables(df)}
     for name, table in every.items():
         progress(f"computing {name} ...")
         table = table.cache()  # small: written and collected from one computation, not two
-        table.write.mode("overwrite").parquet(os.path.join(out, name))
-        collected[name] = table.collect()
+        rows = table.collect()
+        if rows or name not in TOPIC_TABLES:
+            table.write.mode("overwrite").parquet(os.path.join(out, name))
+            collected[name] = rows
+        else:  # no topics in these logs: no table, nor one left from an earlier run
+            shutil.rmtree(os.path.join(out, name), ignore_errors=True)
         table.unpersist()
     lines.unpersist()
     path = os.path.join(out, "report.html")

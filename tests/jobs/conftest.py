@@ -1,5 +1,6 @@
 """The report's fixtures: the request logs of a two-broker cluster's run of one minute (client and
-broker-internal traffic, errors inside responses, lines with and without ``errorCounts``), and
+broker-internal traffic, errors inside responses, lines with and without ``errorCounts``, Produce
+and Fetch lines with their topics, a follower's fetches among them), and
 the real ``kafkalite report`` command run on them once, whose output test_report.py checks and
 whose page test_report_browser.py looks at in a browser."""
 
@@ -13,23 +14,27 @@ import types
 
 import pytest
 
-from kafkalite.metrics.request_log import format_controller_line, format_line
+from kafkalite.metrics.request_log import TopicTraffic, format_controller_line, format_line
 from kafkalite.metrics.request_metrics import request_times_us
 
 MS = 1_000_000
 MINUTE = 1_780_000_020.0  # a whole minute (wall clock seconds): the run fits in it
 
 # What the report must find in the cluster's logs below.
-CLIENT = 73  # requests from clients
-INTERNAL = 35  # brokers' and controllers' requests to each other
+CLIENT = 82  # requests from clients
+INTERNAL = 37  # brokers' and controllers' requests to each other
 SENT = 4  # control requests the controller's send threads took from the queues
+# A topic with a long name (its table must still fit the page) and a small one.
+ORDERS, AUDIT = "orders.eu-west-1.payments.settlements-v2", "audit"
 
 
 def request_line(api_key: int, version: int, total_ms: float, *, at: float, listener: str = "PLAINTEXT",
                  client: str | None = "librdkafka", client_id: str = "c", error: int = 0,
-                 error_counts: dict[str, int] | None = None, old: bool = False) -> str:
+                 error_counts: dict[str, int] | None = None, old: bool = False,
+                 traffic: list[TopicTraffic] | None = None) -> str:
     """A request as the broker's own request log writes it; ``error_counts`` as the response's
-    error codes; ``old``: a line from before ``errorCounts`` was logged (no such field)."""
+    error codes; ``old``: a line from before ``errorCounts`` was logged (no such field);
+    ``traffic``: a Produce's or Fetch's topics."""
     header = types.SimpleNamespace(request_api_key=api_key, request_api_version=version, correlation_id=1,
                                    client_id=client_id)
     start, end = 10**12, 10**12 + round(total_ms * MS)
@@ -38,7 +43,8 @@ def request_line(api_key: int, version: int, total_ms: float, *, at: float, list
         response_enqueue_ns=end, response_dequeue_ns=end, connection_id="a-b-0-1",
         security_protocol="PLAINTEXT", listener=listener, client_software_name=client,
         client_software_version="2.3" if client else None, processor=0, size=60)
-    line = json.loads(format_line(request, request_times_us(request, end), 300, error, round(at * 1000)))
+    line = json.loads(format_line(request, request_times_us(request, end), 300, error, round(at * 1000),
+                                  traffic=traffic))
     line.pop("errorCounts", None)
     if error_counts is not None and not old:
         line["errorCounts"] = error_counts
@@ -74,6 +80,17 @@ def cluster_files() -> dict[str, list[str]]:
     two.append(request_line(4, 7, 2, at=t(1, 3), listener="INTERNAL", client=None, client_id="controller-1"))
     # a client on the inter-broker listener
     two.append(request_line(18, 3, 1, at=t(2, 3), listener="INTERNAL", client="kcat"))
+    ok, not_leader = types.SimpleNamespace(error_code=0), types.SimpleNamespace(error_code=6)
+    # Produce: four of two partitions of ORDERS, two of ORDERS and AUDIT whose AUDIT partition's
+    # leader moved; Fetch: three consumers' and two of broker 2's follower on INTERNAL.
+    one += [request_line(0, 9, 4, at=t(i, 4), traffic=[TopicTraffic(ORDERS, [ok, ok], 20, 2400)])
+            for i in range(4)]
+    both = [TopicTraffic(ORDERS, [ok], 5, 600), TopicTraffic(AUDIT, [not_leader], 0, 0)]
+    one += [request_line(0, 9, 5, at=t(i, 2), error_counts={"6": 1}, traffic=both) for i in range(2)]
+    one += [request_line(1, 11, 500, at=t(i, 3), traffic=[TopicTraffic(ORDERS, [ok, ok], -1, 3000)])
+            for i in range(3)]
+    one += [request_line(1, 11, 500, at=t(i, 2), listener="INTERNAL", client=None, client_id="broker-2",
+                         traffic=[TopicTraffic(ORDERS, [ok], -1, 1200)]) for i in range(2)]
     half = len(one) // 2
     return {"broker-1/requests/requests-1-1.jsonl": one[:half],
             "broker-1/requests/requests-2-2.jsonl": one[half:],

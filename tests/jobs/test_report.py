@@ -10,13 +10,16 @@ import sys
 import types
 
 import pytest
+from confluent_kafka import Producer
 
 from kafkalite.jobs import report
 from kafkalite.metrics.request_log import format_controller_line, format_line
 from kafkalite.metrics.request_metrics import request_times_us
 from kafkalite.protocol.messages import api_versions
+from kafkalite.server.topic_metrics import NAMES
 
-from ..kafka_client import Client
+from ..kafka_client import Client, wait_for
+from ..metrics.test_topic_metrics import _create, _read_all
 from ..server.conftest import running_broker
 
 MS = 1_000_000
@@ -139,6 +142,32 @@ def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
     assert [r["broker_id"] for r in collected["controller_queue"]] == [1]  # it sent itself requests
 
 
+def test_a_brokers_produce_and_fetch_make_the_per_topic_tables_its_counters_say(tmp_path, spark):
+    logs = tmp_path / "requests"
+    with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:
+        rm = broker.replica_manager
+        with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+            _create(c, {"clicks": 2})
+            assert wait_for(lambda: len(rm.partitions) == 2, timeout=10)
+            producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker.bound_port('PLAINTEXT')}",
+                                 "linger.ms": 5})
+            for i in range(120):
+                producer.produce("clicks", value=b"c" * 40, partition=i % 2)
+            assert producer.flush(30) == 0
+            for p in (0, 1):
+                _read_all(c, "clicks", p, rm.partitions[("clicks", p)].log.log_end_offset)
+        counts = dict(zip(NAMES, broker.topic_stats.snapshot()["clicks"], strict=True))
+    # The broker has shut down: its request log is flushed and closed.
+    collected = report.run(spark, str(logs), str(tmp_path / "out"), progress=lambda _: None)
+    (produced,) = collected["produce_by_topic"]
+    (fetched,) = collected["fetch_by_topic"]
+    assert (produced["topic"], produced["messages_in"], produced["error_rate"]) == ("clicks", 120, 0.0)
+    assert produced["bytes_in"] == counts["BytesInPerSec"] == sum(p.log.size for p in rm.partitions.values())
+    assert produced["partitions"] == counts["TotalProduceRequestsPerSec"]
+    assert (fetched["bytes_out"], fetched["partitions"]) == (counts["BytesOutPerSec"],
+                                                              counts["TotalFetchRequestsPerSec"])
+
+
 # --- several brokers' logs, errors inside responses, client and broker-internal traffic --------
 
 def test_logs_below_the_directory_are_read_recursively(tmp_path, spark):
@@ -173,7 +202,8 @@ def test_client_and_broker_internal_traffic_are_apart(cluster):
     traffic = {(r["traffic"], r["api"], r["listener"]): r["requests"] for r in collected["by_api"]}
     assert traffic == {
         ("client", "ApiVersions", "PLAINTEXT"): 40, ("client", "Metadata", "PLAINTEXT"): 30,
-        ("client", "CreateTopics", "PLAINTEXT"): 3,
+        ("client", "CreateTopics", "PLAINTEXT"): 3, ("client", "Produce", "PLAINTEXT"): 6,
+        ("client", "Fetch", "PLAINTEXT"): 3, ("internal", "Fetch", "INTERNAL"): 2,  # a follower's
         # by api, whatever the listener...
         ("internal", "BrokerHeartbeat", "INTERNAL"): 28, ("internal", "BrokerRegistration", "INTERNAL"): 1,
         ("internal", "UpdateMetadata", "INTERNAL"): 4, ("internal", "LeaderAndIsr", "INTERNAL"): 1,
@@ -193,10 +223,13 @@ def test_client_and_broker_internal_traffic_are_apart(cluster):
 
 
 def test_other_internal_listeners_are_named_by_the_caller(cluster_logs, tmp_path, spark):
+    from .conftest import CLIENT
+
     lines = report.flat(report.read_all(spark, str(cluster_logs)), internal_listeners=("PLAINTEXT",))
     by = {r["traffic"]: r["count"] for r in report.requests(lines).groupBy("traffic").count().collect()}
-    # The internal apis stay internal; the one ApiVersions on INTERNAL is now a client's.
-    assert by == {"internal": 73 + 34, "client": 1}
+    # The internal apis stay internal; the ApiVersions and the follower's Fetches on INTERNAL are
+    # now a client's.
+    assert by == {"internal": CLIENT + 34, "client": 3}
 
 
 def test_errors_inside_responses_count(cluster, spark):
@@ -207,10 +240,40 @@ def test_errors_inside_responses_count(cluster, spark):
     # Metadata: an older line without errorCounts, its errorCode nonzero: one error
     assert (row["Metadata"]["error_rate"], row["Metadata"]["errors"]) == (pytest.approx(1 / 30), 1)
     assert (row["ApiVersions"]["error_rate"], row["ApiVersions"]["errors"]) == (0.0, 0)
-    assert sum(r["error_rate"] * r["requests"] for r in collected["per_minute"]) == pytest.approx(2)
+    # Produce: two of six responses say a partition's leader moved
+    assert (row["Produce"]["error_rate"], row["Produce"]["errors"]) == (pytest.approx(1 / 3), 2)
+    assert sum(r["error_rate"] * r["requests"] for r in collected["per_minute"]) == pytest.approx(4)
     assert "errors" in spark.read.parquet(str(out / "by_api")).columns
     field = report.schema()["errorCounts"].dataType
     assert (field.keyType.typeName(), field.valueType.typeName()) == ("string", "long")
+
+
+def test_per_topic_tables_from_the_produce_and_fetch_lines(cluster, spark):
+    from .conftest import AUDIT, ORDERS
+
+    collected, out, _ = cluster
+    columns = ("traffic", "topic", "requests", "error_rate", "errors", "partitions")
+    produced = [tuple(r[c] for c in (*columns, "messages_in", "bytes_in"))
+                for r in collected["produce_by_topic"]]
+    # Busiest first; ORDERS: four requests of two partitions (20 records, 2400 bytes each), two of
+    # one (5, 600); AUDIT: those two, its partition's leader moved.
+    assert produced == [("client", ORDERS, 6, 0.0, 0, 10, 90, 10800), ("client", AUDIT, 2, 1.0, 2, 2, 0, 0)]
+    fetched = [tuple(r[c] for c in (*columns, "bytes_out")) for r in collected["fetch_by_topic"]]
+    # The follower's fetches are broker-internal (replication), apart from the consumers'.
+    assert fetched == [("client", ORDERS, 3, 0.0, 0, 6, 9000), ("internal", ORDERS, 2, 0.0, 0, 2, 2400)]
+    for name in report.TOPIC_TABLES:
+        assert spark.read.parquet(str(out / name)).count() == len(collected[name])
+    page = (out / "report.html").read_text()
+    produce, fetch = page.index("<h2>Produce per topic"), page.index("<h2>Fetch per topic")
+    assert page.index("<h2>Broker-internal requests") < produce < fetch
+    assert ORDERS in page[produce:fetch] and AUDIT in page[produce:fetch]
+
+
+def test_logs_without_topics_have_no_per_topic_tables(known):
+    collected, out, _ = known
+    assert not set(report.TOPIC_TABLES) & set(collected)
+    assert not [name for name in report.TOPIC_TABLES if (out / name).exists()]
+    assert "per topic" not in (out / "report.html").read_text()
 
 
 def test_the_per_minute_axis_spans_the_data():
