@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -274,3 +275,65 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
     run.run(names, scenarios, thread_list, seconds, warmup, repeat, write_md,
             section or f"{connections.replace(',', '-')}-conn-{depth.replace(',', '-')}-deep-{mix}",
             command, plot, tuple(observability.split(",")))
+
+
+def _data_bench_options(size_default: str, size_help: str) -> Callable[[Callable[..., None]], click.Command]:
+    """The options ``bench produce`` and ``bench fetch`` share."""
+    def decorate(fn: Callable[..., None]) -> click.Command:
+        for option in reversed((
+            click.option("--servers", default="bare,kafkalite,mock", show_default=True,
+                         help="Servers to measure: bare (answers only: the clients' ceiling), kafkalite, "
+                              "mock (librdkafka's mock cluster)."),
+            click.option("--seconds", default=3.0, show_default=True, help="Time per measurement."),
+            click.option("--rounds", default=2, show_default=True,
+                         help="Take the servers in turn this many times (order reversed every other "
+                              "round); figures are medians."),
+            click.option("--depth", default=4, show_default=True,
+                         help="Requests in flight for the raw Produce sender and Fetch reader."),
+            click.option("--size", default=size_default, show_default=True, help=size_help),
+            click.option("--pin/--no-pin", default=True, show_default=True,
+                         help="Servers on core 0, clients on core 1."),
+            click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+                         help="Replace this benchmark's section of this markdown file (docs/benchmarks.md)."),
+        )):
+            fn = option(fn)
+        return bench.command(fn.__name__.replace("bench_", ""))(fn)
+    return decorate
+
+
+def _data_bench(kind: str, servers: str, seconds: float, rounds: int, depth: int, size: str, pin: bool,
+                write_md: str | None) -> None:
+    from bench.data import run
+
+    try:
+        size_bytes = run.parse_size(size)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--size") from None
+    names = tuple(servers.split(","))
+    unknown = set(names) - {"bare", "kafkalite", "mock"}
+    if unknown:
+        raise click.BadParameter(f"unknown servers: {', '.join(sorted(unknown))}", param_hint="--servers")
+    command = (f"kafkalite bench {kind} --servers {servers} --seconds {seconds:g} --rounds {rounds} "
+               f"--depth {depth} --size {size}" + ("" if pin else " --no-pin")
+               + (f" --write {write_md}" if write_md else ""))
+    opts = run.Options(servers=names, seconds=seconds, rounds=rounds, depth=depth, size=size_bytes, pin=pin)
+    body = (run.produce if kind == "produce" else run.fetch)(opts, write_md, command)
+    click.echo(body)
+
+
+@_data_bench_options("500MB", "Bytes to produce to kafkalite while its RSS is sampled (the issue's "
+                              "figure: 5GB); 0 skips it.")
+def bench_produce(servers: str, seconds: float, rounds: int, depth: int, size: str, pin: bool,
+                  write_md: str | None) -> None:
+    """Produce to kafkalite and to librdkafka's mock cluster with the same clients: confluent-kafka
+    throughput and latency, raw 1 MiB requests, broker RSS while producing --size."""
+    _data_bench("produce", servers, seconds, rounds, depth, size, pin, write_md)
+
+
+@_data_bench_options("500MB", "Bytes of kafkalite's log to write and read back whole (the issue's "
+                              "figure: 2GB); 0 skips it.")
+def bench_fetch(servers: str, seconds: float, rounds: int, depth: int, size: str, pin: bool,
+                write_md: str | None) -> None:
+    """Fetch from kafkalite and from librdkafka's mock cluster with the same clients, against the
+    loopback ceiling (sendfile -> recv_into); kafkalite also reading a --size log whole."""
+    _data_bench("fetch", servers, seconds, rounds, depth, size, pin, write_md)
