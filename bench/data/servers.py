@@ -64,9 +64,9 @@ class Server:
 
 def _popen(args: list[str], log_path: str, pin: bool) -> subprocess.Popen:
     def child() -> None:
-        # Out of the benchmark's process group, so that Ctrl-C reaches the benchmark alone, which
-        # stops its clients first and then its servers; and sent SIGTERM if the benchmark dies
-        # without stopping it (Linux's PR_SET_PDEATHSIG).
+        # Out of the benchmark's process group: Ctrl-C interrupts the benchmark and its client
+        # process, and the benchmark then stops its servers with SIGTERM, the way they stop
+        # cleanly. Sent SIGTERM too if the benchmark dies without stopping it (PR_SET_PDEATHSIG).
         os.setpgrp()
         if _prctl is not None:
             _prctl(1, signal.SIGTERM)
