@@ -71,7 +71,8 @@ def test_the_fetch_reader_finds_the_records_where_the_codec_does():
     payload = encode_response(fetch.FETCH.key, wire.FETCH_VERSION, 7, body)[4:]
     error, pos, length = wire.fetch_records(payload)
     assert (error, payload[pos:pos + length]) == (0, batch)
-    assert decode_response(payload, fetch.FETCH.key, wire.FETCH_VERSION)[1].responses[0].partitions[0].records == batch
+    _, decoded = decode_response(payload, fetch.FETCH.key, wire.FETCH_VERSION)
+    assert decoded.responses[0].partitions[0].records == batch
 
 
 def test_the_bare_server_answers_the_raw_clients_and_confluent_kafka():
@@ -119,8 +120,8 @@ def test_ctrl_c_stops_every_server_and_removes_their_directories():
     before = _leftovers()
     proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "bench", "produce", "--servers", "kafkalite",
                              "--seconds", "30", "--rounds", "1", "--size", "0", "--no-pin"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
