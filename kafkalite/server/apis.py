@@ -21,6 +21,7 @@ from kafkalite.protocol import APIS_BY_KEY, ApiKey
 from kafkalite.protocol.schema import Versions
 
 from .handlers.api_versions import ApiTable, ApiVersionsApis
+from .handlers.configs import ConfigApis
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
 from .handlers.metadata import MetadataApis
@@ -51,6 +52,8 @@ class Waits(enum.Enum):
     METADATA = ("in the topic purgatory, until the controller has answered and this broker's "
                 "metadata shows the change, or the request's timeout")
     CONTROLLER = "until the controller's event thread has handled it (a callback answers it)"
+    TOPIC_CONFIGS = ("for a topic whose settings this broker has not learned: until the controller "
+                     "has told them (asked from a background thread, at most 5 s each try); else at once")
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,8 @@ SERVED: tuple[ServedApi, ...] = (
                  "UNSUPPORTED_VERSION"),
     _served(ApiKey.LIST_OFFSETS, "0-9", EVERY, OffsetApis.list_offsets),
     _served(ApiKey.METADATA, "0-12", EVERY, MetadataApis.handle_metadata),
-    _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ControlApis.handle_leader_and_isr),
+    _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ConfigApis.handle_leader_and_isr, Waits.TOPIC_CONFIGS,
+            note="the settings of topics new to this broker are learned first, then it is applied"),
     _served(ApiKey.STOP_REPLICA, "0-4", PRIVILEGED, ControlApis.handle_stop_replica),
     _served(ApiKey.UPDATE_METADATA, "0-8", PRIVILEGED, ControlApis.handle_update_metadata),
     _served(ApiKey.SASL_HANDSHAKE, "0-1", EVERY, ApiVersionsApis.handle_sasl_handshake,
@@ -96,8 +100,12 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.INIT_PRODUCER_ID, "0-5", EVERY, ProducerIdApis.init_producer_id,
             note="idempotent producers; a transactional id is answered UNSUPPORTED_VERSION"),
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
+    _served(ApiKey.DESCRIBE_CONFIGS, "0-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
+            note="BROKER (this broker's id) and TOPIC resources"),
     _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
             note="answered by the Processor while a connection authenticates"),
+    _served(ApiKey.CREATE_PARTITIONS, "0-3", EVERY, TopicApis.create_partitions, Waits.METADATA,
+            note="NOT_CONTROLLER unless this broker runs the controller"),
     _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,
             Waits.CONTROLLER),
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),

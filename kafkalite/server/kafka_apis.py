@@ -12,10 +12,12 @@ from kafkalite.network.request_channel import CloseConnectionResponse, Request, 
 from kafkalite.protocol import api_name
 
 from .apis import SERVED, ApiTable
+from .config import BrokerConfig
 from .handlers.api_versions import ApiVersionsApis
+from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
-from .handlers.metadata import MetadataApis
+from .handlers.metadata import AutoTopicCreator, MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
@@ -25,6 +27,7 @@ from .metadata_cache import MetadataCache
 from .producer_id_manager import ProducerIdManager
 from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
+from .topic_configs import TopicConfigCache
 
 log = logging.getLogger("kafkalite.server.kafka_apis")
 
@@ -61,13 +64,25 @@ class KafkaApis:
 def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaManager, controller: Any,
                      apis_for: ApiTable, topic_purgatory: DelayedOperationPurgatory,
                      send_response: Callable[[Response], None],
-                     producer_ids: ProducerIdManager | None = None) -> KafkaApis:
+                     producer_ids: ProducerIdManager | None = None, config: BrokerConfig | None = None,
+                     topic_configs: TopicConfigCache | None = None,
+                     auto_create: AutoTopicCreator | None = None) -> KafkaApis:
     """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
     ``send_response`` answers a request that waited (from whichever thread completes it);
-    ``producer_ids`` None gives no producer ids (the network benchmark's KafkaApis)."""
-    topics = TopicApis(controller, metadata_cache, topic_purgatory, send_response)
+    ``producer_ids`` None gives no producer ids (the network benchmark's KafkaApis); ``config``
+    is what DescribeConfigs shows (Kafka's defaults without it); ``topic_configs`` the topics'
+    settings (only the controller's, if any, without it); ``auto_create`` None creates no topic
+    for Metadata."""
+    describer = ConfigDescriber(config or BrokerConfig({"node.id": str(replica_manager.node_id)}))
+    if topic_configs is None:
+        topic_configs = TopicConfigCache(describer.log_defaults, controller)
+    metadata_cache.add_listener(topic_configs.on_metadata_change)
+    topics = TopicApis(controller, metadata_cache, topic_purgatory, send_response, describer)
     metadata_cache.add_listener(topics.on_metadata_change)
-    return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache), ControlApis(replica_manager),
+    control = ControlApis(replica_manager)
+    configs = ConfigApis(replica_manager.node_id, describer, topic_configs, metadata_cache, control,
+                         send_response)
+    return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache, auto_create), control, configs,
                      topics, RegistrationApis(controller, send_response),
                      ProduceApis(replica_manager, send_response), FetchApis(replica_manager, send_response),
                      OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response))

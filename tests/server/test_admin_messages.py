@@ -37,7 +37,8 @@ CASES = [pytest.param(a, v, r, id=f"{a.name}-v{v}-{'response' if r else 'request
 def test_every_version_kio_has_is_covered():
     # kio has no DescribeConfigs v0: test_describe_configs_v0_bytes checks that one.
     versions = {(c.values[0].name, c.values[1]) for c in CASES}
-    assert versions == {("DescribeConfigs", v) for v in range(1, 5)} | {("CreatePartitions", v) for v in range(4)}
+    expected = {("DescribeConfigs", v) for v in range(1, 5)} | {("CreatePartitions", v) for v in range(4)}
+    assert versions == expected
 
 
 def test_describe_configs_v0_bytes():
@@ -47,8 +48,10 @@ def test_describe_configs_v0_bytes():
                                     config_source=4, synonyms=[R["results"]["configs"]["synonyms"]()])
     body = R(throttle_time_ms=1, results=[R["results"](error_code=0, error_message=None, resource_type=4,
                                                        resource_name="1", configs=[entry])])
-    expected = (struct.pack(">ii", 1, 1) + struct.pack(">hh", 0, -1) + b"\x04" + struct.pack(">h", 1) + b"1"
-                + struct.pack(">i", 1) + struct.pack(">h", 1) + b"a" + struct.pack(">h", -1) + b"\x01\x01\x01")
+    expected = (struct.pack(">ii", 1, 1) + struct.pack(">hh", 0, -1) + b"\x04"  # throttle, results, error
+                + struct.pack(">h", 1) + b"1" + struct.pack(">i", 1)  # resource name, one entry
+                + struct.pack(">h", 1) + b"a" + struct.pack(">h", -1)  # name, null value
+                + b"\x01\x01\x01")  # read only, is default, sensitive
     assert encode_body(ApiKey.DESCRIBE_CONFIGS, 0, body, response=True) == expected
     back = decode_body(ApiKey.DESCRIBE_CONFIGS, 0, expected, response=True)
     assert back.results[0].configs[0].is_default and back.results[0].configs[0].config_source == -1

@@ -1,25 +1,109 @@
 """Metadata: brokers (with their endpoint on the request's listener), the controller, and topics
-with their partitions, from this broker's MetadataCache snapshot."""
+with their partitions, from this broker's MetadataCache snapshot.
+
+A topic named in the request that does not exist is created when the request allows it (v4+
+``allow_auto_topic_creation``; always in v0-3) and auto.create.topics.enable is on (Kafka's
+AutoTopicCreationManager): with this broker's num.partitions and default.replication.factor, by
+the controller (on its own node directly, else through a CreateTopics request sent from a
+background thread). The topic answers LEADER_NOT_AVAILABLE meanwhile, so that clients ask again;
+INVALID_REPLICATION_FACTOR if there are fewer live brokers than the replication factor, as Kafka's
+ZooKeeper-era creation answers. A name that is not a legal topic name answers
+INVALID_TOPIC_EXCEPTION, with or without creation.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures
+import logging
+import threading
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from kafkalite.common.errors import ApiError
+from kafkalite.controller.assignment import validate_topic_name
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import metadata
+from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.protocol.messages import create_topics, metadata
 
 from ..metadata_cache import MetadataCache, Snapshot
 from ..responses import respond
+from ..topic_configs import ControllerLink
+
+log = logging.getLogger("kafkalite.server.handlers.metadata")
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # Kafka's "not requested"
+CREATE_TOPICS_VERSION = 7
+CREATE_TIMEOUT_MS = 3000  # how long the controller's node may wait for the new topic's metadata
+
+
+class AutoTopicCreator:
+    """Kafka's AutoTopicCreationManager: hands the creation of unknown topics to the controller
+    without waiting for it. A topic whose creation is under way is not asked for again."""
+
+    def __init__(self, num_partitions: int, replication_factor: int, controller: Any = None,
+                 link: ControllerLink | None = None) -> None:
+        self.num_partitions = num_partitions
+        self.replication_factor = replication_factor
+        self.controller = controller  # on the controller's node
+        self.link = link  # elsewhere
+        self._lock = threading.Lock()
+        self._in_flight: set[str] = set()
+
+    def create(self, name: str, snap: Snapshot) -> int:
+        """The error code the topic answers with now (after a valid name)."""
+        if self.replication_factor > len(snap.brokers):
+            return E.INVALID_REPLICATION_FACTOR
+        with self._lock:
+            if name in self._in_flight:
+                return E.LEADER_NOT_AVAILABLE
+            self._in_flight.add(name)
+        try:
+            future = self._submit(name)
+        except RuntimeError:  # shutting down
+            self._done(name)
+            return E.LEADER_NOT_AVAILABLE
+        future.add_done_callback(lambda f: self._finished(name, f))
+        return E.LEADER_NOT_AVAILABLE
+
+    def _submit(self, name: str) -> concurrent.futures.Future:
+        if self.controller is not None:
+            return self.controller.create_topic(name, self.num_partitions, self.replication_factor, None,
+                                                False)
+        if self.link is None:
+            raise RuntimeError("no way to the controller")
+        R = create_topics.REQUEST
+        body = R(timeout_ms=CREATE_TIMEOUT_MS, validate_only=False, topics=[R["topics"](
+            name=name, num_partitions=self.num_partitions, replication_factor=self.replication_factor)])
+        log.info("Sending the auto-creation of %s to the controller", name)
+        return self.link.submit("creations", ApiKey.CREATE_TOPICS, CREATE_TOPICS_VERSION, body)
+
+    def _finished(self, name: str, future: concurrent.futures.Future) -> None:
+        self._done(name)
+        error = future.exception()
+        if isinstance(error, ApiError):
+            code, message = error.code, error.message
+        elif error is not None:
+            log.warning("Auto-creation of topic %s failed: %s", name, error)
+            return
+        elif self.controller is not None:
+            return
+        else:
+            topic = future.result().topics[0]
+            code, message = topic.error_code, topic.error_message
+        if code not in (E.NONE, E.TOPIC_ALREADY_EXISTS, E.REQUEST_TIMED_OUT):
+            log.info("Auto-creation of topic %s refused: %s (%s)", name, E.for_code(code).name, message)
+
+    def _done(self, name: str) -> None:
+        with self._lock:
+            self._in_flight.discard(name)
 
 
 class MetadataApis:
-    def __init__(self, metadata_cache: MetadataCache) -> None:
+    def __init__(self, metadata_cache: MetadataCache, auto_create: AutoTopicCreator | None = None) -> None:
         self.metadata_cache = metadata_cache
+        self.auto_create = auto_create  # None: auto.create.topics.enable=false
 
     def handle_metadata(self, request: Request) -> Response:
         snap = self.metadata_cache.snapshot
@@ -30,7 +114,9 @@ class MetadataApis:
             e = b.endpoint(request.listener)
             if e is not None:
                 brokers.append(R["brokers"](node_id=b.id, host=e.host, port=e.port, rack=b.rack))
-        topics = [_topic_metadata(snap, name, topic_id)
+        allow = version < 4 or request.body.allow_auto_topic_creation
+        auto_create = self.auto_create if allow else None
+        topics = [_topic_metadata(snap, name, topic_id, auto_create)
                   for name, topic_id in _requested_topics(snap, request.body, version)]
         body = R(
             throttle_time_ms=0, brokers=brokers, cluster_id=snap.cluster_id,
@@ -48,12 +134,21 @@ def _requested_topics(snap: Snapshot, req: Any,
     return [(t.name, t.topic_id if t.name is None else None) for t in req.topics]
 
 
-def _topic_metadata(snap: Snapshot, name: str | None, topic_id: uuid.UUID | None) -> Any:
+def _unknown_topic_error(snap: Snapshot, name: str, auto_create: AutoTopicCreator | None) -> int:
+    try:
+        validate_topic_name(name)
+    except ApiError as e:
+        return e.code
+    return E.UNKNOWN_TOPIC_OR_PARTITION if auto_create is None else auto_create.create(name, snap)
+
+
+def _topic_metadata(snap: Snapshot, name: str | None, topic_id: uuid.UUID | None,
+                    auto_create: AutoTopicCreator | None = None) -> Any:
     T = metadata.RESPONSE["topics"]
     P = T["partitions"]
     topic = snap.topics.get(name) if name is not None else snap.topic_by_id(topic_id)  # type: ignore[arg-type]
     if topic is None:
-        code = E.UNKNOWN_TOPIC_OR_PARTITION if name is not None else E.UNKNOWN_TOPIC_ID
+        code = _unknown_topic_error(snap, name, auto_create) if name is not None else E.UNKNOWN_TOPIC_ID
         unknown = T(error_code=code, name=name, partitions=[],
                     topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
         if topic_id is not None:

@@ -1,6 +1,6 @@
-"""CreateTopics and DeleteTopics: requests a broker passes to its controller. A broker without the
-controller role answers NOT_CONTROLLER, as Kafka does, so that clients go to the controller
-named in Metadata.
+"""CreateTopics, CreatePartitions and DeleteTopics: requests a broker passes to its controller. A
+broker without the controller role answers NOT_CONTROLLER, as Kafka does, so that clients go to
+the controller named in Metadata.
 
 A topic request is answered once the controller has handled it and this broker's own metadata
 cache shows the change (the controller sends it UpdateMetadata over a socket like any broker),
@@ -19,11 +19,12 @@ from typing import Any
 from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import create_topics, delete_topics
+from kafkalite.protocol.messages import create_partitions, create_topics, delete_topics
 
 from ..metadata_cache import MetadataCache, Snapshot
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..responses import respond
+from .configs import ConfigDescriber
 
 SendResponse = Callable[[Response], None]
 
@@ -40,11 +41,13 @@ def topic_id_key(topic_id: Any) -> tuple[str, Any]:
 
 class TopicApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache,
-                 purgatory: DelayedOperationPurgatory, send_response: SendResponse) -> None:
+                 purgatory: DelayedOperationPurgatory, send_response: SendResponse,
+                 describer: ConfigDescriber | None = None) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.cache = metadata_cache
         self.purgatory = purgatory
         self.send_response = send_response
+        self.describer = describer  # the configs CreateTopics v5+ shows (none without it)
 
     def on_metadata_change(self, before: Snapshot, after: Snapshot) -> None:
         """Check the requests waiting for the topics whose metadata changed."""
@@ -69,6 +72,7 @@ class TopicApis:
         R = create_topics.RESPONSE
         results = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
+        configs: dict[str, dict[str, str]] = {}
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
             if self.controller is None:
@@ -81,15 +85,51 @@ class TopicApis:
                     result.error_message = ("Both numPartitions or replicationFactor and replicasAssignments "
                                             "were set. Both cannot be used at the same time.")
                 else:
+                    overrides = {c.name: c.value for c in topic.configs}
+                    configs[topic.name] = overrides
                     pending.append((result, self.controller.create_topic(
                         topic.name, topic.num_partitions, topic.replication_factor, assignment,
-                        req.validate_only)))
+                        req.validate_only, overrides)))
             results.append(result)
         body = R(throttle_time_ms=0, topics=results)
         if not pending:
             return respond(request, body)
         keys = [topic_key(result.name) for result, _ in pending]
-        self._wait(_DelayedCreateTopics(request, body, pending, req.validate_only, self), keys)
+        operation = _DelayedCreateTopics(request, body, pending, req.validate_only, self)
+        operation.configs = configs
+        self._wait(operation, keys)
+        return None
+
+    # --- CreatePartitions ---------------------------------------------------------------------
+
+    def create_partitions(self, request: Request) -> Response | None:
+        req = request.body
+        R = create_partitions.RESPONSE
+        names = [t.name for t in req.topics]
+        results = []
+        pending: list[tuple[Any, concurrent.futures.Future]] = []
+        counts: dict[str, int] = {}
+        for topic in req.topics:
+            result = R["results"](name=topic.name, error_code=E.NONE, error_message=None)
+            if names.count(topic.name) > 1:
+                result.error_code, result.error_message = E.INVALID_REQUEST, "Duplicate topic in request."
+            elif self.controller is None:
+                result.error_code = E.NOT_CONTROLLER
+                result.error_message = E.BY_CODE[E.NOT_CONTROLLER].message
+            else:
+                assignment = ([list(a.broker_ids) for a in topic.assignments]
+                              if topic.assignments is not None else None)
+                counts[topic.name] = topic.count
+                pending.append((result, self.controller.create_partitions(
+                    topic.name, topic.count, assignment, req.validate_only)))
+            results.append(result)
+        body = R(throttle_time_ms=0, results=results)
+        if not pending:
+            return respond(request, body)
+        keys = [topic_key(result.name) for result, _ in pending]
+        operation = _DelayedCreatePartitions(request, body, pending, req.validate_only, self)
+        operation.counts = counts
+        self._wait(operation, keys)
         return None
 
     # --- DeleteTopics -------------------------------------------------------------------------
@@ -172,12 +212,19 @@ class _DelayedTopics(DelayedOperation):
 
 class _DelayedCreateTopics(_DelayedTopics):
     timed_out = "The topic was created but its metadata did not arrive in time."
+    configs: dict[str, dict[str, str]]  # each topic's overrides, as the controller accepted them
 
     def fill(self, result: Any, value: Any) -> None:
         topic_id, layout = value
         result.num_partitions = len(layout)
         result.replication_factor = len(next(iter(layout.values())))
-        result.configs = []
+        describer = self.apis.describer
+        C = create_topics.RESPONSE["topics"]["configs"]
+        # Every topic-level setting with its source, as Kafka's CreateTopics v5+ shows them.
+        result.configs = [] if describer is None else [
+            C(name=e.name, value=e.value, read_only=e.read_only, config_source=e.config_source,
+              is_sensitive=e.is_sensitive)
+            for e in describer.topic_entries(self.configs.get(result.name, {}))]
         if not self.validate_only:
             result.topic_id = topic_id
 
@@ -187,6 +234,20 @@ class _DelayedCreateTopics(_DelayedTopics):
         topic = snap.topics.get(result.name)
         return topic is not None and len(topic.partitions) == len(layout) and all(
             p.leader >= 0 for p in topic.partitions.values())
+
+
+class _DelayedCreatePartitions(_DelayedTopics):
+    timed_out = "The partitions were created but their metadata did not arrive in time."
+    counts: dict[str, int]  # each topic's partition count asked for
+
+    def fill(self, result: Any, value: Any) -> None:
+        pass  # the response says nothing more than the error code
+
+    def shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
+        """This broker's metadata has the topic's partitions up to the new count, all led."""
+        topic = snap.topics.get(result.name)
+        parts = topic.partitions if topic is not None else {}
+        return all(p in parts and parts[p].leader >= 0 for p in range(self.counts[result.name]))
 
 
 class _DelayedDeleteTopics(_DelayedTopics):
