@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from kafkalite.server.config import GROUPS, SETTINGS, Setting
+from kafkalite.server.topic_configs import TOPIC_SETTINGS
 
 
 def _cell(text: str) -> str:
@@ -33,6 +34,31 @@ def _name(setting: Setting) -> str:
         parts.append("<br>alias " + ", ".join(_code(a) for a in setting.aliases))
     return " ".join(parts)
 
+
+TOPIC_LEVEL = """
+## Topic-level settings
+
+A topic can override the broker's `log.*` settings for its own logs. The overrides are given when
+the topic is created (CreateTopics' configs: `kafka-topics.sh --create --config segment.bytes=1048576`,
+confluent-kafka's `NewTopic(..., config={...})`, kafka-python's `NewTopic(topic_configs={...})`)
+and checked as Kafka checks them: an unknown name or an invalid value refuses the topic with
+`INVALID_CONFIG` and the reason, a null value with `INVALID_REQUEST`. The controller keeps them
+with the topic (in its store, through restarts, until the topic is deleted). A broker learns a
+topic's overrides from the controller when it first hosts a partition of the topic (LeaderAndIsr
+carries none): it asks with DescribeConfigs, 5 seconds at most a try, before the partition's log
+is made; the controller's own node reads them directly. A broker that restarts loads its logs
+with its defaults and gives them their topic's overrides as soon as the controller's LeaderAndIsr
+brings the topic; one that cannot reach the controller makes the log with its defaults (with a
+warning) and applies the overrides once it learns them (at the topic's next LeaderAndIsr or
+DescribeConfigs). DescribeConfigs on any broker shows
+every setting below for a topic, the overrides as `DYNAMIC_TOPIC_CONFIG` and the others with the
+broker setting they come from (`STATIC_BROKER_CONFIG` if set in the broker's configuration, else
+`DEFAULT_CONFIG`), and a broker's own settings (all read-only; passwords shown as null).
+Overrides cannot be changed after creation yet (AlterConfigs is not served).
+
+| Name | Type | Default from | Meaning |
+| --- | --- | --- | --- |
+"""
 
 BY_HAND = """
 ## Starting brokers by hand
@@ -126,7 +152,11 @@ def render_markdown() -> str:
             out.append(
                 f"| {_name(s)} | {s.type} | {_cell(_default(s))} | {_cell(valid)} | {_cell(s.doc)} |"
             )
-    return "\n".join(out) + "\n" + BY_HAND
+    topic_rows = [
+        f"| {_code(t.name)} | {t.type} | {', '.join(_code(n) for n in t.synonyms)} | {_cell(t.doc)} |"
+        for t in TOPIC_SETTINGS
+    ]
+    return "\n".join(out) + "\n" + TOPIC_LEVEL + "\n".join(topic_rows) + "\n" + BY_HAND
 
 
 def main() -> None:

@@ -230,3 +230,10 @@ def test_a_broker_that_cannot_reach_the_controller_answers_without_waiting_longe
         assert cache.overrides("t") is None and cache.log_config("t").segment_bytes == 5000
     finally:
         link.shutdown()
+
+
+def test_every_topic_setting_names_broker_settings_as_its_synonyms():
+    from kafkalite.server.config import SETTINGS_BY_NAME
+    from kafkalite.server.topic_configs import TOPIC_SETTINGS
+
+    assert [n for t in TOPIC_SETTINGS for n in t.synonyms if n not in SETTINGS_BY_NAME] == []
