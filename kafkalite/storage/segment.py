@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from kafkalite.common.file_slice import FileSlice  # also imported from here (storage.log, server)
 from kafkalite.protocol.records import (
     BATCH_HEADER_SIZE,
     LOG_OVERHEAD,
@@ -37,28 +38,6 @@ Buffer = bytes | bytearray | memoryview
 _HEADER_WINDOW = 16 * 1024
 # How much recovery reads at a time (whole batches are CRC-checked, so they must be in memory).
 _RECOVERY_WINDOW = 1024 * 1024
-
-
-class FileSlice(NamedTuple):
-    """Bytes of a segment's ``.log`` for ``os.sendfile(socket, fd, position, size)``. The
-    descriptor stays open until the segment is deleted (after file.delete.delay.ms)."""
-
-    fd: int
-    position: int
-    size: int
-
-    def read(self) -> bytes:
-        """The bytes themselves (for TLS, which cannot sendfile, and for tests)."""
-        chunks = []
-        pos, left = self.position, self.size
-        while left > 0:
-            chunk = os.pread(self.fd, left, pos)
-            if not chunk:
-                break  # the file was truncated under us
-            chunks.append(chunk)
-            pos += len(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
 
 
 class TimestampAndOffset(NamedTuple):
