@@ -26,6 +26,7 @@ from . import meta_properties
 from .apis import apis_for
 from .config import BrokerConfig
 from .handlers.fetch import FetchApis
+from .handlers.metadata import AutoTopicCreator
 from .handlers.produce import ProduceApis
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
@@ -35,6 +36,7 @@ from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
+from .topic_configs import ControllerLink, TopicConfigCache
 from .topic_metrics import BrokerTopicStats
 
 log = logging.getLogger("kafkalite.server.broker")
@@ -63,6 +65,8 @@ class Broker:
         self.log_config = config.log_config()  # the broker's defaults for every log
         self.log_manager: LogManager | None = None
         self.scheduler: Scheduler | None = None
+        self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
+        self.topic_configs: TopicConfigCache | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
 
@@ -94,8 +98,15 @@ class Broker:
             self.controller = KafkaController(cfg.controller_settings(), cfg.log_dirs[0], cluster_id)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
-        self.log_manager = LogManager(cfg.log_dirs, lambda topic: self.log_config)
-        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager)
+        if not cfg.is_controller:
+            self.controller_link = ControllerLink(self.node_id, self.controller_address)
+        # Each log gets its topic's overrides over the broker's defaults (from the controller).
+        self.topic_configs = TopicConfigCache(self.log_config, self.controller, self.controller_link)
+        self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
+                                      producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms)
+        self.topic_configs.log_manager = self.log_manager
+        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager,
+                                              self.topic_configs.log_config)
         self._start_scheduler()
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.
@@ -104,7 +115,8 @@ class Broker:
             self.controller_address)
         self.producer_ids.startup()
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
-                                     self.topic_purgatory, self.send_response, self.producer_ids)
+                                     self.topic_purgatory, self.send_response, self.producer_ids,
+                                     cfg, self.topic_configs, self._auto_topic_creator())
         for area in (ProduceApis, FetchApis):
             self.apis.area(area).topic_stats = self.topic_stats
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
@@ -127,6 +139,12 @@ class Broker:
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
 
+    def _auto_topic_creator(self) -> AutoTopicCreator | None:
+        enabled, partitions, replication_factor = self.config.auto_create_topics
+        if not enabled:
+            return None
+        return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link)
+
     def _start_scheduler(self) -> None:
         """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's
         high watermark checkpoint), on the broker's scheduler thread."""
@@ -142,6 +160,8 @@ class Broker:
                            every.log_start_offset_checkpoint_interval_ms)
         scheduler.schedule("highwatermark-checkpoint", lm.checkpoint_high_watermarks,
                            every.high_watermark_checkpoint_interval_ms)
+        scheduler.schedule("PeriodicProducerExpirationCheck", lm.remove_expired_producers,
+                           every.producer_id_expiration_check_interval_ms)
         scheduler.start()
 
     def send_response(self, response: Response) -> None:
@@ -232,6 +252,8 @@ class Broker:
             self.controller.shutdown()
         for pool in self.pools:
             pool.shutdown(timeout / 4)
+        if self.controller_link is not None:
+            self.controller_link.shutdown()
         if self.topic_purgatory is not None:
             self.topic_purgatory.shutdown(timeout / 4)
         if self.replica_manager is not None:

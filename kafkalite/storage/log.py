@@ -352,6 +352,8 @@ class Log:
                         f"The batch of {header.size} bytes is larger than max.message.bytes "
                         f"({self.config.max_message_bytes}) of {self.topic}-{self.partition}"
                     )
+            # max.message.bytes first, then the segment size, as Kafka checks them.
+            self._check_fits_segment(records)
             first = self._log_end_offset
             producers = None
             offset = first
@@ -389,6 +391,7 @@ class Log:
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> LogAppendInfo:
         """Append batches copied from the leader, offsets and epochs as they are."""
         with self._lock:
+            self._check_fits_segment(records)
             headers = self._headers(records)
             expected = first = headers[0][1].base_offset
             max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
@@ -423,18 +426,20 @@ class Log:
             self.producer_state.update(update)
 
     def _headers(self, records: bytearray | memoryview | bytes) -> list[tuple[int, BatchHeader]]:
-        """The batches' headers, once the append is known to fit a segment."""
+        """The batches' headers (only whole batches; the caller checks they fit a segment)."""
+        headers = list(iter_batches(records))
+        covered = headers[-1][0] + headers[-1][1].size if headers else 0
+        if not headers or covered != len(records):
+            raise ValueError(f"{len(records) - covered} bytes of {len(records)} are not whole batches")
+        return headers
+
+    def _check_fits_segment(self, records: bytearray | memoryview | bytes) -> None:
         if len(records) > self.config.segment_bytes:
             raise RecordBatchTooLargeError(
                 f"Message batch size is {len(records)} bytes in append to partition {self.topic}-"
                 f"{self.partition}, which exceeds the maximum configured segment size of "
                 f"{self.config.segment_bytes}."
             )
-        headers = list(iter_batches(records))
-        covered = headers[-1][0] + headers[-1][1].size if headers else 0
-        if not headers or covered != len(records):
-            raise ValueError(f"{len(records) - covered} bytes of {len(records)} are not whole batches")
-        return headers
 
     def _append(
         self,

@@ -102,7 +102,8 @@ def test_metadata_null_empty_named_and_unknown_topics(broker, topics):
         nothing = c.call(3, 12, metadata.REQUEST(topics=[]))
         v0_all = c.call(3, 0, metadata.REQUEST(topics=[]))
         T = metadata.REQUEST["topics"]
-        named = c.call(3, 9, metadata.REQUEST(topics=[T(name="orders"), T(name="nope")]))
+        named = c.call(3, 9, metadata.REQUEST(topics=[T(name="orders"), T(name="nope")],
+                                              allow_auto_topic_creation=False))
     assert [t.name for t in everything.topics] == ["orders"]
     assert nothing.topics == []
     assert [t.name for t in v0_all.topics] == ["orders"]

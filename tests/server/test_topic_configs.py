@@ -85,9 +85,6 @@ def test_a_leader_on_another_broker_rolls_and_refuses_by_the_topics_configs(tmp_
         assert produce(two, "small", b"x" * 400) == E.NONE
 
 
-@pytest.mark.xfail(strict=True, reason="storage/log.py checks segment.bytes (RECORD_LIST_TOO_LARGE) before "
-                                       "max.message.bytes; Kafka's analyzeAndValidateRecords checks the "
-                                       "batch against max.message.bytes first")
 def test_a_batch_above_both_limits_is_message_too_large(tmp_path):
     with two_brokers(tmp_path) as (one, two):
         assert create(one, "sized", [2], segment_bytes="1024", max_message_bytes="2000").error_code == E.NONE
