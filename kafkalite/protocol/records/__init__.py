@@ -19,7 +19,7 @@ from .batch import (
 )
 from .compression import compress, decompress
 from .errors import CompressionError, CorruptRecordError, UnsupportedCompressionError
-from .records import Header, Record, build_batch, decode_records, encode_record
+from .records import Header, Record, build_batch, check_records, decode_records, encode_record
 
 __all__ = [
     "BATCH_HEADER_SIZE",
@@ -35,6 +35,7 @@ __all__ = [
     "UnsupportedCompressionError",
     "build_batch",
     "check_crc",
+    "check_records",
     "compress",
     "decode_records",
     "decompress",

@@ -92,6 +92,53 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None)
             ) from None
 
 
+def check_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> None:
+    """Kafka's check of a produced batch's records (LogValidator with its skipKeyValueIterator):
+    decompressed if compressed, exactly recordsCount records, each one's length within the
+    records and its offset delta the next one, nothing left over. Keys, values and headers are
+    skipped, not read. CorruptRecordError (CompressionError for bad compressed data) otherwise."""
+    if header is None:
+        header = read_header(buf, pos)
+    start = pos + RECORDS_OFFSET
+    end = pos + header.size
+    if end > len(buf):
+        raise CorruptRecordError(f"batch of {header.size} bytes past the end of the buffer", pos)
+    codec = header.compression
+    with memoryview(buf) as view:
+        if codec is Compression.NONE:
+            section: Buffer = bytes(view[start:end])
+            base = start
+        else:
+            try:
+                section = decompress(codec, view[start:end])
+            except CompressionError as e:
+                raise CompressionError(e.reason, start + e.offset) from None
+            base = 0
+    _walk(section, header.records_count, base)
+
+
+def _walk(buf: Buffer, count: int, base: int) -> None:
+    pos, n = 0, len(buf)
+    try:
+        for expected in range(count):
+            length, pos = read_varint(buf, pos)
+            stop = pos + length
+            if length < 1 or stop > n:
+                raise CorruptRecordError(f"record length {length} past the records", base + pos)
+            _, at = read_varlong(buf, pos + 1)  # the timestamp delta, after the attributes
+            offset_delta, at = read_varint(buf, at)
+            if offset_delta != expected or at > stop:
+                raise CorruptRecordError(
+                    f"record {expected} has offset delta {offset_delta}", base + pos)
+            pos = stop
+    except DecodeError as e:
+        if isinstance(e, CorruptRecordError):
+            raise
+        raise CorruptRecordError(f"bad record: {e.reason}", base + (e.offset or 0)) from None
+    if pos != n:
+        raise CorruptRecordError(f"{n - pos} bytes after the last of {count} records", base + pos)
+
+
 def _decode(buf: bytes, count: int, base: int) -> list[Record]:
     """``count`` records filling ``buf`` exactly; error offsets are ``base`` + position."""
     records = []

@@ -1,8 +1,9 @@
 """Produce: record batches appended to the partitions this broker leads (Kafka's
 KafkaApis.handleProduceRequest and ReplicaManager.appendRecords).
 
-Each partition's records are checked as Kafka's LogValidator checks them, without decompressing:
-exactly one RecordBatch v2 (produce v3+), a right CRC-32C, lengths and counts that agree;
+Each partition's records are checked as Kafka's LogValidator checks them: exactly one RecordBatch
+v2 (produce v3+), a right CRC-32C, lengths and counts that agree, records that frame (decompressed
+for the check, keys and values skipped);
 anything else is CORRUPT_MESSAGE (or INVALID_RECORD) for that partition and never reaches the log.
 Versions 0-2 (message formats 0 and 1) are advertised, as Kafka 3.x does for old librdkafka, and
 answered UNSUPPORTED_VERSION.
@@ -29,6 +30,7 @@ from kafkalite.protocol.records import (
     MAGIC,
     CorruptRecordError,
     UnsupportedCompressionError,
+    check_records,
     validate_batch,
 )
 from kafkalite.protocol.records.batch import BATCH_LENGTH_OFFSET, MAGIC_OFFSET, RECORDS_COUNT_OFFSET
@@ -55,9 +57,10 @@ def validate_records(records: Any) -> bytearray:
     Kafka's codes: INVALID_RECORD (not retried by producers) when there is no whole batch (null,
     empty, cut short), its magic is not 2, there is more than one, or its records count disagrees
     with lastOffsetDelta or its bytes, its baseOffset is not 0, it is a control batch, or it has a
-    producer id without a sequence (ProduceRequest.validateRecords, LogValidator.validateBatch);
-    CORRUPT_MESSAGE for a bad CRC or a batch length below any header. The records themselves are
-    not read (Kafka's LogValidator decompresses and reads every record)."""
+    producer id without a sequence (ProduceRequest.validateRecords, LogValidator.validateBatch),
+    or its records do not frame (each record's length and offset delta, after decompression:
+    Kafka's LogValidator reads them too, and a batch that cannot be read would stop every
+    consumer at it); CORRUPT_MESSAGE for a bad CRC or a batch length below any header."""
     if not records or len(records) < LOG_OVERHEAD:
         raise ApiError(E.INVALID_RECORD,
                        "A produce request must have at least one record batch per partition.")
@@ -91,6 +94,10 @@ def validate_records(records: Any) -> bytearray:
                                          f"batch with producerId {header.producer_id}.")
     if header.is_transactional:
         raise ApiError(E.INVALID_TXN_STATE, "Transactions are not supported by kafkalite.")
+    try:
+        check_records(records, 0, header)
+    except CorruptRecordError as e:
+        raise ApiError(E.INVALID_RECORD, f"Invalid records in the batch: {e}") from None
     return bytearray(records)
 
 
