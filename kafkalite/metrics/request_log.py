@@ -28,6 +28,8 @@ from typing import Any, NamedTuple
 
 from kafkalite.protocol.api_keys import api_name
 
+from .request_metrics import Times
+
 log = logging.getLogger("kafkalite.metrics.request_log")
 
 FLUSH_INTERVAL = 0.05  # seconds between the writer's rounds
@@ -72,7 +74,7 @@ class RequestLog:
 
     # --- the callers' side: format, append, never block ------------------------------------------
 
-    def append(self, request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
+    def append(self, request: Any, times_us: Times, response_bytes: int,
                error_code: int, error_counts: Mapping[int, int] | None = None) -> None:
         """A completed request (``times_us``: :func:`~kafkalite.metrics.request_metrics.request_times_us`;
         ``error_counts``: every error code its response carried, None for ``error_code`` alone)."""
@@ -204,7 +206,7 @@ def _template(request: Any) -> str:
         + f',"requestApiKey":{key},"requestApiVersion":{header.request_api_version},'
         + '"correlationId":%d,"clientId":' + _q(header.client_id) + '},"connection":'
         + _q(request.connection_id)
-        + ',"totalTimeMs":%de-3,"requestQueueTimeMs":%de-3,"localTimeMs":%de-3,"remoteTimeMs":0.0,'
+        + ',"totalTimeMs":%de-3,"requestQueueTimeMs":%de-3,"localTimeMs":%de-3,"remoteTimeMs":%de-3,'
         + '"throttleTimeMs":0,"responseQueueTimeMs":%de-3,"sendTimeMs":%de-3,"securityProtocol":'
         + _q(request.security_protocol) + ',"principal":"User:ANONYMOUS","listener":'
         + _q(request.listener) + ',"clientInformation":{"softwareName":'
@@ -271,7 +273,7 @@ def topics_json(traffic: Sequence[TopicTraffic]) -> str:
     return f',"topics":[{",".join(parts)}],"partitions":{partitions}{total},"recordBytes":{record_bytes}'
 
 
-def format_line(request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
+def format_line(request: Any, times_us: Times, response_bytes: int,
                 error_code: int, wall_ms: int, templates: dict[tuple, str] | None = None,
                 error_counts: Mapping[int, int] | None = None,
                 traffic: Sequence[TopicTraffic] | None = None) -> str:
@@ -289,8 +291,8 @@ def format_line(request: Any, times_us: tuple[int, int, int, int, int], response
             if len(templates) >= TEMPLATES_MAX:
                 templates.clear()
             templates[key] = template
-    queue, local, response_queue, send, total = times_us
-    return template % (wall_ms, header.correlation_id, total, queue, local, response_queue, send,
+    queue, local, remote, response_queue, send, total = times_us
+    return template % (wall_ms, header.correlation_id, total, queue, local, remote, response_queue, send,
                        request.size, response_bytes, error_code,
                        "{}" if error_counts is None and not error_code  # the common case, no call
                        else error_counts_json(error_code, error_counts),

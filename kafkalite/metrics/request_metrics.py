@@ -15,7 +15,9 @@ TIME_BUCKETS = 26  # microseconds: up to 2**25 us (33 s), then +Inf
 SIZE_BUCKETS = 31  # bytes: up to 2**30 bytes (1 GiB), then +Inf
 
 # Kafka's names for the timings, in the order ApiStats keeps them.
-TIMINGS = ("RequestQueueTimeMs", "LocalTimeMs", "ResponseQueueTimeMs", "ResponseSendTimeMs", "TotalTimeMs")
+TIMINGS = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTimeMs", "ResponseSendTimeMs",
+           "TotalTimeMs")
+Times = tuple[int, int, int, int, int, int]
 SIZES = ("RequestBytes", "ResponseBytes")
 
 
@@ -48,9 +50,10 @@ class ApiStats:
         return h[:buckets] + [sum(h[buckets:])], self.sums[k]
 
 
-def request_times_us(request: Any, now_ns: int) -> tuple[int, int, int, int, int]:
+def request_times_us(request: Any, now_ns: int) -> Times:
     """A request's timings in whole microseconds, in Kafka's order: RequestQueueTime, LocalTime,
-    ResponseQueueTime, ResponseSendTime, TotalTime. Computed once per request, for both the metrics
+    RemoteTime (waiting in a purgatory, from the handler's return to the answer), ResponseQueueTime,
+    ResponseSendTime, TotalTime. Computed once per request, for both the metrics
     and the request log. The stamps come from one monotonic clock, in this order, so no timing is
     negative; a step the request never reached (its connection closed first) counts as no time."""
     start = request.start_ns
@@ -58,8 +61,8 @@ def request_times_us(request: Any, now_ns: int) -> tuple[int, int, int, int, int
     local = request.api_local_complete_ns or dequeue
     enqueue = request.response_enqueue_ns or local
     taken = request.response_dequeue_ns or enqueue
-    return ((dequeue - start) // 1000, (local - dequeue) // 1000, (taken - enqueue) // 1000,
-            (now_ns - taken) // 1000, (now_ns - start) // 1000)
+    return ((dequeue - start) // 1000, (local - dequeue) // 1000, (enqueue - local) // 1000,
+            (taken - enqueue) // 1000, (now_ns - taken) // 1000, (now_ns - start) // 1000)
 
 
 class RequestMetrics:
@@ -68,7 +71,7 @@ class RequestMetrics:
     def __init__(self) -> None:
         self.stats: dict[tuple[int, int], ApiStats] = {}
 
-    def record(self, request: Any, times_us: tuple[int, int, int, int, int], response_bytes: int,
+    def record(self, request: Any, times_us: Times, response_bytes: int,
                error_code: int, error_counts: Mapping[int, int] | None = None) -> None:
         """A request whose response has been written (or dropped): Kafka's updateRequestMetrics.
         ``times_us`` is :func:`request_times_us`; ``error_counts`` every error code the response
@@ -86,24 +89,26 @@ class RequestMetrics:
         else:
             for code, n in error_counts.items():
                 errors[code] = errors.get(code, 0) + n
-        queue_us, local_us, response_queue_us, send_us, total_us = times_us
+        queue_us, local_us, remote_us, response_queue_us, send_us, total_us = times_us
         size = request.size
         c = stats.counts
         c[queue_us.bit_length()] += 1
         c[65 + local_us.bit_length()] += 1
-        c[130 + response_queue_us.bit_length()] += 1
-        c[195 + send_us.bit_length()] += 1
-        c[260 + total_us.bit_length()] += 1
-        c[325 + size.bit_length()] += 1
-        c[390 + response_bytes.bit_length()] += 1
+        c[130 + remote_us.bit_length()] += 1
+        c[195 + response_queue_us.bit_length()] += 1
+        c[260 + send_us.bit_length()] += 1
+        c[325 + total_us.bit_length()] += 1
+        c[390 + size.bit_length()] += 1
+        c[455 + response_bytes.bit_length()] += 1
         s = stats.sums
         s[0] += queue_us
         s[1] += local_us
-        s[2] += response_queue_us
-        s[3] += send_us
-        s[4] += total_us
-        s[5] += size
-        s[6] += response_bytes
+        s[2] += remote_us
+        s[3] += response_queue_us
+        s[4] += send_us
+        s[5] += total_us
+        s[6] += size
+        s[7] += response_bytes
 
 
 def merged(shards: Iterable[RequestMetrics]) -> dict[tuple[int, int], ApiStats]:

@@ -17,7 +17,7 @@ from ..network.test_request_channel import request
 from ..server.conftest import running_broker
 from ..small_disk import fill, small_disk
 
-TIMES = (1, 2, 3, 4, 10)  # microseconds: queue, local, response queue, send, total
+TIMES = (1, 2, 0, 3, 4, 10)  # microseconds: queue, local, remote, response queue, send, total
 
 
 def _lines(directory) -> list[dict]:
@@ -93,7 +93,7 @@ def test_a_lines_topic_fields():
                     "partitions": 1, "recordBytes": 50}
     # In a whole line: after errorCounts; a line without traffic has none of these fields.
     for traffic in (None, produce):
-        whole = json.loads(format_line(request(1), (1, 2, 3, 4, 10), 10, 0, 1_700_000_000_000, {},
+        whole = json.loads(format_line(request(1), (1, 2, 0, 3, 4, 10), 10, 0, 1_700_000_000_000, {},
                                        None, traffic))
         assert whole["errorCounts"] == {} and ("topics" in whole) == (traffic is not None)
 

@@ -22,7 +22,7 @@ def test_every_value_lands_in_the_first_bucket_whose_bound_holds_it(values):
     m = RequestMetrics()
     for v in values:  # a request of v bytes
         _record(m, _request(18, 3, v, 0), 0, 0, 10_000_000)
-    counts, total = m.stats[(18, 3)].histogram(5, SIZE_BUCKETS) if values else ([0], 0)
+    counts, total = m.stats[(18, 3)].histogram(6, SIZE_BUCKETS) if values else ([0], 0)
     assert sum(counts) == len(values) and total == sum(values)
     cumulative = 0
     for bound, count in zip(bucket_bounds(SIZE_BUCKETS), counts, strict=False):
@@ -36,10 +36,11 @@ def _record(m: RequestMetrics, request, response_bytes: int, error_code: int, no
 
 def _request(api_key: int, version: int, size: int, start: int) -> types.SimpleNamespace:
     header = types.SimpleNamespace(request_api_key=api_key, request_api_version=version)
-    # 1 ms queued, 2 ms in the handler, 3 ms waiting for the Processor, sent 4 ms later.
+    # 1 ms queued, 2 ms in the handler, 1 ms in a purgatory, 2 ms waiting for the Processor,
+    # sent 4 ms later.
     return types.SimpleNamespace(header=header, size=size, start_ns=start, dequeue_ns=start + 1_000_000,
                                  api_local_complete_ns=start + 3_000_000,
-                                 response_enqueue_ns=start + 3_000_000,
+                                 response_enqueue_ns=start + 4_000_000,
                                  response_dequeue_ns=start + 6_000_000)
 
 
@@ -49,9 +50,9 @@ def test_record_splits_a_request_into_kafkas_timings():
     _record(m, _request(18, 3, 40, 0), 500, 35, 10_000_000)
     stats = m.stats[(18, 3)]
     assert stats.count == 2 and stats.errors == {0: 1, 35: 1}  # NONE counted too, as in Kafka
-    # microseconds queued, local, response queue, send, total; then request and response bytes
-    assert stats.sums == [2000, 4000, 6000, 8000, 20000, 80, 1000]
-    counts, total = stats.histogram(4, 26)  # TotalTimeMs: 10 ms is bucket 14 (8192-16383 us)
+    # microseconds queued, local, remote, response queue, send, total; then request and response bytes
+    assert stats.sums == [2000, 4000, 2000, 4000, 8000, 20000, 80, 1000]
+    counts, total = stats.histogram(5, 26)  # TotalTimeMs: 10 ms is bucket 14 (8192-16383 us)
     assert counts[14] == 2 and sum(counts) == 2 and total == 20000
 
 
@@ -59,7 +60,7 @@ def test_a_step_never_reached_counts_as_no_time():
     # Closed before a handler took it: only the queue time (up to the close) is not zero.
     request = types.SimpleNamespace(start_ns=1_000_000, dequeue_ns=0, api_local_complete_ns=0,
                                     response_enqueue_ns=0, response_dequeue_ns=0)
-    assert request_times_us(request, 3_500_000) == (0, 0, 0, 2500, 2500)
+    assert request_times_us(request, 3_500_000) == (0, 0, 0, 0, 2500, 2500)
 
 
 def test_shards_are_summed():
@@ -77,9 +78,9 @@ def test_every_error_code_a_response_carries_is_counted():
     """Kafka's ErrorsPerSec: each code of the response's errorCounts(), NONE included; a request
     answered without a response (closed, no-op) carries none."""
     m = RequestMetrics()
-    m.record(_request(19, 7, 40, 0), (1, 1, 1, 1, 4), 100, 0, {0: 2, 36: 1})
-    m.record(_request(19, 7, 40, 0), (1, 1, 1, 1, 4), 100, 0, {36: 3})
-    m.record(_request(19, 7, 40, 0), (1, 1, 1, 1, 4), 0, 0, {})
+    m.record(_request(19, 7, 40, 0), (1, 1, 0, 1, 1, 4), 100, 0, {0: 2, 36: 1})
+    m.record(_request(19, 7, 40, 0), (1, 1, 0, 1, 1, 4), 100, 0, {36: 3})
+    m.record(_request(19, 7, 40, 0), (1, 1, 0, 1, 1, 4), 0, 0, {})
     stats = m.stats[(19, 7)]
     assert stats.count == 3 and stats.errors == {0: 2, 36: 4}
 
