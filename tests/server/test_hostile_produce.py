@@ -9,6 +9,7 @@ and network thread alive."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,18 @@ def rebuilt(**kw: object):
     return build
 
 
+def garbage_records(compression: Compression) -> Callable[[], bytes]:
+    """A batch whose header and CRC are right but whose records section is not records (or, for a
+    codec, not its compressed data): no consumer could read it."""
+    def build() -> bytes:
+        b = bytearray(build_batch([Record(offset_delta=0, timestamp_delta=0, key=None, value=b"x" * 40)],
+                                  compression=compression, base_timestamp=T0))
+        records_at = 61
+        b[records_at:] = bytes((i * 37 + 11) % 251 for i in range(len(b) - records_at))
+        return with_crc(b)
+    return build
+
+
 def two_batches() -> bytes:
     return bytes(sample()) + batch([b"second batch"], timestamp=T0)
 
@@ -163,6 +176,10 @@ HOSTILE = {
     "magic-3": (put(">b", MAGIC_AT, 3, crc=False), E.INVALID_RECORD),
     # validateRecords: "only allowed to contain exactly one record batch".
     "two-batches": (two_batches, E.INVALID_RECORD),
+    # Kafka's LogValidator reads every record (decompressing): InvalidRecordException.
+    "garbage-records": (garbage_records(Compression.NONE), E.INVALID_RECORD),
+    "garbage-gzip": (garbage_records(Compression.GZIP), E.INVALID_RECORD),
+    "garbage-zstd": (garbage_records(Compression.ZSTD), E.INVALID_RECORD),
     # analyzeAndValidateRecords: "The baseOffset of the record batch ... should be 0".
     "base-offset-1234": (put(">q", 0, 1234, crc=False), E.INVALID_RECORD),
     # validateBatch: "Clients are not allowed to write control records", "Invalid sequence number".
