@@ -55,11 +55,12 @@ def produce_rate(bootstrap: str, topic: str, message_bytes: int, seconds: float,
 
     def send_one_by_one() -> None:
         for _ in range(chunk):
-            try:
-                produce(topic, value, partition=0)
-            except BufferError:  # the local queue is full: serve delivery reports, then retry
-                poll(0.001)
-                produce(topic, value, partition=0)
+            while True:
+                try:
+                    produce(topic, value, partition=0)
+                    break
+                except BufferError:  # the local queue is full: serve delivery reports, then retry
+                    poll(0.001)
         poll(0)
 
     def send_batch() -> None:
