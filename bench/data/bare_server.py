@@ -37,6 +37,13 @@ _CORRELATION = struct.Struct(">i")
 _OFFSET = struct.Struct(">q")
 
 
+def _encoded(api_key: int, version: int, body: Any) -> bytes:
+    """A response frame with correlation id 0, as bytes (its records are bytes, never file slices,
+    so the codec gives bytes; ``to_bytes`` covers a codec that hands back a spliced frame)."""
+    frame = encode_response(api_key, version, 0, body)
+    return frame if isinstance(frame, bytes) else frame.to_bytes()
+
+
 class Canned:
     """payload -> the buffers of its response frame."""
 
@@ -87,21 +94,21 @@ class Canned:
     def _api_versions(self, version: int, error: int) -> bytes:
         R = api_versions.RESPONSE
         keys = [R["api_keys"](api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in SERVED.items()]
-        return encode_response(API_VERSIONS, version, 0, R(
+        return _encoded(API_VERSIONS, version, R(
             error_code=error, api_keys=keys, throttle_time_ms=0, supported_features=[],
             finalized_features_epoch=-1, finalized_features=[], zk_migration_ready=False))
 
     def _produce(self, version: int) -> bytes:
         R = produce.RESPONSE
         T, P = R["responses"], R["responses"]["partition_responses"]
-        return encode_response(PRODUCE, version, 0, R(responses=[T(name=self.topic, partition_responses=[
+        return _encoded(PRODUCE, version, R(responses=[T(name=self.topic, partition_responses=[
             P(index=0, error_code=0, base_offset=0, log_append_time_ms=-1, log_start_offset=0,
               record_errors=[], error_message=None)])], throttle_time_ms=0))
 
     def _metadata(self, version: int, names: tuple[str, ...]) -> bytes:
         R = metadata.RESPONSE
         T, P = R["topics"], R["topics"]["partitions"]
-        return encode_response(METADATA, version, 0, R(
+        return _encoded(METADATA, version, R(
             throttle_time_ms=0,
             brokers=[R["brokers"](node_id=1, host="127.0.0.1", port=self.port, rack=None)],
             cluster_id="kafkalite-bench-bare-server", controller_id=1,
@@ -114,7 +121,7 @@ class Canned:
         R = fetch.RESPONSE
         T, P = R["responses"], R["responses"]["partitions"]
         records = self.batch * batches
-        frame = encode_response(FETCH, version, 0, R(
+        frame = _encoded(FETCH, version, R(
             throttle_time_ms=0, error_code=0, session_id=0, responses=[T(topic=self.topic, partitions=[
                 P(partition_index=0, error_code=0, high_watermark=self.high_watermark,
                   last_stable_offset=self.high_watermark, log_start_offset=0, aborted_transactions=None,
