@@ -6,6 +6,7 @@ it over their own transports. See docs/protocol.md.
 
 from .api_keys import ApiKey, api_name
 from .codec import (
+    SplicedFrame,
     body_codec,
     decode_body,
     decode_request,
@@ -33,6 +34,7 @@ __all__ = [
     "FrameDecoder",
     "FrameTooLarge",
     "ProtocolError",
+    "SplicedFrame",
     "UnsupportedVersion",
     "api_name",
     "body_codec",

@@ -2,7 +2,8 @@
 
 ``encode_request`` / ``encode_response`` return a complete frame (int32 size, header, body);
 ``decode_request`` / ``decode_response`` take a frame's payload (without the size prefix), as the
-frame decoder yields it.
+frame decoder yields it. A response whose bytes fields hold FileSlices (Fetch records) comes back
+as a SplicedFrame: its bytes and the slices in wire order, for the network layer to sendfile.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import gc
 import struct
 from typing import Any
 
+from kafkalite.common.file_slice import FileSlice
+
 from . import headers as H
 from .compiler import Decoder, Encoder, compile_struct
 from .errors import DecodeError, EncodeError, UnsupportedVersion
 from .messages import BY_KEY
+from .primitives import SpliceBuffer, SpliceNeeded
 from .schema import Api, Struct
 
 _SIZE = struct.Struct(">i")
@@ -76,7 +80,10 @@ def _header_codec(response: bool, version: int) -> tuple[Encoder, Decoder]:
 
 def encode_body(api_key: int, version: int, body: Any, response: bool = False) -> bytes:
     out = bytearray()
-    _encode_into(out, api_key, version, body, response)
+    try:
+        _encode_into(out, api_key, version, body, response)
+    except SpliceNeeded:
+        raise _no_splicing(api_key, version, response) from None
     return bytes(out)
 
 
@@ -87,6 +94,16 @@ def _encode_into(out: bytearray, api_key: int, version: int, body: Any, response
     except _ENCODE_ERRORS as e:
         kind = "response" if response else "request"
         raise EncodeError(f"cannot encode api_key={api_key} v{version} {kind}: {e}") from e
+    except SpliceNeeded:
+        if type(out) is SpliceBuffer:  # a tagged field's own buffer met it: no way to splice
+            raise _no_splicing(api_key, version, response) from None
+        raise
+
+
+def _no_splicing(api_key: int, version: int, response: bool) -> EncodeError:
+    kind = "response" if response else "request"
+    return EncodeError(f"cannot encode api_key={api_key} v{version} {kind}: a FileSlice goes only "
+                       "into a response frame (encode_response), and not in a tagged field")
 
 
 def decode_body(
@@ -117,22 +134,86 @@ def encode_request(
     out = bytearray(4)
     header = H.REQUEST_HEADER.cls(api_key, version, correlation_id, client_id)
     _header_codec(False, hv)[0](header, out)
-    _encode_into(out, api_key, version, body, False)
+    try:
+        _encode_into(out, api_key, version, body, False)
+    except SpliceNeeded:
+        raise _no_splicing(api_key, version, False) from None
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
 
 
-def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes:
-    """A complete response frame (ApiVersions always with response header v0)."""
+class SplicedFrame:
+    """A response frame with parts of it left in files: ``parts`` are bytes and FileSlices in the
+    order they go on the wire, the first starting with the int32 size. ``len()`` is the whole
+    frame's length, slices and size prefix included, as ``len()`` of a bytes frame is."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self, parts: tuple[bytes | FileSlice, ...], size: int) -> None:
+        self.parts = parts
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def to_bytes(self) -> bytes:
+        """The frame as one bytes object, the slices read from their files (TLS, tests). Raises
+        EOFError if a file ends before its slice does: a frame shorter than its size prefix
+        says would garble every later response on the connection."""
+        data = b"".join([p.read() if isinstance(p, FileSlice) else p for p in self.parts])
+        if len(data) != self.size:
+            raise EOFError(f"a file slice of a response frame is {self.size - len(data)} bytes short "
+                           "(its file was truncated)")
+        return data
+
+    def __repr__(self) -> str:
+        slices = sum(type(p) is FileSlice for p in self.parts)
+        return f"SplicedFrame({self.size} bytes, {slices} file slices in {len(self.parts)} parts)"
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Any) -> bytes | SplicedFrame:
+    """A complete response frame (ApiVersions always with response header v0): bytes, or a
+    SplicedFrame if a bytes field of ``body`` holds a FileSlice (Fetch records)."""
     a = get_api(api_key)
     hv = H.response_header_version(api_key, a.is_flexible(version))
     out = bytearray(4)
     out += _SIZE.pack(correlation_id)
     if hv >= 1:
         out.append(0)  # empty tagged fields
-    _encode_into(out, api_key, version, body, True)
+    try:
+        _encode_into(out, api_key, version, body, True)
+    except SpliceNeeded:
+        # Met at the first slice, which in a Fetch response comes after a few dozen bytes: the
+        # encoding starts again into a buffer that takes slices (see primitives.py for why not
+        # always into one).
+        return _encode_spliced(api_key, version, correlation_id, body, hv)
     _SIZE.pack_into(out, 0, len(out) - 4)
     return bytes(out)
+
+
+def _encode_spliced(api_key: int, version: int, correlation_id: int, body: Any, hv: int) -> SplicedFrame:
+    out = SpliceBuffer(4)
+    out += _SIZE.pack(correlation_id)
+    if hv >= 1:
+        out.append(0)
+    _encode_into(out, api_key, version, body, True)
+    slices = out.slices
+    size = len(out) + sum(piece.size for _, piece in slices)
+    try:
+        _SIZE.pack_into(out, 0, size - 4)  # the size prefix counts the slices' bytes
+    except struct.error as e:
+        raise EncodeError(f"a response frame of {size} bytes is too large") from e
+    data = bytes(out)
+    parts: list[bytes | FileSlice] = []
+    start = 0
+    for at, piece in slices:
+        if at > start:
+            parts.append(data[start:at])
+        parts.append(piece)
+        start = at
+    if start < len(data):
+        parts.append(data[start:])
+    return SplicedFrame(tuple(parts), size)
 
 
 def peek_api(payload: Any) -> tuple[int, int]:

@@ -3,6 +3,13 @@
 Decoders return ``(value, new_pos)`` and raise :class:`DecodeError` on bad input. The generated
 message codecs inline the fixed-size types as ``struct`` calls and call the variable-size helpers
 here, so this module is both the reference for each type and the runtime the generated code uses.
+
+A bytes field's value may be a FileSlice (Fetch records still in their segment): written into a
+SpliceBuffer it costs its length prefix and a reference, not a copy. Into a plain bytearray it
+raises SpliceNeeded, and the caller (codec.py) encodes again into a SpliceBuffer. Encoding always
+starts with a plain bytearray because ``append``, which the generated code calls for every tag
+section and short compact length, costs about twice as much on a subclass (CPython specialises
+the call for the exact type): messages without slices, nearly all, pay nothing for them.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import struct
 import uuid
 from collections.abc import Callable
 from typing import Any
+
+from kafkalite.common.file_slice import FileSlice
 
 from .errors import DecodeError
 
@@ -91,6 +100,34 @@ def read_varlong(buf: bytes, pos: int) -> tuple[int, int]:
     return (z >> 1) ^ -(z & 1), pos
 
 
+class SpliceNeeded(Exception):
+    """A FileSlice met while encoding into a plain bytearray: encode again into a SpliceBuffer."""
+
+
+class SpliceBuffer(bytearray):
+    """An encode buffer that takes FileSlices by reference: ``slices`` lists, in order, where in
+    the buffer each slice's bytes belong (the offset after its length prefix) and the slice."""
+
+    __slots__ = ("slices",)
+
+    def __init__(self, size: int = 0) -> None:
+        super().__init__(size)
+        self.slices: list[tuple[int, FileSlice]] = []
+
+
+def _write_slice(out: bytearray, piece: FileSlice, compact: bool) -> None:
+    size = piece.size
+    if size and type(out) is not SpliceBuffer:
+        raise SpliceNeeded
+    if compact:
+        write_uvarint(out, size + 1)
+    else:
+        out += INT32.pack(size)
+    # An empty slice is empty bytes (the log's EMPTY has no file behind it): nothing to splice.
+    if size and type(out) is SpliceBuffer:
+        out.slices.append((len(out), piece))
+
+
 def _take(buf: bytes, pos: int, n: int) -> int:
     end = pos + n
     if end > len(buf):
@@ -144,11 +181,14 @@ def read_compact_string(buf: bytes, pos: int, nullable: bool = False) -> tuple[s
     return _utf8(buf, pos, end), end
 
 
-def write_bytes(out: bytearray, b: bytes | None, nullable: bool = False) -> None:
+def write_bytes(out: bytearray, b: bytes | FileSlice | None, nullable: bool = False) -> None:
     if b is None:
         if not nullable:
             raise ValueError("null for non-nullable bytes")
         out += b"\xff\xff\xff\xff"
+        return
+    if type(b) is FileSlice:  # a tuple: len() would say 3
+        _write_slice(out, b, False)
         return
     out += INT32.pack(len(b))
     out += b
@@ -165,11 +205,14 @@ def read_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[bytes | No
     return bytes(buf[pos:end]), end
 
 
-def write_compact_bytes(out: bytearray, b: bytes | None, nullable: bool = False) -> None:
+def write_compact_bytes(out: bytearray, b: bytes | FileSlice | None, nullable: bool = False) -> None:
     if b is None:
         if not nullable:
             raise ValueError("null for non-nullable bytes")
         out.append(0)
+        return
+    if type(b) is FileSlice:  # a tuple: len() would say 3
+        _write_slice(out, b, True)
         return
     write_uvarint(out, len(b) + 1)
     out += b
