@@ -25,7 +25,9 @@ from ..kafka_client import wait_for
 
 
 def _leftovers() -> set[str]:
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "kafkalite-bench-*")))
+    """The data benchmarks' temporary directories and files (servers' and the loopback file)."""
+    return {p for kind in (*servers.KINDS, "loopback")
+            for p in glob.glob(os.path.join(tempfile.gettempdir(), f"kafkalite-bench-{kind}-*"))}
 
 
 def _children(pid: int) -> set[int]:
