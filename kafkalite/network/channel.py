@@ -8,6 +8,11 @@ and keeps them until they are handed over (``pending``), keeps the bytes still t
 knows when a response has gone out whole, moves its mute state by the table in mute.py
 (``handle``, the one place it changes) and carries the SASL authenticator until authentication
 succeeds. So it can be driven, and tested, without a socket.
+
+What it queues to send is a run of parts: bytes, and on a plaintext channel the FileSlices of a
+SplicedFrame (Fetch records), which the Processor sends with ``os.sendfile`` so that records never
+pass through Python. A TLS channel reads the slices and wraps their bytes: encryption needs them
+in memory (Kafka's SslTransportLayer copies there too).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import collections
 import logging
 import socket
 
-from kafkalite.protocol import FrameDecoder
+from kafkalite.common.file_slice import FileSlice
+from kafkalite.protocol import FrameDecoder, SplicedFrame
 
 from .mute import IllegalMuteTransition, MuteState, MuteStep
 from .sasl import SaslAuthenticator, Step
@@ -25,6 +31,14 @@ from .tls import TlsTransport
 log = logging.getLogger("kafkalite.network.channel")
 
 NOT_MUTED = MuteState.NOT_MUTED
+
+# What goes out: bytes as they go on the wire, or a file's bytes for sendfile (plaintext only).
+Part = bytes | memoryview | FileSlice
+
+
+def part_size(part: Part) -> int:
+    """The bytes ``part`` puts on the wire (``len()`` of a FileSlice, a tuple, would be 3)."""
+    return part.size if type(part) is FileSlice else len(part)
 
 
 class KafkaChannel:
@@ -46,6 +60,7 @@ class KafkaChannel:
         "response_end",
         "sasl",
         "send_buffer",
+        "send_rest",
         "sock",
         "tls",
     )
@@ -64,10 +79,12 @@ class KafkaChannel:
         # Whole request frames read but not yet handed to the handlers: a client may pipeline
         # many; they wait here while the channel is muted.
         self.pending: collections.deque[bytes] = collections.deque()
-        # Bytes to write, as they go on the wire (TLS records on a TLS channel), and how many of
-        # them end the response among them (0: none, only TLS's or SASL's own bytes). One
-        # response at a time: the channel stays muted until it is sent.
-        self.send_buffer: bytes | memoryview | None = None
+        # What to write: the part to write now (bytes as they go on the wire, TLS records on a TLS
+        # channel, or a FileSlice), the parts after it, and how many of all those bytes end the
+        # response among them (0: none, only TLS's or SASL's own bytes). One response at a time:
+        # the channel stays muted until it is sent.
+        self.send_buffer: Part | None = None
+        self.send_rest: collections.deque[Part] = collections.deque()
         self.response_end = 0
         self.mute_state = NOT_MUTED  # changed by handle() only
         self.closing = False  # the peer closed its side; deliver what is buffered, then close
@@ -145,10 +162,14 @@ class KafkaChannel:
 
     # --- sending --------------------------------------------------------------------------------
 
-    def write(self, plaintext: bytes | memoryview, answers_request: bool = True) -> None:
+    def write(self, plaintext: bytes | memoryview | SplicedFrame, answers_request: bool = True) -> None:
         """Queue ``plaintext`` to go out after what is queued already (wrapped on TLS).
         ``answers_request``: it is a response, and its last byte going out completes its send;
-        False for SASL's own bytes (a bare token), which answer no request."""
+        False for SASL's own bytes (a bare token), which answer no request. A SplicedFrame whose
+        file was truncated under it raises EOFError on a TLS channel (where it is read here)."""
+        if type(plaintext) is SplicedFrame:
+            self._write_spliced(plaintext, answers_request)
+            return
         data = plaintext if self.tls is None else self.tls.wrap(plaintext)
         if self.send_buffer is None:  # the common case: nothing queued
             self.send_buffer = data
@@ -157,27 +178,61 @@ class KafkaChannel:
         else:
             self._queue(data, answers_request)
 
-    def _queue(self, data: bytes | memoryview, answers_request: bool) -> None:
+    def _write_spliced(self, frame: SplicedFrame, answers_request: bool) -> None:
+        if self.tls is not None:
+            self.write(frame.to_bytes(), answers_request)  # encrypted in memory: read, then wrapped
+            return
         if self.send_buffer is None:
-            self.send_buffer = data
-        else:
-            self.send_buffer = bytes(self.send_buffer) + data
+            parts = iter(frame.parts)
+            self.send_buffer = next(parts)
+            self.send_rest.extend(parts)
+            if answers_request:
+                self.response_end = frame.size
+            return
+        for part in frame.parts:
+            self._queue(part, False)
         if answers_request:
-            self.response_end = len(self.send_buffer)
+            self.response_end = self.queued_bytes
+
+    def _queue(self, data: Part, answers_request: bool) -> None:
+        # Bytes after bytes are joined into one part: one send for both.
+        rest = self.send_rest
+        last = rest[-1] if rest else self.send_buffer
+        if last is None:
+            self.send_buffer = data
+        elif type(last) is FileSlice or type(data) is FileSlice:
+            rest.append(data)
+        elif rest:
+            rest[-1] = bytes(last) + data
+        else:
+            self.send_buffer = bytes(last) + data
+        if answers_request:
+            self.response_end = self.queued_bytes
+
+    @property
+    def queued_bytes(self) -> int:
+        """The bytes queued to send, the FileSlices' included."""
+        if self.send_buffer is None:
+            return 0
+        return part_size(self.send_buffer) + sum(map(part_size, self.send_rest))
 
     def sent(self, n: int) -> bool:
-        """The socket took the first ``n`` bytes of ``send_buffer``: True if that completed the
-        response queued (only once per response)."""
+        """The socket took the first ``n`` bytes of ``send_buffer`` (the part to write now; the
+        next part becomes it once this one is all taken): True if that completed the response
+        queued (only once per response)."""
         buffer = self.send_buffer
         assert buffer is not None
         end = self.response_end
-        if n == len(buffer):
-            self.send_buffer = None
-            if end:
-                self.response_end = 0
-                return True
-            return False
-        if n:
+        if type(buffer) is FileSlice:
+            if n == buffer.size:
+                rest = self.send_rest
+                self.send_buffer = rest.popleft() if rest else None
+            elif n:
+                self.send_buffer = FileSlice(buffer.fd, buffer.position + n, buffer.size - n)
+        elif n == len(buffer):
+            rest = self.send_rest
+            self.send_buffer = rest.popleft() if rest else None
+        elif n:
             self.send_buffer = memoryview(buffer)[n:]
         if end:
             if n >= end:
@@ -190,6 +245,7 @@ class KafkaChannel:
         """The socket failed: what is queued will never go out. True if a response was in it."""
         answered = self.response_end > 0
         self.send_buffer = None
+        self.send_rest.clear()
         self.response_end = 0
         return answered
 

@@ -19,6 +19,7 @@ import collections
 import dataclasses
 import itertools
 import logging
+import os
 import queue
 import selectors
 import socket
@@ -27,6 +28,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from kafkalite.common.file_slice import FileSlice
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.metrics.request_metrics import RequestMetrics, request_times_us
 from kafkalite.protocol import (
@@ -326,18 +328,40 @@ class Processor(threading.Thread):
                 raise TypeError(f"unknown response kind {type(response).__name__}")
 
     def _write(self, conn: KafkaChannel) -> None:
-        """The one write path: write what the channel has queued, as much as the socket takes
-        now; the rest goes when the socket turns writable (poll)."""
-        try:
-            sent = conn.sock.send(conn.send_buffer)  # type: ignore[arg-type]
-        except (BlockingIOError, InterruptedError):
-            sent = 0
-        except OSError as e:
-            self._send_failed(conn, e)
-            return
+        """The one write path: write what the channel has queued, part after part, as much as
+        the socket takes now; the rest goes when the socket turns writable (poll). Bytes go with
+        send, FileSlices (Fetch records) with sendfile straight from their file (Kafka's
+        FileRecords.transferTo), never through Python."""
+        sock = conn.sock
+        buffer = conn.send_buffer
+        while buffer is not None:
+            try:
+                if type(buffer) is FileSlice:
+                    sent = os.sendfile(sock.fileno(), buffer.fd, buffer.position, buffer.size)
+                    if not sent:  # the end of the file came first: it was truncated under us
+                        self._close(conn, f"its response's records file ended {buffer.size} bytes "
+                                          "short (truncated during the send)", level=logging.WARNING)
+                        return
+                    whole = sent == buffer.size
+                else:
+                    sent = sock.send(buffer)
+                    whole = sent == len(buffer)
+            except (BlockingIOError, InterruptedError):
+                sent, whole = 0, False
+            except OSError as e:
+                if type(buffer) is FileSlice and not isinstance(e, ConnectionError):
+                    # The file's side failed, not the peer's.
+                    self._close(conn, f"could not send records from their file: {e}",
+                                level=logging.WARNING)
+                else:
+                    self._send_failed(conn, e)
+                return
+            if conn.sent(sent):
+                self._completed_sends.append(conn)
+            if not whole:
+                break  # the socket is full: the rest when it turns writable
+            buffer = conn.send_buffer
         conn.last_active = self._now
-        if conn.sent(sent):
-            self._completed_sends.append(conn)
         if conn.send_buffer is None:
             if conn.events & EVENT_WRITE:
                 self._set_interest(conn, conn.events & ~EVENT_WRITE)

@@ -17,6 +17,8 @@ import types
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from kafkalite.protocol import SplicedFrame
+
 from .turns import PRESUMED_BLOCKED_AFTER
 
 
@@ -82,12 +84,14 @@ NO_ERROR_COUNTS: Mapping[int, int] = types.MappingProxyType({})
 
 @dataclasses.dataclass(eq=False, slots=True)
 class SendResponse(Response):
-    """Bytes to write to the connection (a whole frame, size prefix included). ``error_code`` is
-    the response's own (top-level) code; ``error_counts`` every code it carries, NONE included,
-    at any depth (Kafka's ``errorCounts()``, see protocol/error_counts.py), counted where the
-    response is built; None when ``error_code`` is the only one."""
+    """Bytes to write to the connection (a whole frame, size prefix included), or a SplicedFrame
+    whose records the Processor sends from their files (``len()`` is the frame's size either
+    way). ``error_code`` is the response's own (top-level) code; ``error_counts`` every code it
+    carries, NONE included, at any depth (Kafka's ``errorCounts()``, see
+    protocol/error_counts.py), counted where the response is built; None when ``error_code`` is
+    the only one."""
 
-    payload: bytes
+    payload: bytes | SplicedFrame
     error_code: int = 0
     error_counts: Mapping[int, int] | None = None
 
