@@ -23,6 +23,7 @@ from kafkalite.protocol.records import (
     UnsupportedCompressionError,
     build_batch,
     check_crc,
+    check_records,
     compress,
     decode_records,
     decompress,
@@ -61,6 +62,7 @@ def test_build_and_decode_round_trip(codec, recs, base_offset, base_ts):
     assert (h.producer_id, h.producer_epoch, h.base_sequence) == (3, 1, 10)
     assert decode_records(buf) == recs
     assert decode_records(b"xyz" + buf, 3) == recs
+    check_records(buf)  # every batch a producer builds frames
 
 
 @pytest.mark.parametrize("codec", CODECS, ids=[c.name for c in CODECS])
@@ -181,9 +183,43 @@ def test_mutated_records_raise_only_corrupt_record(codec, recs, data):
     _recrc(mutated)
     try:
         h = validate_batch(mutated)
+    except CorruptRecordError:
+        return
+    try:
         decode_records(mutated, 0, h)
+        readable = True
     except CorruptRecordError as e:
         assert 0 <= e.offset <= len(mutated)
+        readable = False
+    try:
+        check_records(mutated, 0, h)
+    except CorruptRecordError as e:
+        assert 0 <= e.offset <= len(mutated)
+        # What the framing check refuses, no consumer could read either.
+        assert not readable
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=[c.name for c in CODECS])
+def test_check_records_refuses_what_does_not_frame(codec):
+    recs = [Record(i, i, b"k", b"v" * 30) for i in range(4)]
+    good = bytearray(build_batch(recs, 0, codec))
+    check_records(good)
+    if codec is Compression.NONE:
+        cut = good[:-5]
+        struct.pack_into(">i", cut, B.BATCH_LENGTH_OFFSET, len(cut) - B.LOG_OVERHEAD)
+        _recrc(cut)
+        with pytest.raises(CorruptRecordError, match=r"past the records|cut short"):
+            check_records(cut)
+        longer = good + b"\x00\x00"
+        struct.pack_into(">i", longer, B.BATCH_LENGTH_OFFSET, len(longer) - B.LOG_OVERHEAD)
+        _recrc(longer)
+        with pytest.raises(CorruptRecordError, match="after the last"):
+            check_records(longer)
+    garbage = bytearray(good)
+    garbage[B.RECORDS_OFFSET:] = bytes(range(256))[: len(good) - B.RECORDS_OFFSET]
+    _recrc(garbage)
+    with pytest.raises(CorruptRecordError):
+        check_records(garbage)
 
 
 def test_record_errors_name_the_fault():
