@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import struct
-from typing import Any
+from typing import Any, final
 
 from kafkalite.common.file_slice import FileSlice
 
@@ -142,6 +142,7 @@ def encode_request(
     return bytes(out)
 
 
+@final  # so that ``type(x) is SplicedFrame`` narrows, as for FileSlice
 class SplicedFrame:
     """A response frame with parts of it left in files: ``parts`` are bytes and FileSlices in the
     order they go on the wire, the first starting with the int32 size. ``len()`` is the whole
