@@ -55,7 +55,7 @@ def write(directory: str, records: int, files: int = 16, seed: int = 1) -> list[
                 api = rng.choice(len(MIX), size=m, p=shares)
                 conn = rng.integers(0, CONNECTIONS, size=m)
                 total = (rng.lognormal(0.0, 1.0, size=m) * typical[api]).astype(np.int64) + 1
-                # total = queue + local + response queue + send, in rough proportions
+                # total = queue + local + response queue + send, in rough proportions (no remote time)
                 parts = rng.dirichlet((1.0, 6.0, 1.0, 2.0), size=m)
                 queue, local, response_queue = (parts[:, :3] * total[:, None]).astype(np.int64).T
                 send = total - queue - local - response_queue
@@ -72,7 +72,7 @@ def write(directory: str, records: int, files: int = 16, seed: int = 1) -> list[
                     request.header.correlation_id = done + start + i
                     request.size = int(size[i])
                     lines.append(format_line(
-                        request, (int(queue[i]), int(local[i]), int(response_queue[i]), int(send[i]),
+                        request, (int(queue[i]), int(local[i]), 0, int(response_queue[i]), int(send[i]),
                                   int(total[i])), int(response[i]), int(error[i]), int(at[i]), templates))
                     if (done + start + i) % CONTROLLER_EVERY == 0:
                         lines.append(format_controller_line(1 + i % 3, 4, 7, int(total[i]) * 1000,

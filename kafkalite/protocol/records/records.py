@@ -134,7 +134,7 @@ def _walk(buf: Buffer, count: int, base: int) -> None:
                     z = (z & 0x7F) | (z2 << 7)
                     pos += 2
                 else:
-                    z, pos = read_uvarint(buf, pos)
+                    z, pos = read_uvarint(buf, pos)  # type: ignore[arg-type]  # any buffer indexes
             length = (z >> 1) ^ -(z & 1)
             if length < 1 or pos + length > n:
                 raise CorruptRecordError(f"record length {length} past the records", base + pos)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafkalite.network.request_channel import Request, Response, SendResponse
-from kafkalite.protocol import ApiKey, encode_response
+from kafkalite.protocol import ApiKey, encode_body, encode_response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, sasl_authenticate, sasl_handshake
 from kafkalite.protocol.schema import Versions
@@ -46,7 +46,8 @@ class ApiVersionsApis:
                 error_code=0, throttle_time_ms=0,
                 api_keys=[item(k, v.low, v.high) for k, v in table.items()],
             )
-            body = encode_response(ApiKey.API_VERSIONS, request.api_version, 0, value)[8:]
+            # ApiVersions' response header is always v0: the body follows the correlation id.
+            body = encode_body(ApiKey.API_VERSIONS, request.api_version, value, response=True)
             self._bodies[key] = body
         frame = bytearray((len(body) + 4).to_bytes(4, "big"))
         frame += request.correlation_id.to_bytes(4, "big", signed=True)

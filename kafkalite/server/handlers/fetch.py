@@ -141,7 +141,7 @@ class FetchApis:
                 aborted_transactions=None if params.isolation is not FetchIsolation.TXN_COMMITTED else [],
                 preferred_read_replica=-1,
                 # An empty partition has zero-length records, not null (librdkafka rejects null).
-                records=result.records.read() if size else b""))  # ZEROCOPY-TODO
+                records=result.records if size else b""))
         return datas, readable, errors
 
     def _response(self, infos: list[FetchInfo], datas: list[Any]) -> Any:
