@@ -162,6 +162,7 @@ class Broker:
                            every.high_watermark_checkpoint_interval_ms)
         scheduler.schedule("PeriodicProducerExpirationCheck", lm.remove_expired_producers,
                            every.producer_id_expiration_check_interval_ms)
+        scheduler.schedule("kafka-delete-logs", lm.delete_logs, 1000)
         scheduler.start()
 
     def send_response(self, response: Response) -> None:

@@ -64,3 +64,11 @@ def parse_partition_dir_name(name: str) -> tuple[str, int]:
     if not dash or not topic or not partition.isdigit():
         raise ValueError(f"{name!r} is not a partition directory name (topic-partition)")
     return topic, int(partition)
+
+
+DELETE_DIR_SUFFIX = "-delete"  # a deleted partition's directory until it is removed (Kafka's)
+
+
+def delete_dir_name(topic: str, partition: int, unique: str) -> str:
+    """``<topic>-<partition>.<unique>-delete`` (LocalLog.logDeleteDirName)."""
+    return f"{topic}-{partition}.{unique}{DELETE_DIR_SUFFIX}"

@@ -18,16 +18,20 @@ loaded, so a crash from then on is seen as unclean.
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kafkalite.storage.checkpoint import CleanShutdownFile, OffsetCheckpointFile, TopicPartition
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.files import (
+    DELETE_DIR_SUFFIX,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
+    delete_dir_name,
     parse_partition_dir_name,
     partition_dir_name,
 )
@@ -68,6 +72,7 @@ class LogManager:
         self._producer_id_expiration_ms = producer_id_expiration_ms
         self._lock = threading.Lock()
         self._logs: dict[TopicPartition, Log] = {}
+        self._deleting: list[tuple[int, Log, Path]] = []  # (remove at ms, log, its renamed directory)
         self._dir_of: dict[TopicPartition, _LogDir] = {}
         for log_dir in self._dirs:
             self._load_dir(log_dir)
@@ -84,6 +89,9 @@ class LogManager:
             )
         for child in sorted(log_dir.path.iterdir()):
             if not child.is_dir():
+                continue
+            if child.name.endswith(DELETE_DIR_SUFFIX):  # deleted before the last stop: remove it now
+                shutil.rmtree(child, ignore_errors=True)
                 continue
             try:
                 tp = TopicPartition(*parse_partition_dir_name(child.name))
@@ -148,17 +156,36 @@ class LogManager:
                 partition_log.config = config
 
     def delete(self, topic: str, partition: int) -> bool:
-        """Remove the partition's log and its directory; whether there was one."""
+        """Take the partition's log away; whether there was one. As Kafka does, its directory is
+        renamed ``<topic>-<partition>.<id>-delete`` at once and removed after file.delete.delay.ms
+        (``delete_logs``): a response still sending from its files (sendfile) keeps valid file
+        descriptors until then."""
         tp = TopicPartition(topic, partition)
         with self._lock:
             removed = self._logs.pop(tp, None)
             log_dir = self._dir_of.pop(tp, None)
         if removed is None or log_dir is None:
             return False
-        removed.delete()
+        renamed = removed.dir.with_name(delete_dir_name(topic, partition, uuid.uuid4().hex))
+        removed.dir.rename(renamed)
+        with self._lock:
+            self._deleting.append((self._now_ms() + removed.config.file_delete_delay_ms, removed, renamed))
         self._checkpoint_dir(log_dir)
-        log.info("Deleted log for partition %s-%d in %s", topic, partition, log_dir.path)
+        log.info("Deleted log for partition %s-%d in %s (files removed after %d ms)", topic, partition,
+                 log_dir.path, removed.config.file_delete_delay_ms)
         return True
+
+    def delete_logs(self, force: bool = False) -> int:
+        """Remove the directories of deleted logs whose delay has passed (all with ``force``);
+        how many (Kafka's kafka-delete-logs task)."""
+        now = self._now_ms()
+        with self._lock:
+            due = [d for d in self._deleting if force or d[0] <= now]
+            self._deleting = [d for d in self._deleting if not (force or d[0] <= now)]
+        for _, removed, path in due:
+            removed.close_handlers()
+            shutil.rmtree(path, ignore_errors=True)
+        return len(due)
 
     # -- the broker's periodic work -----------------------------------------------------------------
 
@@ -213,6 +240,7 @@ class LogManager:
         for partition_log in self.all_logs().values():
             partition_log.flush()
             partition_log.close()
+        self.delete_logs(force=True)  # nothing sends from them any more
         for log_dir in self._dirs:
             self._checkpoint_dir(log_dir)
             log_dir.clean_shutdown.write(broker_epoch)
