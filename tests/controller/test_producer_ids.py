@@ -1,0 +1,106 @@
+"""The controller's side of producer ids (KIP-730): AllocateProducerIds gives consecutive blocks
+of 1000 ids, the next block's start is on disk before the answer (so a restarted controller never
+repeats an id), and a broker it does not know, or with another epoch, is refused."""
+
+from __future__ import annotations
+
+from kafkalite.controller.store import ControllerStore
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.protocol.messages import allocate_producer_ids as ap
+from kafkalite.protocol.messages import api_versions
+
+from ..kafka_client import Client, wait_for
+from ..server.conftest import running_broker
+from ..small_disk import fill, small_disk
+
+
+def allocate(c: Client, broker_id: int, epoch: int):
+    return c.call(ApiKey.ALLOCATE_PRODUCER_IDS, 0, ap.REQUEST(broker_id=broker_id, broker_epoch=epoch))
+
+
+def own_block_taken(broker) -> bool:
+    # The broker's own manager takes one block at registration: once it has, nothing else asks
+    # the controller while a test does, so the blocks a test gets are exactly predictable.
+    return wait_for(lambda: broker.producer_ids.blocks_received == 1, timeout=10)
+
+
+def test_blocks_are_consecutive_and_of_a_thousand_ids(tmp_path):
+    with running_broker(tmp_path) as broker:
+        assert own_block_taken(broker)
+        epoch = broker.lifecycle.broker_epoch
+        with Client("127.0.0.1", broker.bound_port("INTERNAL")) as c:
+            got = [allocate(c, 1, epoch) for _ in range(3)]
+        assert broker.controller.store.next_producer_id() == 4000
+    assert [(r.error_code, r.producer_id_start, r.producer_id_len) for r in got] == [
+        (E.NONE, 1000, 1000), (E.NONE, 2000, 1000), (E.NONE, 3000, 1000)]
+
+
+def test_the_next_block_survives_a_controller_restart(tmp_path):
+    with running_broker(tmp_path) as broker:
+        assert own_block_taken(broker)
+        with Client("127.0.0.1", broker.bound_port("INTERNAL")) as c:
+            before = allocate(c, 1, broker.lifecycle.broker_epoch)
+    assert (before.error_code, before.producer_id_start) == (E.NONE, 1000)
+    with running_broker(tmp_path) as again:
+        assert own_block_taken(again)
+        # The restarted broker's own block comes after every block given before the restart.
+        assert again.producer_ids.generate() == 2000
+        with Client("127.0.0.1", again.bound_port("INTERNAL")) as c:
+            after = allocate(c, 1, again.lifecycle.broker_epoch)
+    assert (after.error_code, after.producer_id_start, after.producer_id_len) == (E.NONE, 3000, 1000)
+
+
+def test_the_store_keeps_the_next_block_across_reopening(tmp_path):
+    store = ControllerStore(str(tmp_path))
+    assert [store.allocate_producer_ids(1000) for _ in range(2)] == [0, 1000]
+    store.close()
+    store = ControllerStore(str(tmp_path))
+    assert store.next_producer_id() == 2000
+    assert store.allocate_producer_ids(1000) == 2000
+    store.close()
+
+
+def test_an_unknown_broker_or_another_epoch_is_a_stale_broker_epoch(tmp_path):
+    with running_broker(tmp_path) as broker:
+        assert own_block_taken(broker)
+        epoch = broker.lifecycle.broker_epoch
+        with Client("127.0.0.1", broker.bound_port("INTERNAL")) as c:
+            refused = [allocate(c, 1, epoch + 1), allocate(c, 1, epoch - 1), allocate(c, 1, -1),
+                       allocate(c, 99, epoch)]
+            # Nothing was given to them: the next block is still the one after the broker's own.
+            assert broker.controller.store.next_producer_id() == 1000
+            assert allocate(c, 1, epoch).producer_id_start == 1000
+    assert [(r.error_code, r.producer_id_start, r.producer_id_len) for r in refused] == [
+        (E.STALE_BROKER_EPOCH, 0, 0)] * 4
+
+
+def test_served_on_the_controllers_privileged_listener_only(tmp_path):
+    with running_broker(tmp_path) as broker:
+        served = {}
+        for listener in ("PLAINTEXT", "INTERNAL"):
+            with Client("127.0.0.1", broker.bound_port(listener)) as c:
+                response = c.call(ApiKey.API_VERSIONS, 3, api_versions.REQUEST(
+                    client_software_name="test", client_software_version="1"))
+                served[listener] = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    assert ApiKey.ALLOCATE_PRODUCER_IDS not in served["PLAINTEXT"]
+    assert served["INTERNAL"][ApiKey.ALLOCATE_PRODUCER_IDS] == (0, 0)
+    # InitProducerId is for clients: every listener.
+    assert served["PLAINTEXT"][ApiKey.INIT_PRODUCER_ID] == (0, 5)
+    assert served["INTERNAL"][ApiKey.INIT_PRODUCER_ID] == (0, 5)
+
+
+def test_a_full_disk_under_the_store_refuses_the_block_and_skips_no_ids(tmp_path):
+    """A block that cannot be stored is not given (KAFKA_STORAGE_ERROR); once the disk has room the
+    next answer is the block that was refused, so no id range is lost or given twice."""
+    with small_disk(tmp_path / "disk", size="4m") as disk:
+        with running_broker(disk) as broker:
+            assert own_block_taken(broker)
+            epoch = broker.lifecycle.broker_epoch
+            with Client("127.0.0.1", broker.bound_port("INTERNAL")) as c:
+                filler = fill(disk)
+                refused = allocate(c, 1, epoch)
+                filler.unlink()
+                given = allocate(c, 1, epoch)
+    assert (refused.error_code, refused.producer_id_len) == (E.KAFKA_STORAGE_ERROR, 0)
+    assert (given.error_code, given.producer_id_start, given.producer_id_len) == (E.NONE, 1000, 1000)
