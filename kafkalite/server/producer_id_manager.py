@@ -70,7 +70,9 @@ class ProducerIdManager:
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"broker-{broker_id}-producer-id-manager",
                                         daemon=True)
-        self.blocks_received = 0  # for tests and operators
+        # For tests and operators: blocks got, and requests that got none (refused, unreachable).
+        self.blocks_received = 0
+        self.failed_requests = 0
 
     def startup(self) -> None:
         # The first block is asked for at once (as soon as the broker is registered) rather than
@@ -122,6 +124,7 @@ class ProducerIdManager:
                 continue
             block = self._allocate(epoch, first_failure=backoff == RETRY_BACKOFF)
             if block is None:
+                self.failed_requests += 1
                 self._stopping.wait(backoff)
                 backoff = min(backoff * 2, MAX_RETRY_BACKOFF)
                 continue
