@@ -78,7 +78,7 @@ class KafkaChannel:
         self.decoder = FrameDecoder(max_request_size)
         # Whole request frames read but not yet handed to the handlers: a client may pipeline
         # many; they wait here while the channel is muted.
-        self.pending: collections.deque[bytes] = collections.deque()
+        self.pending: collections.deque[bytearray] = collections.deque()
         # What to write: the part to write now (bytes as they go on the wire, TLS records on a TLS
         # channel, or a FileSlice), the parts after it, and how many of all those bytes end the
         # response among them (0: none, only TLS's or SASL's own bytes). One response at a time:

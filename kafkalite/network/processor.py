@@ -152,7 +152,7 @@ class Processor(threading.Thread):
         self._now = time.monotonic_ns()  # the clock, read once per poll
         self._next_idle_check = 0
         self._inflight: dict[str, SendResponse] = {}
-        self._completed_receives: list[tuple[KafkaChannel, bytes]] = []
+        self._completed_receives: list[tuple[KafkaChannel, bytearray]] = []
         self._completed_sends: list[KafkaChannel] = []
         self._disconnected: list[tuple[KafkaChannel, str]] = []
         self._index = itertools.count()
@@ -544,7 +544,7 @@ class Processor(threading.Thread):
                     conn.held -= len(payload)
                     pool.release(len(payload))
                 if conn.sasl is not None and conn.sasl.raw_tokens:
-                    self._sasl_token(conn, payload)
+                    self._sasl_token(conn, bytes(payload))  # a bare token, rare: as bytes
                     continue
                 try:
                     request = self._parse(conn, payload)
@@ -582,7 +582,7 @@ class Processor(threading.Thread):
             self._wake_handler = True
             del batch[:taken]
 
-    def _parse(self, conn: KafkaChannel, payload: bytes) -> Request | None:
+    def _parse(self, conn: KafkaChannel, payload: bytearray) -> Request | None:
         s = self.settings
         api_key, version = peek_api(payload)
         served = s.apis.get(api_key)

@@ -51,7 +51,7 @@ class FrameDecoder:
         """Bytes held that do not yet make a whole frame."""
         return len(self._buf) - self._start
 
-    def frames(self) -> Iterator[bytes]:
+    def frames(self) -> Iterator[bytearray]:
         """Yield every whole frame buffered so far."""
         buf = self._buf
         while True:
@@ -71,12 +71,14 @@ class FrameDecoder:
                 break
             begin = self._start + 4
             self._start = begin + size
-            yield bytes(buf[begin:self._start])
+            # The slice is already a copy: handing it over as a bytearray saves a second one (a
+            # produced batch is then stamped in place in it, not copied again).
+            yield buf[begin:self._start]
         if self._start:
             # Compact once per call, not per frame: keeps many small frames linear.
             self._consumed += self._start
             del buf[: self._start]
             self._start = 0
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytearray]:
         return self.frames()

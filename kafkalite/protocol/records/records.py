@@ -105,24 +105,21 @@ def check_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) 
     if end > len(buf):
         raise CorruptRecordError(f"batch of {header.size} bytes past the end of the buffer", pos)
     codec = header.compression
+    if codec is Compression.NONE:
+        _walk(buf, header.records_count, start, end)  # in place: no copy of the records
+        return
     with memoryview(buf) as view:
-        if codec is Compression.NONE:
-            section: Buffer = bytes(view[start:end])
-            base = start
-        else:
-            try:
-                section = decompress(codec, view[start:end])
-            except CompressionError as e:
-                raise CompressionError(e.reason, start + e.offset) from None
-            base = 0
-    _walk(section, header.records_count, base)
+        try:
+            section = decompress(codec, view[start:end])
+        except CompressionError as e:
+            raise CompressionError(e.reason, start + e.offset) from None
+    _walk(section, header.records_count, 0, len(section))
 
 
-def _walk(buf: Buffer, count: int, base: int) -> None:
+def _walk(buf: Buffer, count: int, pos: int, n: int) -> None:
     """Hop from record to record by their lengths: ``count`` of them must end exactly at the end.
     The common one- and two-byte length varints are read inline (this runs once per produced
     record: a function call per varint would double the produce path's cost)."""
-    pos, n = 0, len(buf)
     try:
         for _ in range(count):
             z = buf[pos]
@@ -137,16 +134,16 @@ def _walk(buf: Buffer, count: int, base: int) -> None:
                     z, pos = read_uvarint(buf, pos)  # type: ignore[arg-type]  # any buffer indexes
             length = (z >> 1) ^ -(z & 1)
             if length < 1 or pos + length > n:
-                raise CorruptRecordError(f"record length {length} past the records", base + pos)
+                raise CorruptRecordError(f"record length {length} past the records", pos)
             pos += length
     except IndexError:
-        raise CorruptRecordError("records cut short", base + pos) from None
+        raise CorruptRecordError("records cut short", pos) from None
     except DecodeError as e:
         if isinstance(e, CorruptRecordError):
             raise
-        raise CorruptRecordError(f"bad record: {e.reason}", base + e.offset) from None
+        raise CorruptRecordError(f"bad record: {e.reason}", e.offset) from None
     if pos != n:
-        raise CorruptRecordError(f"{n - pos} bytes after the last of {count} records", base + pos)
+        raise CorruptRecordError(f"{n - pos} bytes after the last of {count} records", pos)
 
 
 def _decode(buf: bytes, count: int, base: int) -> list[Record]:

@@ -99,7 +99,8 @@ def validate_records(records: Any) -> bytearray:
         check_records(records, 0, header)
     except CorruptRecordError as e:
         raise ApiError(E.INVALID_RECORD, f"Invalid records in the batch: {e}") from None
-    return bytearray(records)
+    # Decoded from a request frame (a bytearray), the records are a bytearray of their own already.
+    return records if type(records) is bytearray else bytearray(records)
 
 
 class ProduceApis:
