@@ -58,18 +58,23 @@ class Record(NamedTuple):
     attributes: int = 0  # unused by Kafka so far; kept as read
 
 
+def _records_section(buf: Buffer, pos: int, header: BatchHeader | None) -> tuple[BatchHeader, int, int]:
+    """The batch's header (read unless given) and where its records section starts and ends."""
+    if header is None:
+        header = read_header(buf, pos)
+    end = pos + header.size
+    if end > len(buf):
+        raise CorruptRecordError(f"batch of {header.size} bytes past the end of the buffer", pos)
+    return header, pos + RECORDS_OFFSET, end
+
+
 def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> list[Record]:
     """The records of the batch at ``pos`` (its header read again unless given), decompressed if
     the batch is compressed. The batch is expected to be validated already (validate_batch); this
     checks what only reading the records can: each record's length and fields, exactly
     recordsCount records, and no bytes left over. CorruptRecordError (CompressionError for bad
     compressed data) otherwise."""
-    if header is None:
-        header = read_header(buf, pos)
-    start = pos + RECORDS_OFFSET
-    end = pos + header.size
-    if end > len(buf):
-        raise CorruptRecordError(f"batch of {header.size} bytes past the end of the buffer", pos)
+    header, start, end = _records_section(buf, pos, header)
     try:
         codec = header.compression
     except UnsupportedCompressionError as e:
@@ -98,12 +103,7 @@ def check_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) 
     consumer can split them. Less than Kafka's LogValidator, which also reads each record's
     fields: that costs a Python loop over every field of every record, several times the rest of
     the produce path. CorruptRecordError (CompressionError for bad compressed data) otherwise."""
-    if header is None:
-        header = read_header(buf, pos)
-    start = pos + RECORDS_OFFSET
-    end = pos + header.size
-    if end > len(buf):
-        raise CorruptRecordError(f"batch of {header.size} bytes past the end of the buffer", pos)
+    header, start, end = _records_section(buf, pos, header)
     codec = header.compression
     if codec is Compression.NONE:
         _walk(buf, header.records_count, start, end)  # in place: no copy of the records
