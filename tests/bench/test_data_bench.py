@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -118,6 +119,19 @@ def test_each_command_writes_its_section_and_leaves_nothing_behind(tmp_path, com
     assert _leftovers() <= before
 
 
+def _answers(pid: int) -> bool:
+    """Whether the broker process ``pid`` accepts connections on its listener."""
+    cmdline = open(f"/proc/{pid}/cmdline").read().replace("\0", " ")
+    found = re.search(r"PLAINTEXT://127\.0\.0\.1:(\d+)", cmdline)
+    if found is None:
+        return False
+    try:
+        socket.create_connection(("127.0.0.1", int(found.group(1))), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
 def test_ctrl_c_stops_every_server_and_removes_their_directories():
     before = _leftovers()
     proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "bench", "produce", "--servers", "kafkalite",
@@ -131,7 +145,8 @@ def test_ctrl_c_stops_every_server_and_removes_their_directories():
                 break
         assert wait_for(lambda: any("kafkalite" in open(f"/proc/{c}/cmdline").read()
                                     for c in _children(proc.pid) if _alive(c)), timeout=30)
-        time.sleep(1.0)
+        # Interrupted mid-run: once the broker answers on its port, not while it starts.
+        assert wait_for(lambda: any(_answers(c) for c in _children(proc.pid) if _alive(c)), timeout=30)
         started = {c for c in _children(proc.pid)}
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
         proc.wait(60)
