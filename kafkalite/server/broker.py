@@ -105,8 +105,7 @@ class Broker:
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
                                       producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms)
         self.topic_configs.log_manager = self.log_manager
-        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager,
-                                              self.topic_configs.log_config)
+        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager)
         self._start_scheduler()
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.

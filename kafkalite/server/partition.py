@@ -77,16 +77,14 @@ class Partition:
     def leader_epoch(self) -> int:
         return self.state.leader_epoch
 
-    def make_leader_or_follower(self, state: PartitionState) -> bool:
-        """Apply a new state from LeaderAndIsr; whether this broker became the leader."""
+    def make_leader_or_follower(self, state: PartitionState) -> None:
+        """Apply a new state from LeaderAndIsr."""
         with self._lock:
-            was_leader = self.is_leader and self.state.leader_epoch < state.leader_epoch
             self.state = state
             if state.leader == self.node_id:
                 self._become_leader(state)
-                return not was_leader
-            self.follower_log_end_offsets.clear()
-            return False
+            else:
+                self.follower_log_end_offsets.clear()
 
     def _become_leader(self, state: PartitionState) -> None:
         # A new leader epoch starts at the log end (Partition.makeLeader): OffsetForLeaderEpoch

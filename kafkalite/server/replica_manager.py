@@ -18,14 +18,13 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 from kafkalite.common.errors import ApiError
 from kafkalite.common.leader_and_isr import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.protocol import error_codes as E
-from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import LogAppendInfo
 from kafkalite.storage.log_manager import LogManager
 
@@ -53,15 +52,13 @@ class ReplicaManager:
     """The partitions this broker hosts (``partitions``: (topic, index) -> Partition, each with its
     log from ``log_manager``) and the two purgatories of the data path: acks=all produce requests
     waiting for the high watermark, and fetches waiting for min_bytes (Kafka's
-    delayedProducePurgatory and delayedFetchPurgatory). ``log_config_for(topic)`` gives the
-    LogConfig of a new log."""
+    delayedProducePurgatory and delayedFetchPurgatory). A new log's settings are the log
+    manager's ``config_for(topic)``."""
 
-    def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager,
-                 log_config_for: Callable[[str], LogConfig] | None = None) -> None:
+    def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager) -> None:
         self.node_id = node_id
         self.metadata_cache = metadata_cache
         self.log_manager = log_manager
-        self.log_config_for = log_config_for
         self.controller_epoch = 0  # the newest seen
         self.broker_epoch = UNKNOWN_BROKER_EPOCH  # given by the controller at registration
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -143,8 +140,7 @@ class ReplicaManager:
 
     def _create_partition(self, topic: str, topic_id: uuid.UUID, index: int,
                           state: PartitionState) -> Partition:
-        config = self.log_config_for(topic) if self.log_config_for is not None else None
-        partition_log = self.log_manager.get_or_create(topic, index, config)
+        partition_log = self.log_manager.get_or_create(topic, index)
         return Partition(topic, index, topic_id, partition_log, self.node_id, state)
 
     # --- StopReplica --------------------------------------------------------------------------
@@ -187,17 +183,17 @@ class ReplicaManager:
 
     # --- the data path ------------------------------------------------------------------------
 
-    def append_to_leader(self, topic: str, index: int, records: bytearray) -> LogAppendInfo:
+    def append_to_leader(self, topic: str, index: int, records: bytearray) -> tuple[LogAppendInfo, Partition]:
         """Append validated batches to a partition this broker leads (raises ApiError otherwise,
         or the log's refusal); fetches waiting on it are checked, and acks=all produces if the
-        high watermark moved."""
+        high watermark moved. The offsets given, and the partition (for its log start offset)."""
         partition = self.get_partition(topic, index)
         info = partition.append_records_to_leader(records)
         key = partition_key(topic, index)
         self.fetch_purgatory.check_and_complete(key)
         if partition.log.high_watermark > info.last_offset:
             self.produce_purgatory.check_and_complete(key)
-        return info
+        return info, partition
 
     def follower_fetched(self, partition: Partition, replica_id: int, fetch_offset: int) -> None:
         """A follower's fetch tells its log end offset (Kafka's updateFollowerFetchState); the

@@ -133,7 +133,7 @@ class ProduceApis:
                     if failure is not None:
                         raise ApiError(*failure)
                     records = validate_records(p.records)
-                    info = rm.append_to_leader(t.name, p.index, records)
+                    info, partition = rm.append_to_leader(t.name, p.index, records)
                 except ApiError as e:
                     result.error_code, result.error_message = e.code, e.message
                     errors = True
@@ -145,9 +145,7 @@ class ProduceApis:
                     errors = True
                     continue
                 result.base_offset = info.first_offset
-                partition = rm.partitions.get((t.name, p.index))
-                if partition is not None:
-                    result.log_start_offset = partition.log.log_start_offset
+                result.log_start_offset = partition.log.log_start_offset
                 if acks == -1:
                     waiting.append((t.name, result, info.last_offset + 1))
             topics.append(TopicResponse(name=t.name, partition_responses=results))
