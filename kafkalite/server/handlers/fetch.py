@@ -76,12 +76,12 @@ class FetchApis:
             isolation = FetchIsolation.TXN_COMMITTED
         else:
             isolation = FetchIsolation.HIGH_WATERMARK
-        params = FetchParams(version, replica_id, isolation, req.max_bytes, req.min_bytes, req.max_wait_ms)
-        infos = self._fetch_infos(req, version)
         if version >= 7 and req.session_id != 0:
             # No session was ever handed out (responses carry session id 0).
             return respond(request, R(throttle_time_ms=0, error_code=E.FETCH_SESSION_ID_NOT_FOUND,
                                       session_id=0, responses=[]))
+        params = FetchParams(version, replica_id, isolation, req.max_bytes, req.min_bytes, req.max_wait_ms)
+        infos = self._fetch_infos(req, version)
         if version < MIN_VERSION_SERVED:
             return respond(request, self._response(infos, [_error(i, E.UNSUPPORTED_VERSION) for i in infos]))
         datas, readable, done = self.read(infos, params)
@@ -169,15 +169,19 @@ class DelayedFetch(DelayedOperation):
                  apis: FetchApis) -> None:
         super().__init__(params.max_wait_ms)
         self.request, self.infos, self.params, self.apis = request, infos, params, apis
+        self._datas: list[Any] | None = None  # the read that completed it, answered as it is
 
     def try_complete(self) -> bool:
-        _, readable, done = self.apis.read(self.infos, self.params)
+        datas, readable, done = self.apis.read(self.infos, self.params)
         if done or readable >= self.params.min_bytes:
+            self._datas = datas
             return self.force_complete()
         return False
 
     def on_complete(self) -> None:
-        datas, _, _ = self.apis.read(self.infos, self.params)
+        datas = self._datas
+        if datas is None:  # expired (or forced): what there is now
+            datas, _, _ = self.apis.read(self.infos, self.params)
         self.apis.topic_stats.fetch_answered(self.request, self.params.is_from_follower, self.infos, datas)
         self.apis.send_response(respond(self.request, self.apis._response(self.infos, datas)))
 
