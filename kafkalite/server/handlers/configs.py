@@ -36,12 +36,9 @@ CONFIG_TYPES = {"int": dc.TYPE_INT, "long": dc.TYPE_LONG, "string": dc.TYPE_STRI
                 "password": dc.TYPE_PASSWORD, "list": dc.TYPE_LIST, "bool": dc.TYPE_BOOLEAN,
                 "map": dc.TYPE_STRING}  # Kafka declares its map-like settings as strings
 # Broker settings that stand for one value in several units (Kafka's brokerConfigSynonyms), the
-# one that wins first.
-BROKER_SYNONYMS: tuple[tuple[str, ...], ...] = (
-    ("log.roll.ms", "log.roll.hours"),
-    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
-    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-)
+# one that wins first: the topic settings' synonym groups of more than one name.
+BROKER_SYNONYMS: tuple[tuple[str, ...], ...] = tuple(
+    s.synonyms for s in TOPIC_SETTINGS if len(s.synonyms) > 1)
 _SYNONYMS_OF = {name: group for group in BROKER_SYNONYMS for name in group}
 
 SendResponse = Callable[[Response], None]

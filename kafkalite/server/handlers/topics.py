@@ -59,11 +59,18 @@ class TopicApis:
                 if was is not None:
                     self.purgatory.check_and_complete(topic_id_key(was.topic_id))
 
-    def _wait(self, operation: _DelayedTopics, keys: list[tuple[str, Any]]) -> None:
+    def _respond_or_wait(self, request: Request, body: Any, operation: _DelayedTopics) -> Response | None:
+        """The response now when nothing waits for the controller; else None, and ``operation``
+        waits in the purgatory, watched by its topics (by id for a deletion by id)."""
+        if not operation.pending:
+            return respond(request, body)
         # The controller's answers complete it too (on the controller's thread).
         for _, future in operation.pending:
             future.add_done_callback(lambda _: operation.safe_try_complete())
+        keys = [topic_key(r.name) if r.name is not None else topic_id_key(r.topic_id)
+                for r, _ in operation.pending]
         self.purgatory.try_complete_else_watch(operation, keys)
+        return None
 
     # --- CreateTopics -------------------------------------------------------------------------
 
@@ -92,13 +99,8 @@ class TopicApis:
                         req.validate_only, overrides)))
             results.append(result)
         body = R(throttle_time_ms=0, topics=results)
-        if not pending:
-            return respond(request, body)
-        keys = [topic_key(result.name) for result, _ in pending]
-        operation = _DelayedCreateTopics(request, body, pending, req.validate_only, self)
-        operation.configs = configs
-        self._wait(operation, keys)
-        return None
+        return self._respond_or_wait(request, body, _DelayedCreateTopics(
+            request, body, pending, req.validate_only, self, configs))
 
     # --- CreatePartitions ---------------------------------------------------------------------
 
@@ -124,13 +126,8 @@ class TopicApis:
                     topic.name, topic.count, assignment, req.validate_only)))
             results.append(result)
         body = R(throttle_time_ms=0, results=results)
-        if not pending:
-            return respond(request, body)
-        keys = [topic_key(result.name) for result, _ in pending]
-        operation = _DelayedCreatePartitions(request, body, pending, req.validate_only, self)
-        operation.counts = counts
-        self._wait(operation, keys)
-        return None
+        return self._respond_or_wait(request, body, _DelayedCreatePartitions(
+            request, body, pending, req.validate_only, self, counts))
 
     # --- DeleteTopics -------------------------------------------------------------------------
 
@@ -151,23 +148,22 @@ class TopicApis:
                 pending.append((result, self.controller.delete_topic(name, topic_id)))
             results.append(result)
         body = R(throttle_time_ms=0, responses=results)
-        if not pending:
-            return respond(request, body)
-        keys = [topic_key(r.name) if r.name is not None else topic_id_key(r.topic_id) for r, _ in pending]
-        self._wait(_DelayedDeleteTopics(request, body, pending, False, self), keys)
-        return None
+        return self._respond_or_wait(request, body, _DelayedDeleteTopics(request, body, pending, False, self))
 
 
 class _DelayedTopics(DelayedOperation):
     """A topic request waiting for the controller's answers and then for this broker's metadata;
-    ``pending``: (the topic's result in the response body, the controller's future)."""
+    ``pending``: (the topic's result in the response body, the controller's future); ``asked``:
+    what the request asked of each topic beyond its name (CreateTopics: its overrides;
+    CreatePartitions: its new partition count)."""
 
     def __init__(self, request: Request, body: Any, pending: list[tuple[Any, concurrent.futures.Future]],
-                 validate_only: bool, apis: TopicApis) -> None:
+                 validate_only: bool, apis: TopicApis, asked: dict[str, Any] | None = None) -> None:
         super().__init__(request.body.timeout_ms)
         self.request, self.body, self.pending = request, body, pending
         self.validate_only = validate_only
         self.apis = apis
+        self.asked = asked or {}
 
     def try_complete(self) -> bool:
         snap = self.apis.cache.snapshot
@@ -212,7 +208,6 @@ class _DelayedTopics(DelayedOperation):
 
 class _DelayedCreateTopics(_DelayedTopics):
     timed_out = "The topic was created but its metadata did not arrive in time."
-    configs: dict[str, dict[str, str]]  # each topic's overrides, as the controller accepted them
 
     def fill(self, result: Any, value: Any) -> None:
         topic_id, layout = value
@@ -224,7 +219,7 @@ class _DelayedCreateTopics(_DelayedTopics):
         result.configs = [] if describer is None else [
             C(name=e.name, value=e.value, read_only=e.read_only, config_source=e.config_source,
               is_sensitive=e.is_sensitive)
-            for e in describer.topic_entries(self.configs.get(result.name, {}))]
+            for e in describer.topic_entries(self.asked.get(result.name, {}))]
         if not self.validate_only:
             result.topic_id = topic_id
 
@@ -238,7 +233,6 @@ class _DelayedCreateTopics(_DelayedTopics):
 
 class _DelayedCreatePartitions(_DelayedTopics):
     timed_out = "The partitions were created but their metadata did not arrive in time."
-    counts: dict[str, int]  # each topic's partition count asked for
 
     def fill(self, result: Any, value: Any) -> None:
         pass  # the response says nothing more than the error code
@@ -247,7 +241,7 @@ class _DelayedCreatePartitions(_DelayedTopics):
         """This broker's metadata has the topic's partitions up to the new count, all led."""
         topic = snap.topics.get(result.name)
         parts = topic.partitions if topic is not None else {}
-        return all(p in parts and parts[p].leader >= 0 for p in range(self.counts[result.name]))
+        return all(p in parts and parts[p].leader >= 0 for p in range(self.asked[result.name]))
 
 
 class _DelayedDeleteTopics(_DelayedTopics):
