@@ -126,3 +126,17 @@ def test_the_broker_stops_its_manager_thread(tmp_path):
         assert wait_for(lambda: broker.producer_ids.blocks_received == 1, timeout=10)
         assert manager_threads(5) == ["broker-5-producer-id-manager"]
     assert manager_threads(5) == []
+
+
+def test_the_next_block_comes_before_the_current_one_is_used_up(tmp_path):
+    block = 1000  # Kafka's producer id block size
+    with running_broker(tmp_path) as broker, Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+        manager = broker.producer_ids
+        assert wait_for(lambda: manager.has_next_block, timeout=10)
+        first = init_producer_id(c).producer_id  # takes the first block into use
+        assert not manager.has_next_block
+        for _ in range(int(block * 0.9)):
+            init_producer_id(c)
+        # Past 90% of the block: the next one is asked for while ids remain.
+        assert wait_for(lambda: manager.has_next_block, timeout=10)
+        assert init_producer_id(c).producer_id < first + block
