@@ -5,6 +5,7 @@ controller's requests replace it whole, as Kafka's MetadataCache does."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import uuid
 from collections.abc import Callable
@@ -56,10 +57,16 @@ class Snapshot:
     topics: dict[str, TopicInfo]
 
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        return self._by_id.get(topic_id)
+
+    @functools.cached_property
+    def _by_id(self) -> dict[uuid.UUID, TopicInfo]:
+        # Built once per snapshot (snapshots never change): Fetch v13+ looks topics up by id
+        # for every topic of every request.
+        by_id: dict[uuid.UUID, TopicInfo] = {}
         for t in self.topics.values():
-            if t.topic_id == topic_id:
-                return t
-        return None
+            by_id.setdefault(t.topic_id, t)  # the first, as a scan finds it
+        return by_id
 
 
 class MetadataCache:
