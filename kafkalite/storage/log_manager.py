@@ -190,15 +190,12 @@ class LogManager:
     # -- the broker's periodic work -----------------------------------------------------------------
 
     def cleanup_logs(self) -> int:
-        """Retention on every log (log.retention.check.interval.ms), then producer expiry; the
-        segments deleted."""
-        deleted = sum(partition_log.delete_old_segments() for partition_log in self.all_logs().values())
-        self.remove_expired_producers()
-        return deleted
+        """Retention on every log (log.retention.check.interval.ms); the segments deleted."""
+        return sum(partition_log.delete_old_segments() for partition_log in self.all_logs().values())
 
     def remove_expired_producers(self) -> int:
         """Forget, in every log, the producers idle for producer.id.expiration.ms (Kafka runs it
-        every producer.id.expiration.check.interval.ms; cleanup_logs calls it too); how many."""
+        every producer.id.expiration.check.interval.ms, its own task); how many."""
         now = self._now_ms()
         return sum(partition_log.remove_expired_producers(now) for partition_log in self.all_logs().values())
 

@@ -293,16 +293,16 @@ def test_a_corrupted_snapshot_is_ignored_with_one_warning(tmp_path, caplog):
     assert decode_snapshot(path.read_bytes()) == before  # rewritten after the replay
 
 
-def test_expiry_from_the_log_managers_cleanup(tmp_path):
+def test_expiry_from_the_log_manager(tmp_path):
     clock = Clock()
     manager = LogManager([tmp_path], now_ms=clock, producer_id_expiration_ms=60_000)
     log = manager.get_or_create("p", 0, CONFIG)
     send(log, 1, 0, 0)  # timestamp NOW + 1
     clock.now = NOW + 60_000
-    assert manager.cleanup_logs() == 0
+    assert manager.remove_expired_producers() == 0
     assert list(state(log)) == [1]
     clock.now += 1
-    manager.cleanup_logs()
+    manager.remove_expired_producers()
     assert state(log) == {}
     assert send(log, 1, 0, 40).first_offset == 2  # forgotten: any sequence starts it again
     clock.now += 60_001
