@@ -25,9 +25,7 @@ from kafkalite.storage.log_manager import LogManager
 from . import meta_properties
 from .apis import apis_for
 from .config import BrokerConfig
-from .handlers.fetch import FetchApis
 from .handlers.metadata import AutoTopicCreator
-from .handlers.produce import ProduceApis
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
@@ -115,9 +113,7 @@ class Broker:
         self.producer_ids.startup()
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response, self.producer_ids,
-                                     cfg, self.topic_configs, self._auto_topic_creator())
-        for area in (ProduceApis, FetchApis):
-            self.apis.area(area).topic_stats = self.topic_stats
+                                     cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats)
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:

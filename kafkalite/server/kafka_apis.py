@@ -28,6 +28,7 @@ from .producer_id_manager import ProducerIdManager
 from .purgatory import DelayedOperationPurgatory
 from .replica_manager import ReplicaManager
 from .topic_configs import TopicConfigCache
+from .topic_metrics import BrokerTopicStats
 
 log = logging.getLogger("kafkalite.server.kafka_apis")
 
@@ -66,13 +67,16 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      send_response: Callable[[Response], None],
                      producer_ids: ProducerIdManager | None = None, config: BrokerConfig | None = None,
                      topic_configs: TopicConfigCache | None = None,
-                     auto_create: AutoTopicCreator | None = None) -> KafkaApis:
+                     auto_create: AutoTopicCreator | None = None,
+                     topic_stats: BrokerTopicStats | None = None) -> KafkaApis:
     """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
     ``send_response`` answers a request that waited (from whichever thread completes it);
     ``producer_ids`` None gives no producer ids (the network benchmark's KafkaApis); ``config``
     is what DescribeConfigs shows (Kafka's defaults without it); ``topic_configs`` the topics'
     settings (only the controller's, if any, without it); ``auto_create`` None creates no topic
-    for Metadata."""
+    for Metadata; ``topic_stats`` the BrokerTopicMetrics Produce and Fetch count into (their own
+    without it)."""
+    topic_stats = topic_stats or BrokerTopicStats()
     describer = ConfigDescriber(config or BrokerConfig({"node.id": str(replica_manager.node_id)}))
     if topic_configs is None:
         topic_configs = TopicConfigCache(describer.log_defaults, controller)
@@ -84,5 +88,6 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                          send_response)
     return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache, auto_create), control, configs,
                      topics, RegistrationApis(controller, send_response),
-                     ProduceApis(replica_manager, send_response), FetchApis(replica_manager, send_response),
+                     ProduceApis(replica_manager, send_response, topic_stats),
+                     FetchApis(replica_manager, send_response, topic_stats),
                      OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response))

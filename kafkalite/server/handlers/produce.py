@@ -104,10 +104,11 @@ def validate_records(records: Any) -> bytearray:
 
 
 class ProduceApis:
-    def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse) -> None:
+    def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse,
+                 topic_stats: BrokerTopicStats) -> None:
         self.replica_manager = replica_manager
         self.send_response = send_response
-        self.topic_stats = BrokerTopicStats()  # the Broker gives Produce and Fetch its own
+        self.topic_stats = topic_stats
 
     def handle_produce(self, request: Request) -> Response | None:
         req, version = request.body, request.api_version
