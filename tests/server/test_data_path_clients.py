@@ -139,19 +139,25 @@ def test_confluent_kafka_acks_1_and_0(broker, raw):
 
 # --- kafka-python ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("codec", CODECS)
-def test_kafka_python_default_producer_every_codec(broker, raw, codec):
-    """KafkaProducer's defaults make it idempotent (InitProducerId first, acks=all)."""
-    topic = f"kafka-python-{codec}"
+def python_client_round_trip(broker, raw, topic, codec, sent, produce, consume) -> None:
+    """``sent`` produced with a Python client (``compression_type`` = ``codec``) to a new 2-partition
+    topic, then checked in the log (records and codec) and read back with the same client."""
     create_topic(raw, topic, partitions=2)
-    sent = messages(60, 2, T0, seed=4, null_header_values=False)  # kafka-python refuses them
-    offsets = kafka_python_produce(broker.bootstrap, topic, sent,
-                                   **({"compression_type": codec} if codec != "none" else {}))
+    compression = {"compression_type": codec} if codec != "none" else {}
+    offsets = produce(broker.bootstrap, topic, sent, **compression)
     assert offsets == [(m.partition, i // 2) for i, m in enumerate(sent)]
     log, codecs = log_of(raw, topic, 2)
     assert_read_back(sent, log)
     assert_codec(codecs, expected_codec(raw, codec, librdkafka=False))
-    assert_read_back(sent, kafka_python_consume(broker.bootstrap, topic, [0, 1], len(sent)))
+    assert_read_back(sent, consume(broker.bootstrap, topic, [0, 1], len(sent)))
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_kafka_python_default_producer_every_codec(broker, raw, codec):
+    """KafkaProducer's defaults make it idempotent (InitProducerId first, acks=all)."""
+    sent = messages(60, 2, T0, seed=4, null_header_values=False)  # kafka-python refuses them
+    python_client_round_trip(broker, raw, f"kafka-python-{codec}", codec, sent, kafka_python_produce,
+                             kafka_python_consume)
 
 
 def test_kafka_python_acks_0(broker, raw):
@@ -168,16 +174,8 @@ def test_kafka_python_acks_0(broker, raw):
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_aiokafka_every_codec(broker, raw, codec):
-    topic = f"aiokafka-{codec}"
-    create_topic(raw, topic, partitions=2)
-    sent = messages(60, 2, T0, seed=6)
-    offsets = aiokafka_produce(broker.bootstrap, topic, sent,
-                               **({"compression_type": codec} if codec != "none" else {}))
-    assert offsets == [(m.partition, i // 2) for i, m in enumerate(sent)]
-    log, codecs = log_of(raw, topic, 2)
-    assert_read_back(sent, log)
-    assert_codec(codecs, expected_codec(raw, codec, librdkafka=False))
-    assert_read_back(sent, aiokafka_consume(broker.bootstrap, topic, [0, 1], len(sent)))
+    python_client_round_trip(broker, raw, f"aiokafka-{codec}", codec, messages(60, 2, T0, seed=6),
+                             aiokafka_produce, aiokafka_consume)
 
 
 # --- every consumer reads what every producer wrote ----------------------------------------------
