@@ -127,8 +127,21 @@ class KafkaChannel:
         """
         if self.tls is not None:
             data = self._unwrap(data)
+        self.decoder.feed(data)
+        return self._take_frames()
+
+    def body_view(self) -> memoryview | None:
+        """Where to read the rest of the large request being received, in place (plaintext
+        only: TLS records are decrypted first); None when there is none."""
+        return self.decoder.body_view() if self.tls is None else None
+
+    def received_in_place(self, n: int) -> int:
+        """``n`` bytes were read into :meth:`body_view`; as :meth:`receive`."""
+        self.decoder.body_received(n)
+        return self._take_frames()
+
+    def _take_frames(self) -> int:
         decoder = self.decoder
-        decoder.feed(data)
         if not self.counts_memory:
             self.pending.extend(decoder.frames())
             return 0

@@ -328,6 +328,8 @@ def _decode_value(g: _Gen, t: Any, var: str, nullable: bool, flexible: bool, ver
                     f"{var} = _UUID(buf[pos:pos + 16])", "pos += 16"]
         if t.name == "string":
             fn = "read_compact_string" if flexible else "read_string"
+        elif t.name == "records":
+            fn = "read_compact_records" if flexible else "read_records"
         else:
             fn = "read_compact_bytes" if flexible else "read_bytes"
         return [f"{var}, pos = P.{fn}(buf, pos, {nullable})"]

@@ -205,6 +205,18 @@ def read_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[bytes | No
     return bytes(buf[pos:end]), end
 
 
+def read_records(buf: bytes, pos: int, nullable: bool = False) -> tuple[memoryview | None, int]:
+    """As read_bytes, but a view into ``buf`` (writable when ``buf`` is a bytearray): no copy."""
+    (n,) = INT32.unpack_from(buf, pos) if pos + 4 <= len(buf) else _short(pos)
+    pos += 4
+    if n < 0:
+        if n == -1 and nullable:
+            return None, pos
+        raise DecodeError(f"bad bytes length {n}", offset=pos - 4)
+    end = _take(buf, pos, n)
+    return memoryview(buf)[pos:end], end
+
+
 def write_compact_bytes(out: bytearray, b: bytes | FileSlice | None, nullable: bool = False) -> None:
     if b is None:
         if not nullable:
@@ -227,6 +239,18 @@ def read_compact_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[by
         raise DecodeError("null for non-nullable bytes", offset=start)
     end = _take(buf, pos, n - 1)
     return bytes(buf[pos:end]), end
+
+
+def read_compact_records(buf: bytes, pos: int, nullable: bool = False) -> tuple[memoryview | None, int]:
+    """As read_compact_bytes, but a view into ``buf``: no copy."""
+    start = pos
+    n, pos = read_uvarint(buf, pos)
+    if n == 0:
+        if nullable:
+            return None, pos
+        raise DecodeError("null for non-nullable bytes", offset=start)
+    end = _take(buf, pos, n - 1)
+    return memoryview(buf)[pos:end], end
 
 
 def read_array_length(

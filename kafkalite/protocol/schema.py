@@ -77,8 +77,11 @@ BOOL = Primitive("bool", 1, "?", False)
 UUID = Primitive("uuid", 16, None, ZERO_UUID)
 STRING = Primitive("string", None, None, "")
 BYTES = Primitive("bytes", None, None, b"")
+# Kafka's ``records`` type: bytes on the wire, decoded as a memoryview into the frame, so that a
+# produced batch is checked, stamped and written where it was received, not copied.
+RECORDS = Primitive("records", None, None, b"")
 
-PRIMITIVES = (INT8, INT16, INT32, INT64, UINT16, FLOAT64, BOOL, UUID, STRING, BYTES)
+PRIMITIVES = (INT8, INT16, INT32, INT64, UINT16, FLOAT64, BOOL, UUID, STRING, BYTES, RECORDS)
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ class Partition:
 
     # --- append and high watermark ------------------------------------------------------------
 
-    def append_records_to_leader(self, records: bytearray) -> LogAppendInfo:
+    def append_records_to_leader(self, records: bytearray | memoryview) -> LogAppendInfo:
         with self._lock:
             if not self.is_leader:
                 raise not_leader(self.topic, self.index, self.node_id)

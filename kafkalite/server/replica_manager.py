@@ -183,7 +183,8 @@ class ReplicaManager:
 
     # --- the data path ------------------------------------------------------------------------
 
-    def append_to_leader(self, topic: str, index: int, records: bytearray) -> tuple[LogAppendInfo, Partition]:
+    def append_to_leader(self, topic: str, index: int,
+                         records: bytearray | memoryview) -> tuple[LogAppendInfo, Partition]:
         """Append validated batches to a partition this broker leads (raises ApiError otherwise,
         or the log's refusal); fetches waiting on it are checked, and acks=all produces if the
         high watermark moved. The offsets given, and the partition (for its log start offset)."""

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkalite.protocol import DecodeError, FrameDecoder, FrameTooLarge, frame
+from kafkalite.protocol.frames import DIRECT_MIN, DIRECT_SHARE
 
 
 @given(st.lists(st.binary(max_size=50), max_size=8), st.data())
@@ -63,3 +64,72 @@ def test_negative_size_rejected():
         next(frames)
     assert info.value.offset == 6
     assert not isinstance(info.value, FrameTooLarge)
+
+
+def _read_like_a_socket(decoder: FrameDecoder, stream: bytes, chunk: int) -> list[bytes]:
+    """What the Processor does: into the frame's own buffer when the decoder offers one, else
+    a ``recv`` of ``chunk`` bytes fed in."""
+    got: list[bytes] = []
+    pos = 0
+    while pos < len(stream):
+        view = decoder.body_view()
+        if view is None:
+            decoder.feed(stream[pos:pos + chunk])
+            pos += min(chunk, len(stream) - pos)
+        else:
+            n = min(len(view), chunk, len(stream) - pos)
+            view[:n] = stream[pos:pos + n]
+            view.release()
+            decoder.body_received(n)
+            pos += n
+        got.extend(bytes(f) for f in decoder.frames())
+    return got
+
+
+@given(st.lists(st.sampled_from([0, 7, DIRECT_MIN - 1, DIRECT_MIN, 3 * DIRECT_MIN + 5]), max_size=5),
+       st.sampled_from([1000, 16384, 65536, 1 << 20]))
+def test_large_frames_read_in_place_yield_the_same_frames(sizes, chunk):
+    payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
+    stream = b"".join(frame(p) for p in payloads)
+    decoder = FrameDecoder()
+    assert _read_like_a_socket(decoder, stream, chunk) == payloads
+    assert decoder.buffered == 0 and decoder.partial_size == 0 and decoder.body_view() is None
+
+
+def test_a_large_frame_is_read_in_place_once_a_quarter_of_it_is_in():
+    size = 8 * DIRECT_MIN
+    payload = bytes(range(256)) * (size // 256)
+    stream = frame(payload)
+    decoder = FrameDecoder()
+    # Its size alone, and then less than a quarter: buffered as it comes, no buffer of its size.
+    decoder.feed(stream[:4 + size // DIRECT_SHARE - 1])
+    assert list(decoder.frames()) == [] and decoder.body_view() is None
+    assert decoder.partial_size == size and decoder.buffered == 4 + size // DIRECT_SHARE - 1
+    decoder.feed(stream[4 + size // DIRECT_SHARE - 1:4 + size // DIRECT_SHARE])
+    assert list(decoder.frames()) == []
+    view = decoder.body_view()
+    assert view is not None and len(view) == size - size // DIRECT_SHARE
+    assert decoder.partial_size == size and decoder.buffered == size // DIRECT_SHARE
+    # The rest lands in the frame itself, and the frame handed over is that buffer.
+    view[:] = stream[4 + size // DIRECT_SHARE:]
+    view.release()
+    decoder.body_received(size - size // DIRECT_SHARE)
+    (got,) = decoder.frames()
+    assert type(got) is bytearray and got == payload
+    assert decoder.partial_size == 0 and decoder.buffered == 0
+
+
+def test_bytes_fed_past_a_frame_read_in_place_start_the_next():
+    big = b"b" * (2 * DIRECT_MIN)
+    stream = frame(big) + frame(b"next") + frame(b"and")
+    decoder = FrameDecoder()
+    decoder.feed(stream[:4 + DIRECT_MIN])  # half of it: read in place from here on
+    assert list(decoder.frames()) == [] and decoder.body_view() is not None
+    decoder.feed(stream[4 + DIRECT_MIN:])  # a TLS-like reader feeds the rest and beyond
+    assert list(decoder.frames()) == [big, b"next", b"and"]
+
+
+def test_a_small_frame_is_never_read_in_place():
+    decoder = FrameDecoder()
+    decoder.feed(frame(b"x" * (DIRECT_MIN - 1))[:-1])
+    assert list(decoder.frames()) == [] and decoder.body_view() is None

@@ -125,3 +125,20 @@ def test_records_come_back_as_the_batch_bytes():
     records = resp.responses[0].partitions[0].records
     assert records == BATCH
     assert decode_records(records) == [Record(0, 0, b"k", b"v", (("h", b"x"),))]
+
+
+@pytest.mark.parametrize("version", [3, 9])  # int32-length and compact records
+def test_produced_records_decode_as_a_writable_view_into_the_frame(version):
+    """What lets the broker check, stamp and write a batch where it was received: the records of
+    a Produce decoded from a bytearray are a view into it, no copy; from bytes, a read-only one."""
+    body = encode_body(ApiKey.PRODUCE, version, produce.REQUEST(
+        acks=1, timeout_ms=1, topic_data=[produce.TOPIC_PRODUCE_DATA(
+            name="t", partition_data=[produce.PARTITION_PRODUCE_DATA(index=0, records=BATCH)])]))
+    frame = bytearray(body)
+    records = decode_body(ApiKey.PRODUCE, version, frame).topic_data[0].partition_data[0].records
+    assert type(records) is memoryview and not records.readonly and records == BATCH
+    records[0] = 0xFF  # writes through to the frame
+    assert frame[body.index(BATCH)] == 0xFF
+    records.release()
+    ro = decode_body(ApiKey.PRODUCE, version, bytes(body)).topic_data[0].partition_data[0].records
+    assert type(ro) is memoryview and ro.readonly and ro == BATCH

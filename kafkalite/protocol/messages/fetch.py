@@ -12,7 +12,7 @@ node endpoints (KIP-951).
 """
 
 from ..api_keys import ApiKey
-from ..schema import BYTES, INT8, INT16, INT32, INT64, STRING, UUID, Array, F, Struct, api
+from ..schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Array, F, Struct, api
 
 REPLICA_STATE = Struct(
     "ReplicaState",
@@ -99,7 +99,7 @@ PARTITION_DATA = Struct(
     F("preferred_read_replica", INT32, "11+", default=-1),
     # ``records`` in Kafka's specs: nullable bytes of whole batches. librdkafka rejects null
     # ("invalid MessageSetSize -1"), so the default is empty, not null.
-    F("records", BYTES, nullable="0+"),
+    F("records", RECORDS, nullable="0+"),
 )
 
 FETCHABLE_TOPIC_RESPONSE = Struct(

@@ -9,12 +9,12 @@ leader (tag 0 of a partition) and node endpoints (tag 0 of the response), KIP-95
 """
 
 from ..api_keys import ApiKey
-from ..schema import BYTES, INT16, INT32, INT64, STRING, Array, F, Struct, api
+from ..schema import INT16, INT32, INT64, RECORDS, STRING, Array, F, Struct, api
 
 PARTITION_PRODUCE_DATA = Struct(
     "PartitionProduceData",
     F("index", INT32),
-    F("records", BYTES, nullable="0+"),  # Kafka's ``records``: whole batches, as nullable bytes
+    F("records", RECORDS, nullable="0+"),  # Kafka's ``records``: whole batches, as nullable bytes
 )
 
 TOPIC_PRODUCE_DATA = Struct(

@@ -51,8 +51,8 @@ MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0
 MIN_RECORD_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: a batch length below it is corrupt
 
 
-def validate_records(records: Any) -> bytearray:
-    """The partition's records as a bytearray the log may stamp in place, once checked: one
+def validate_records(records: Any) -> bytearray | memoryview:
+    """The partition's records as a buffer the log may stamp in place, once checked: one
     whole, valid batch v2, not transactional (transactions are not served). Raises ApiError with
     Kafka's codes: INVALID_RECORD (not retried by producers) when there is no whole batch (null,
     empty, cut short), its magic is not 2, there is more than one, or its records count disagrees
@@ -99,7 +99,10 @@ def validate_records(records: Any) -> bytearray:
         check_records(records, 0, header)
     except CorruptRecordError as e:
         raise ApiError(E.INVALID_RECORD, f"Invalid records in the batch: {e}") from None
-    # Decoded from a request frame (a bytearray), the records are a bytearray of their own already.
+    # Decoded from a request frame (a bytearray), the records are a writable view into it: the
+    # log stamps and writes them there. Read-only records (decoded from bytes) are copied once.
+    if type(records) is memoryview and not records.readonly:
+        return records
     return records if type(records) is bytearray else bytearray(records)
 
 
