@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import array
 import collections
+import contextlib
 import dataclasses
 import math
+import os
 import re
 import statistics
 import threading
@@ -18,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..markdown import machine, write_section
-from . import loopback, servers, tasks
+from . import disk, loopback, servers, tasks
 
 MiB = 1 << 20
 TOPIC = "bench"
@@ -150,6 +152,11 @@ def produce(opts: Options, write_md: str | None = None, command: str = "kafkalit
                 say(f"round {r + 1}/{opts.rounds}: {kind}")
                 with servers.started(kind, pin=opts.pin, topic=TOPIC) as server:
                     _produce_round(run, server, per_request, batch_len)
+            written = run.values.get(("kafkalite", "written-before-raw"))
+            if written:
+                say(f"round {r + 1}/{opts.rounds}: write ceiling")
+                rate = disk.measure(opts.seconds, int(written[-1]), opts.pin)
+                run.record("disk", "write", rate, f"MB/s (1 MiB pwrite after {written[-1] / 1e9:,.2f} GB)")
         rss = _rss_run(run, per_request, batch_len) if "kafkalite" in opts.servers and opts.size else None
     finally:
         run.close()
@@ -167,6 +174,8 @@ def _produce_round(run: _Run, server: servers.Server, per_request: int, batch_le
     run.record(kind, "producer", rate.per_second, "messages/s (produce())")
     rate, _ = run.timed(server, tasks.produce_rate, port, TOPIC, opts.message_bytes, opts.seconds, 5, 1000)
     run.record(kind, "producer-batch", rate.per_second, "messages/s (produce_batch())")
+    if server.log_dir is not None:  # for the write ceiling: measured after as much written
+        run.record(kind, "written-before-raw", _bytes_under(server.log_dir), "bytes in the log dir")
     result, cpu = run.timed(server, tasks.raw_produce, port, TOPIC, opts.large_message_bytes, per_request,
                             opts.depth, opts.seconds, None, min(1.0, opts.seconds / 3))
     run.record(kind, "raw-produce", result.mb_per_second, "MB/s (raw 1 MiB Produce)")
@@ -179,6 +188,15 @@ def _produce_round(run: _Run, server: servers.Server, per_request: int, batch_le
     run.samples[(kind, "round-trip")].extend(rtt)
     run.say(f"  {kind:9} Produce round trip: p50 {_percentile(rtt, 50):,.0f} p99 "
             f"{_percentile(rtt, 99):,.0f} us ({len(rtt):,} requests)")
+
+
+def _bytes_under(path: str) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, name))
+    return total
 
 
 @dataclasses.dataclass
@@ -253,6 +271,14 @@ def _produce_section(run: _Run, per_request: int, batch_len: int, rss: RssRun | 
         ratio = _ratio(p99.get("kafkalite", math.nan), p99.get("mock", math.nan))
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
     text += "\n".join(lines) + "\n"
+    ceiling = run.median("disk", "write")
+    if not math.isnan(ceiling):
+        before = run.median("kafkalite", "written-before-raw") / 1e9
+        text += (f"\nWrite ceiling (bench/data/disk.py): a process on the server core `pwrite`s 1 MiB chunks "
+                 f"to a new file in the same file system, after first writing as much as kafkalite's log "
+                 f"held before its raw Produce ({_num(before, 2)} GB): {_num(ceiling)} MB/s; "
+                 f"kafkalite's raw Produce reached "
+                 f"{_ratio(run.median('kafkalite', 'raw-produce'), ceiling)} of it.\n")
     if rss is not None:
         quarter = [mb for _, mb in rss.samples[len(rss.samples) // 4::max(1, len(rss.samples) // 4)]][:3]
         text += (f"\nBroker RSS while producing {rss.bytes / 1e9:,.2f} GB (raw Produce, {opts.depth} in "
@@ -275,7 +301,9 @@ def _produce_goals(run: _Run, rss: RssRun | None) -> str:
                    f"{_verdict(kb / mb >= 0.9)}")
     raw = run.median("kafkalite", "raw-produce")
     if not math.isnan(raw):
-        out.append(f"- 1 MiB Produce requests to one broker >= 300 MB/s: {raw:,.0f} MB/s, "
+        ceiling = run.median("disk", "write")
+        of = "" if math.isnan(ceiling) else f" (the write ceiling: {ceiling:,.0f} MB/s)"
+        out.append(f"- 1 MiB Produce requests to one broker >= 300 MB/s: {raw:,.0f} MB/s{of}, "
                    f"{_verdict(raw >= 300)}")
     lk, lm = (run.samples.get(("kafkalite", "latency")), run.samples.get(("mock", "latency")))
     if lk and lm:

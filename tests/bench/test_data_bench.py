@@ -27,7 +27,7 @@ from ..kafka_client import wait_for
 
 def _leftovers() -> set[str]:
     """The data benchmarks' temporary directories and files (servers' and the loopback file)."""
-    return {p for kind in (*servers.KINDS, "loopback")
+    return {p for kind in (*servers.KINDS, "loopback", "disk")
             for p in glob.glob(os.path.join(tempfile.gettempdir(), f"kafkalite-bench-{kind}-*"))}
 
 
@@ -96,7 +96,8 @@ def test_the_bare_server_answers_the_raw_clients_and_confluent_kafka():
 @pytest.mark.parametrize("command, rows", [
     ("produce", ["`produce()` per message: messages/s", "`produce_batch()` of 1000", "raw Produce of",
                  "server CPU during the raw Produce", "produce() to delivery report",
-                 "raw: Produce request to response", "Broker RSS while producing",
+                 "raw: Produce request to response", "Write ceiling (bench/data/disk.py)",
+                 "Broker RSS while producing",
                  "- producer, 100 B, linger 5 ms", "- 1 MiB Produce requests", "- one message at a time",
                  "- producing 0.01 GB: broker RSS flat"]),
     ("fetch", ["Loopback ceiling", "raw Fetch, 4 in flight: GB/s", "server CPU during the raw Fetch",
