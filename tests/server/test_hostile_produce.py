@@ -233,6 +233,26 @@ def test_a_batch_above_max_message_bytes_is_message_too_large(broker):
         assert [len(r.value) for r in records[len(GOOD):]] == [256 * 4090]
 
 
+@pytest.mark.parametrize("codec", [Compression.GZIP, Compression.LZ4, Compression.ZSTD], ids=lambda c: c.name)
+def test_a_compression_bomb_is_message_too_large_and_a_real_large_batch_is_taken(broker, codec):
+    """A few KiB standing for 96 MiB of records: refused once its records pass the bound on what a
+    batch may decompress to (64 MiB, or 16x its size), before the broker holds them all; Kafka's
+    producer splits a batch refused with MESSAGE_TOO_LARGE. A batch that decompresses to less is
+    taken as usual."""
+    topic = f"hostile-bomb-{codec.name.lower()}"
+    with connect(broker) as c:
+        size = good_topic(broker, c, topic)
+        bomb = batch([bytes(48 << 20), bytes(48 << 20)], timestamp=T0, compression=codec)
+        assert len(bomb) < 1 << 20
+        refused = produce(c, topic, bomb)
+        assert (refused.error_code, refused.base_offset) == (E.MESSAGE_TOO_LARGE, -1)
+        assert "too large" in refused.error_message
+        assert log_end(c, topic) == len(GOOD)
+        assert segment_size(broker, topic) == size
+        taken = produce(c, topic, batch([bytes(30 << 20), bytes(30 << 20)], timestamp=T0, compression=codec))
+        assert (taken.error_code, taken.base_offset) == (0, len(GOOD))
+
+
 def test_acks_2_is_invalid_required_acks(broker):
     topic = "hostile-acks-2"
     with connect(broker) as c:

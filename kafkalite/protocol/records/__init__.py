@@ -18,7 +18,7 @@ from .batch import (
     validate_batch,
 )
 from .compression import compress, decompress
-from .errors import CompressionError, CorruptRecordError, UnsupportedCompressionError
+from .errors import CompressionError, CorruptRecordError, DecompressedTooLarge, UnsupportedCompressionError
 from .records import Header, Record, build_batch, check_records, decode_records, encode_record
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Compression",
     "CompressionError",
     "CorruptRecordError",
+    "DecompressedTooLarge",
     "Header",
     "Record",
     "TimestampType",

@@ -13,7 +13,7 @@ import zlib
 import cramjam
 
 from .batch import Buffer, Compression
-from .errors import CompressionError, UnsupportedCompressionError
+from .errors import CompressionError, DecompressedTooLarge, UnsupportedCompressionError
 
 # Java's snappy-java SnappyOutputStream framing, which Kafka's Java client writes and every
 # client reads: magic, version 1, compatible version 1, then (int32 length, raw snappy block)*.
@@ -45,35 +45,75 @@ def compress(codec: Compression, data: Buffer, level: int | None = None) -> byte
     raise UnsupportedCompressionError(f"unknown compression codec {codec!r}", 0)
 
 
-def decompress(codec: Compression, data: Buffer) -> bytes:
+def decompress(codec: Compression, data: Buffer, limit: int | None = None) -> bytes | bytearray:
     """The records section ``data`` decompressed; CompressionError (offset within ``data``) if it
     is not valid data for the codec, truncated data included. Snappy may be xerial-framed (Java
-    and kafka-python) or raw (librdkafka)."""
+    and kafka-python) or raw (librdkafka). With ``limit``, DecompressedTooLarge for more than
+    ``limit`` bytes, raised before more than about ``limit`` bytes are held: a few compressed
+    bytes can stand for gigabytes."""
     try:
         if codec is Compression.NONE:
             return bytes(data)
         if codec is Compression.GZIP:
-            return _gzip_decompress(data)
+            return _gzip_decompress(data, limit)
         if codec is Compression.SNAPPY:
             if bytes(data[:8]) == XERIAL_MAGIC:
-                return _xerial_decompress(data)
+                return _xerial_decompress(data, limit)
+            if limit is not None:
+                _check_size(cramjam.snappy.decompress_raw_len(data), limit)  # from its header
             return bytes(cramjam.snappy.decompress_raw(data))
         if codec is Compression.LZ4:
-            return bytes(cramjam.lz4.decompress(data))
+            if limit is None:
+                return bytes(cramjam.lz4.decompress(data))
+            return _bounded(cramjam.lz4.decompress_into, data, limit)
         if codec is Compression.ZSTD:
-            return bytes(cramjam.zstd.decompress(data))
+            if limit is None:
+                return bytes(cramjam.zstd.decompress(data))
+            return _bounded(cramjam.zstd.decompress_into, data, limit)
     except (cramjam.DecompressionError, zlib.error) as e:
         raise CompressionError(f"bad {codec.name.lower()} data: {e}", 0) from None
     raise UnsupportedCompressionError(f"unknown compression codec {codec!r}", 0)
 
 
-def _gzip_decompress(data: Buffer) -> bytes:
+def _check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0)
+
+
+def _bounded(decompress_into: object, data: Buffer, limit: int) -> bytearray:
+    """Decompress into a buffer that starts at 8x the input and doubles, up to ``limit``:
+    cramjam fails a decompression that does not fit (it writes nothing past the buffer)."""
+    size = min(limit, max(65536, 8 * len(data)))
+    while True:
+        out = bytearray(size)
+        try:
+            n = decompress_into(data, out)  # type: ignore[operator]
+        except cramjam.DecompressionError as e:
+            if "whole buffer" not in str(e):
+                raise
+            if size >= limit:
+                raise DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0) from None
+            size = min(limit, 2 * size)
+            continue
+        del out[n:]
+        return out
+
+
+def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:
     # Several gzip members in a row are one stream (as Java's GZIPInputStream reads them).
     out = []
     rest = bytes(data)
+    left = -1 if limit is None else limit  # what may still come out; -1: no limit
     while True:
         d = zlib.decompressobj(_GZIP_WBITS)
-        out.append(d.decompress(rest))
+        if left < 0:
+            out.append(d.decompress(rest))
+        else:
+            chunk = d.decompress(rest, left + 1)
+            if len(chunk) > left:
+                raise DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0)
+            left -= len(chunk)
+            out.append(chunk)
         if not d.eof:
             raise CompressionError("truncated gzip data", len(data))
         rest = d.unused_data
@@ -91,7 +131,7 @@ def _xerial_compress(data: Buffer) -> bytes:
     return bytes(out)
 
 
-def _xerial_decompress(data: Buffer) -> bytes:
+def _xerial_decompress(data: Buffer, limit: int | None = None) -> bytes:
     if len(data) < len(_XERIAL_HEADER):
         raise CompressionError("truncated xerial snappy header", len(data))
     out = bytearray()
@@ -104,6 +144,8 @@ def _xerial_decompress(data: Buffer) -> bytes:
         if n < 0 or pos + n > len(data):
             raise CompressionError(f"xerial snappy block of {n} bytes past the end", pos - 4)
         try:
+            if limit is not None:
+                _check_size(len(out) + cramjam.snappy.decompress_raw_len(data[pos : pos + n]), limit)
             out += cramjam.snappy.decompress_raw(data[pos : pos + n])
         except cramjam.DecompressionError as e:
             raise CompressionError(f"bad snappy block: {e}", pos) from None

@@ -23,3 +23,9 @@ class UnsupportedCompressionError(CorruptRecordError):
 
 class CompressionError(CorruptRecordError):
     """A compressed records section that does not decompress (bad or truncated data)."""
+
+
+class DecompressedTooLarge(CompressionError):
+    """A compressed records section that would decompress to more than the caller allows (a
+    compression bomb, or a batch too big to check whole). The broker answers MESSAGE_TOO_LARGE,
+    on which Kafka's producer splits the batch and sends it again."""

@@ -86,6 +86,7 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None)
             return _decode(bytes(section), header.records_count, start)
         try:
             plain = decompress(codec, section)
+            assert type(plain) is bytes  # without a limit
         except CompressionError as e:
             raise CompressionError(e.reason, start + e.offset) from None
         try:
@@ -97,12 +98,15 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None)
             ) from None
 
 
-def check_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> None:
+def check_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
+                  max_decompressed: int | None = None) -> None:
     """The framing of a produced batch's records: decompressed if compressed, exactly
     recordsCount records, each one's length within the records, nothing left over, so that a
     consumer can split them. Less than Kafka's LogValidator, which also reads each record's
     fields: that costs a Python loop over every field of every record, several times the rest of
-    the produce path. CorruptRecordError (CompressionError for bad compressed data) otherwise."""
+    the produce path. CorruptRecordError (CompressionError for bad compressed data) otherwise;
+    DecompressedTooLarge for compressed records of more than ``max_decompressed`` bytes (Kafka
+    streams them record by record; this check holds them whole)."""
     header, start, end = _records_section(buf, pos, header)
     codec = header.compression
     if codec is Compression.NONE:
@@ -110,9 +114,9 @@ def check_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) 
         return
     with memoryview(buf) as view:
         try:
-            section = decompress(codec, view[start:end])
+            section = decompress(codec, view[start:end], max_decompressed)
         except CompressionError as e:
-            raise CompressionError(e.reason, start + e.offset) from None
+            raise type(e)(e.reason, start + e.offset) from None
     _walk(section, header.records_count, 0, len(section))
 
 

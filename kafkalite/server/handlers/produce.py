@@ -29,6 +29,7 @@ from kafkalite.protocol.records import (
     LOG_OVERHEAD,
     MAGIC,
     CorruptRecordError,
+    DecompressedTooLarge,
     UnsupportedCompressionError,
     check_records,
     validate_batch,
@@ -48,6 +49,11 @@ TopicResponse = R["responses"]
 PartitionResponse = TopicResponse["partition_responses"]
 
 MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0 and 1
+# A compressed batch is decompressed whole to check its records' framing (Kafka streams it), so
+# what it may decompress to is bounded: a few KiB of zstd can stand for gigabytes. Past the bound
+# the answer is MESSAGE_TOO_LARGE, on which Kafka's producer splits the batch and retries.
+MAX_DECOMPRESSED = 64 << 20
+DECOMPRESSION_RATIO = 16  # a larger batch may decompress to this many times its size
 MIN_RECORD_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: a batch length below it is corrupt
 
 
@@ -96,7 +102,9 @@ def validate_records(records: Any) -> bytearray | memoryview:
     if header.is_transactional:
         raise ApiError(E.INVALID_TXN_STATE, "Transactions are not supported by kafkalite.")
     try:
-        check_records(records, 0, header)
+        check_records(records, 0, header, max(MAX_DECOMPRESSED, DECOMPRESSION_RATIO * len(records)))
+    except DecompressedTooLarge as e:
+        raise ApiError(E.MESSAGE_TOO_LARGE, f"The batch's records are too large to check: {e}") from None
     except CorruptRecordError as e:
         raise ApiError(E.INVALID_RECORD, f"Invalid records in the batch: {e}") from None
     # Decoded from a request frame (a bytearray), the records are a writable view into it: the
