@@ -188,9 +188,10 @@ def test_kafka_python_describe_configs(tmp_path):
     from kafka import KafkaAdminClient
     from kafka.admin import ConfigResource, ConfigResourceType
 
-    with two_brokers(tmp_path) as (one, _):
+    with two_brokers(tmp_path) as (one, two):
         assert create(one, "t", [2], cleanup_policy="compact,delete").error_code == E.NONE
-        assert wait_for(lambda: "t" in one.metadata_cache.snapshot.topics, timeout=10)
+        # kafka-python asks whichever broker it likes: both must know the topic by then.
+        assert wait_for(lambda: all("t" in b.metadata_cache.snapshot.topics for b in (one, two)), timeout=10)
         admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{one.bound_port('PLAINTEXT')}",
                                  request_timeout_ms=20000)
         try:
