@@ -72,6 +72,19 @@ def test_port_zero_binds_a_free_port_and_logs_it(tmp_path):
         assert b.stop() == 0
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's SCHED_BATCH")
+@pytest.mark.parametrize("batch", [True, False])
+def test_the_broker_threads_run_under_sched_batch_unless_turned_off(tmp_path, batch):
+    b = BrokerProcess(tmp_path, f"threads.sched.batch={str(batch).lower()}").wait_started()
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{b.proc.pid}/task")]
+        assert len(tids) > 10  # Processors, handlers, the controller's and the log's threads
+        want = os.SCHED_BATCH if batch else os.SCHED_OTHER
+        assert {os.sched_getscheduler(t) for t in tids} == {want}
+    finally:
+        assert b.stop() == 0
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_stops_gracefully(tmp_path, sig):
     b = BrokerProcess(tmp_path).wait_started()
