@@ -235,6 +235,10 @@ class Processor(threading.Thread):
                 try:
                     self.configure_new_connections()
                     self.process_new_responses()
+                    if self._completed_sends:
+                        # Responses the socket took whole: their connections unmute now, so
+                        # that the poll below may block (one loop a request fewer).
+                        self.process_completed_sends()
                     if self._auth_failures:
                         self.complete_failed_authentications()
                     self.poll()
