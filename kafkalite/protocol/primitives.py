@@ -194,27 +194,26 @@ def write_bytes(out: bytearray, b: bytes | FileSlice | None, nullable: bool = Fa
     out += b
 
 
-def read_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[bytes | None, int]:
+def _bytes_span(buf: bytes, pos: int, nullable: bool) -> tuple[int, int]:
+    """Where int32-length-prefixed bytes at ``pos`` lie: (start, end), or (-1, end) for null."""
     (n,) = INT32.unpack_from(buf, pos) if pos + 4 <= len(buf) else _short(pos)
     pos += 4
     if n < 0:
         if n == -1 and nullable:
-            return None, pos
+            return -1, pos
         raise DecodeError(f"bad bytes length {n}", offset=pos - 4)
-    end = _take(buf, pos, n)
-    return bytes(buf[pos:end]), end
+    return pos, _take(buf, pos, n)
+
+
+def read_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[bytes | None, int]:
+    start, end = _bytes_span(buf, pos, nullable)
+    return (None if start < 0 else bytes(buf[start:end])), end
 
 
 def read_records(buf: bytes, pos: int, nullable: bool = False) -> tuple[memoryview | None, int]:
     """As read_bytes, but a view into ``buf`` (writable when ``buf`` is a bytearray): no copy."""
-    (n,) = INT32.unpack_from(buf, pos) if pos + 4 <= len(buf) else _short(pos)
-    pos += 4
-    if n < 0:
-        if n == -1 and nullable:
-            return None, pos
-        raise DecodeError(f"bad bytes length {n}", offset=pos - 4)
-    end = _take(buf, pos, n)
-    return memoryview(buf)[pos:end], end
+    start, end = _bytes_span(buf, pos, nullable)
+    return (None if start < 0 else memoryview(buf)[start:end]), end
 
 
 def write_compact_bytes(out: bytearray, b: bytes | FileSlice | None, nullable: bool = False) -> None:
@@ -230,27 +229,26 @@ def write_compact_bytes(out: bytearray, b: bytes | FileSlice | None, nullable: b
     out += b
 
 
-def read_compact_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[bytes | None, int]:
+def _compact_bytes_span(buf: bytes, pos: int, nullable: bool) -> tuple[int, int]:
+    """Where uvarint(length + 1)-prefixed bytes at ``pos`` lie: (start, end), or (-1, end) for null."""
     start = pos
     n, pos = read_uvarint(buf, pos)
     if n == 0:
         if nullable:
-            return None, pos
+            return -1, pos
         raise DecodeError("null for non-nullable bytes", offset=start)
-    end = _take(buf, pos, n - 1)
-    return bytes(buf[pos:end]), end
+    return pos, _take(buf, pos, n - 1)
+
+
+def read_compact_bytes(buf: bytes, pos: int, nullable: bool = False) -> tuple[bytes | None, int]:
+    start, end = _compact_bytes_span(buf, pos, nullable)
+    return (None if start < 0 else bytes(buf[start:end])), end
 
 
 def read_compact_records(buf: bytes, pos: int, nullable: bool = False) -> tuple[memoryview | None, int]:
     """As read_compact_bytes, but a view into ``buf``: no copy."""
-    start = pos
-    n, pos = read_uvarint(buf, pos)
-    if n == 0:
-        if nullable:
-            return None, pos
-        raise DecodeError("null for non-nullable bytes", offset=start)
-    end = _take(buf, pos, n - 1)
-    return memoryview(buf)[pos:end], end
+    start, end = _compact_bytes_span(buf, pos, nullable)
+    return (None if start < 0 else memoryview(buf)[start:end]), end
 
 
 def read_array_length(
