@@ -337,3 +337,23 @@ def bench_fetch(servers: str, seconds: float, rounds: int, depth: int, size: str
     """Fetch from kafkalite and from librdkafka's mock cluster with the same clients, against the
     loopback ceiling (sendfile -> recv_into); kafkalite also reading a --size log whole."""
     _data_bench("fetch", servers, seconds, rounds, depth, size, pin, write_md)
+
+
+@bench.command("storage")
+@click.option("--size", default="10GB", show_default=True,
+              help="The large log's size (the small one is 10 MB).")
+@click.option("--samples", default=2000, show_default=True, help="Appends and reads measured at each size.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the storage section of this markdown file (docs/benchmarks.md).")
+def bench_storage(size: str, samples: int, write_md: str | None) -> None:
+    """An append and a read in a 10 MB log and in a --size one: their cost and the memory held."""
+    from bench import storage
+    from bench.data.run import parse_size
+
+    try:
+        size_bytes = parse_size(size)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--size") from None
+    command = f"kafkalite bench storage --size {size} --samples {samples}" + (
+        f" --write {write_md}" if write_md else "")
+    storage.run(size_bytes, samples, write_md, command)
