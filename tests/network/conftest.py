@@ -4,9 +4,11 @@ SocketServerTest does: requests are taken from the RequestChannel by the test it
 from __future__ import annotations
 
 import contextlib
+import ssl
 from collections.abc import Iterator
 
 import pytest
+import trustme
 
 from kafkalite.network.request_channel import Request, RequestChannel, SendResponse
 from kafkalite.network.socket_server import SocketServer
@@ -55,3 +57,14 @@ def answer(channel: RequestChannel, request: Request) -> None:
 
 
 API_VERSIONS_V0 = api_versions.REQUEST()
+
+
+@pytest.fixture(scope="module")
+def contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a certificate for 127.0.0.1, and a client context trusting its CA."""
+    ca = trustme.CA()
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1").configure_cert(server)
+    client = ssl.create_default_context()
+    ca.configure_trust(client)
+    return server, client

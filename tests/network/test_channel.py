@@ -9,7 +9,6 @@ import ssl
 import struct
 
 import pytest
-import trustme
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -167,15 +166,6 @@ def test_a_request_and_its_response_mute_and_unmute():
 
 
 # --- TLS ----------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def contexts():
-    ca = trustme.CA()
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ca.issue_cert("127.0.0.1").configure_cert(server)
-    client = ssl.create_default_context()
-    ca.configure_trust(client)
-    return server, client
 
 
 class Peer:

@@ -6,12 +6,10 @@ channel reads the slices and wraps the bytes instead."""
 from __future__ import annotations
 
 import os
-import ssl
 import tempfile
 from collections.abc import Iterator
 
 import pytest
-import trustme
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -131,16 +129,6 @@ def test_a_failed_socket_drops_every_part(records_fd):
     assert c.send_buffer is None and not c.send_rest and c.queued_bytes == 0
     c.write(b"next")
     assert c.sent(4) is True
-
-
-@pytest.fixture(scope="module")
-def contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    ca = trustme.CA()
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ca.issue_cert("127.0.0.1").configure_cert(server)
-    client = ssl.create_default_context()
-    ca.configure_trust(client)
-    return server, client
 
 
 def test_a_tls_channel_reads_the_slices_and_wraps_their_bytes(records_fd, contexts):
