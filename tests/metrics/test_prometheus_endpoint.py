@@ -3,9 +3,6 @@ requests: Kafka's request, network and controller metrics with the counts the re
 
 from __future__ import annotations
 
-import glob
-import json
-import os
 import urllib.request
 from decimal import Decimal
 
@@ -17,6 +14,7 @@ from kafkalite.protocol.messages import api_versions, create_topics, metadata
 
 from ..kafka_client import Client, wait_for
 from ..server.conftest import running_broker
+from .test_request_log import request_log_lines
 
 
 def scrape_text(port: int) -> str:
@@ -121,11 +119,8 @@ def test_errors_count_every_code_a_response_carries_and_the_request_log_has_them
                      request="CreateTopics", version="7") == 2
 
         def created() -> list[dict]:
-            lines = []
-            for path in sorted(glob.glob(os.path.join(str(logs), "requests-*.jsonl"))):
-                with open(path) as f:
-                    lines += [json.loads(x) for x in f if x.strip()]
-            return [x for x in lines if x.get("requestHeader", {}).get("requestApiKeyName") == "CreateTopics"]
+            return [x for x in request_log_lines(logs)
+                    if x.get("requestHeader", {}).get("requestApiKeyName") == "CreateTopics"]
 
         assert wait_for(lambda: len(created()) == 2)
         first, second = sorted(created(), key=lambda x: x["requestHeader"]["correlationId"])

@@ -20,7 +20,8 @@ from ..small_disk import fill, small_disk
 TIMES = (1, 2, 0, 3, 4, 10)  # microseconds: queue, local, remote, response queue, send, total
 
 
-def _lines(directory) -> list[dict]:
+def request_log_lines(directory) -> list[dict]:
+    """Every line of the request log files in ``directory``, parsed, oldest file first."""
     out = []
     for path in sorted(glob.glob(os.path.join(str(directory), "requests-*.jsonl"))):
         with open(path) as f:
@@ -36,7 +37,8 @@ def test_a_broker_logs_every_completed_request(tmp_path):
                 c.call(18, 3, api_versions.REQUEST(client_software_name="probe", client_software_version="9"))
 
         def mine() -> list[dict]:
-            return [x for x in _lines(logs) if x.get("clientInformation", {}).get("softwareName") == "probe"]
+            return [x for x in request_log_lines(logs)
+                    if x.get("clientInformation", {}).get("softwareName") == "probe"]
 
         assert wait_for(lambda: len(mine()) == 7)
         line = mine()[0]
@@ -51,7 +53,7 @@ def test_a_broker_logs_every_completed_request(tmp_path):
         assert line["totalTimeMs"] >= 0 and abs(parts - line["totalTimeMs"]) < 1.0
     assert broker.request_log.dropped == 0 and broker.request_log.written >= 7
     # This broker is the controller: what it sent itself is logged too, with its queue time.
-    sent = [x for x in _lines(logs) if x.get("type") == "controller"]
+    sent = [x for x in request_log_lines(logs) if x.get("type") == "controller"]
     assert sent and all(x["brokerId"] == 1 and x["queueTimeMs"] >= 0 for x in sent)
     assert "UpdateMetadata" in {x["requestHeader"]["requestApiKeyName"] for x in sent}
 
@@ -109,7 +111,8 @@ def test_files_roll_by_size(tmp_path):
         rl.shutdown()
     files = glob.glob(os.path.join(str(tmp_path), "requests-*.jsonl"))
     assert len(files) > 1
-    assert sorted(x["requestHeader"]["correlationId"] for x in _lines(tmp_path)) == list(range(200))
+    corrs = sorted(x["requestHeader"]["correlationId"] for x in request_log_lines(tmp_path))
+    assert corrs == list(range(200))
 
 
 def test_a_full_queue_drops_and_counts_without_blocking(tmp_path):
@@ -158,5 +161,6 @@ def test_a_full_disk_drops_lines_keeps_whole_lines_and_writing_resumes(tmp_path)
             assert rl.written >= 2
         finally:
             rl.shutdown()
-        corrs = [x["requestHeader"]["correlationId"] for x in _lines(disk)]  # json.loads: whole lines
+        # (json.loads: whole lines)
+        corrs = [x["requestHeader"]["correlationId"] for x in request_log_lines(disk)]
         assert corrs[0] == 0 and corrs[-1] == 500 and len(corrs) == rl.written

@@ -6,9 +6,6 @@ what was sent, what the logs hold and what the request log says."""
 
 from __future__ import annotations
 
-import glob
-import json
-import os
 import threading
 import time
 import types
@@ -26,6 +23,7 @@ from ..kafka_client import Client, wait_for
 from ..network.test_request_channel import request
 from ..server.conftest import running_broker
 from .test_prometheus_endpoint import found, scrape, value
+from .test_request_log import request_log_lines
 
 PRODUCE, FETCH, DELETE_RECORDS, CREATE_TOPICS, DELETE_TOPICS = 0, 1, 21, 19, 20
 NOW = int(time.time() * 1000)  # record timestamps: retention must not take them mid-test
@@ -75,14 +73,6 @@ def _create(c: Client, partitions: dict[str, int]) -> None:
     body = R(timeout_ms=10000, topics=[R["topics"](name=n, num_partitions=k, replication_factor=1)
                                        for n, k in partitions.items()])
     assert [t.error_code for t in c.call(CREATE_TOPICS, 7, body).topics] == [E.NONE] * len(partitions)
-
-
-def _lines(directory) -> list[dict]:
-    out = []
-    for path in sorted(glob.glob(os.path.join(str(directory), "requests-*.jsonl"))):
-        with open(path) as f:
-            out += [json.loads(line) for line in f if line.strip()]
-    return out
 
 
 def _api(lines: list[dict], name: str) -> list[dict]:
@@ -167,8 +157,8 @@ def test_counters_and_log_gauges_match_what_was_produced_and_fetched(tmp_path):
                      partition="0") == 5  # DeleteRecords moved it
 
         # The request log's topic fields say the same, request by request.
-        assert wait_for(lambda: len(_api(_lines(logs), "DeleteRecords")) == 1)
-        lines = _lines(logs)
+        assert wait_for(lambda: len(_api(request_log_lines(logs), "DeleteRecords")) == 1)
+        lines = request_log_lines(logs)
         produced, fetched = _api(lines, "Produce"), _api(lines, "Fetch")
         orders = _of(produced, "orders")
         assert sum(t["records"] for t in orders) == 300
