@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 
 import cramjam
 
@@ -75,24 +76,28 @@ def decompress(codec: Compression, data: Buffer, limit: int | None = None) -> by
     raise UnsupportedCompressionError(f"unknown compression codec {codec!r}", 0)
 
 
+def _too_large(limit: int) -> DecompressedTooLarge:
+    return DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0)
+
+
 def _check_size(size: int, limit: int) -> None:
     if size > limit:
-        raise DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0)
+        raise _too_large(limit)
 
 
-def _bounded(decompress_into: object, data: Buffer, limit: int) -> bytearray:
+def _bounded(decompress_into: Callable[[Buffer, bytearray], int], data: Buffer, limit: int) -> bytearray:
     """Decompress into a buffer that starts at 8x the input and doubles, up to ``limit``:
     cramjam fails a decompression that does not fit (it writes nothing past the buffer)."""
     size = min(limit, max(65536, 8 * len(data)))
     while True:
         out = bytearray(size)
         try:
-            n = decompress_into(data, out)  # type: ignore[operator]
+            n = decompress_into(data, out)
         except cramjam.DecompressionError as e:
             if "whole buffer" not in str(e):
                 raise
             if size >= limit:
-                raise DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0) from None
+                raise _too_large(limit) from None
             size = min(limit, 2 * size)
             continue
         del out[n:]
@@ -103,17 +108,15 @@ def _gzip_decompress(data: Buffer, limit: int | None = None) -> bytes:
     # Several gzip members in a row are one stream (as Java's GZIPInputStream reads them).
     out = []
     rest = bytes(data)
-    left = -1 if limit is None else limit  # what may still come out; -1: no limit
+    produced = 0
     while True:
         d = zlib.decompressobj(_GZIP_WBITS)
-        if left < 0:
+        if limit is None:
             out.append(d.decompress(rest))
-        else:
-            chunk = d.decompress(rest, left + 1)
-            if len(chunk) > left:
-                raise DecompressedTooLarge(f"the records decompress to more than {limit} bytes", 0)
-            left -= len(chunk)
-            out.append(chunk)
+        else:  # one byte past what may still come out tells a member over the limit
+            out.append(d.decompress(rest, limit - produced + 1))
+            produced += len(out[-1])
+            _check_size(produced, limit)
         if not d.eof:
             raise CompressionError("truncated gzip data", len(data))
         rest = d.unused_data
