@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable
+from typing import overload
 
 import cramjam
 
@@ -44,6 +45,14 @@ def compress(codec: Compression, data: Buffer, level: int | None = None) -> byte
     if codec is Compression.ZSTD:
         return bytes(cramjam.zstd.compress(data, level=level))
     raise UnsupportedCompressionError(f"unknown compression codec {codec!r}", 0)
+
+
+@overload
+def decompress(codec: Compression, data: Buffer, limit: None = None) -> bytes: ...
+
+
+@overload
+def decompress(codec: Compression, data: Buffer, limit: int) -> bytes | bytearray: ...
 
 
 def decompress(codec: Compression, data: Buffer, limit: int | None = None) -> bytes | bytearray:

@@ -86,7 +86,6 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None)
             return _decode(bytes(section), header.records_count, start)
         try:
             plain = decompress(codec, section)
-            assert type(plain) is bytes  # without a limit
         except CompressionError as e:
             raise CompressionError(e.reason, start + e.offset) from None
         try:
