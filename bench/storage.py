@@ -34,6 +34,7 @@ from kafkalite.protocol.records import Record, build_batch
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
 
+from .data.servers import rss_mb
 from .markdown import machine, write_section
 
 SMALL = 10_000_000
@@ -53,14 +54,6 @@ class Point:
     read_us: tuple[float, float]
     heap_mib: float  # what tracemalloc sees allocated since the log was opened
     rss_mib: float
-
-
-def _rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
@@ -98,7 +91,7 @@ def _measure(log: Log, rng: random.Random, samples: int) -> Point:
             raise RuntimeError(f"nothing read at offset {offset} of {end}")
     heap, _ = tracemalloc.get_traced_memory()
     return Point(log.size, log.num_segments, _percentiles(appends), _percentiles(reads), heap / 2**20,
-                 _rss_mib())
+                 rss_mb(os.getpid()))
 
 
 def run(size: int = 10_000_000_000, samples: int = SAMPLES, write_md: str | None = None,
