@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,18 +40,20 @@ def write_rate(seconds: float, warmup: int) -> float:
 
 
 def measure(seconds: float, warmup: int, pin: bool = True) -> float:
-    """:func:`write_rate` in a process of its own, on the server core when pinning."""
-    args = [sys.executable, "-m", "bench.data.disk", str(seconds), str(warmup)]
-    core = [servers.SERVER_CORE] if pin and servers.pinning() else None
-
-    def child() -> None:
-        if core is not None:
-            os.sched_setaffinity(0, core)
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    out = subprocess.run(args, capture_output=True, text=True, check=True, preexec_fn=child, cwd=root,
-                         timeout=seconds + 300)
-    return float(out.stdout.strip())
+    """:func:`write_rate` in a process of its own, started as the servers are (on the server
+    core when pinning)."""
+    log = tempfile.NamedTemporaryFile(prefix="kafkalite-bench-disk-", suffix=".log", delete=False)
+    log.close()
+    proc = servers._popen([sys.executable, "-m", "bench.data.disk", str(seconds), str(warmup)], log.name,
+                          pin and servers.pinning())
+    try:
+        if proc.wait(seconds + 300) != 0:
+            raise RuntimeError(f"the write ceiling failed: {open(log.name).read()}")
+        with open(log.name) as f:
+            return float(f.read().split()[-1])
+    finally:
+        servers._stop(proc)
+        os.unlink(log.name)
 
 
 if __name__ == "__main__":
