@@ -208,6 +208,17 @@ def handshake(c: KafkaChannel, peer: Peer, fraction: float = 1.0) -> None:
     raise AssertionError("the handshake did not finish")
 
 
+def tls_channel(contexts: tuple[ssl.SSLContext, ssl.SSLContext]) -> tuple[KafkaChannel, Peer]:
+    """A TLS channel and its peer, handshake done and the server's session tickets taken."""
+    server, client = contexts
+    c = channel(tls=TlsTransport(server))
+    peer = Peer(client)
+    handshake(c, peer)
+    while c.send_buffer is not None:  # session tickets, if any
+        peer.take(c)
+    return c, peer
+
+
 @given(st.floats(0.05, 1), st.binary(min_size=1, max_size=5000), st.binary(min_size=1, max_size=5000))
 def test_tls_handshake_bytes_then_a_request_and_its_response_in_parts(contexts, fraction, request,
                                                                       response):
@@ -227,12 +238,7 @@ def test_tls_handshake_bytes_then_a_request_and_its_response_in_parts(contexts, 
 
 
 def test_a_corrupt_tls_record_raises_with_the_alert_queued(contexts):
-    server, client = contexts
-    c = channel(tls=TlsTransport(server))
-    peer = Peer(client)
-    handshake(c, peer)
-    while c.send_buffer is not None:  # session tickets, if any
-        peer.take(c)
+    c, _ = tls_channel(contexts)
     with pytest.raises(ssl.SSLError):
         c.receive(b"\x17\x03\x03\x00\x20" + b"\x00" * 32)  # application data that does not decrypt
     assert c.send_buffer is not None and c.response_end == 0

@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 
 from kafkalite.common.file_slice import FileSlice
 from kafkalite.network.channel import KafkaChannel, part_size
-from kafkalite.network.tls import TlsTransport
 from kafkalite.protocol import SplicedFrame
 
-from .test_channel import Peer, channel, handshake
+from .test_channel import channel, tls_channel
 
 
 @pytest.fixture(scope="module")
@@ -132,12 +131,7 @@ def test_a_failed_socket_drops_every_part(records_fd):
 
 
 def test_a_tls_channel_reads_the_slices_and_wraps_their_bytes(records_fd, contexts):
-    server, client = contexts
-    c = channel(tls=TlsTransport(server))
-    peer = Peer(client)
-    handshake(c, peer)
-    while c.send_buffer is not None:  # session tickets, if any
-        peer.take(c)
+    c, peer = tls_channel(contexts)
     frame = spliced(records_fd, [(False, b"head"), (True, os.urandom(50_000)), (False, b"tail")])
     c.write(frame)
     assert type(c.send_buffer) is not FileSlice and not c.send_rest  # TLS records only
@@ -149,12 +143,7 @@ def test_a_tls_channel_reads_the_slices_and_wraps_their_bytes(records_fd, contex
 
 
 def test_a_tls_channel_refuses_a_frame_whose_file_was_truncated(contexts):
-    server, client = contexts
-    c = channel(tls=TlsTransport(server))
-    peer = Peer(client)
-    handshake(c, peer)
-    while c.send_buffer is not None:
-        peer.take(c)
+    c, _ = tls_channel(contexts)
     with tempfile.TemporaryFile() as f:
         frame = spliced(f.fileno(), [(False, b"head"), (True, b"R" * 100)])
         os.ftruncate(f.fileno(), 40)
