@@ -16,6 +16,7 @@ import time
 
 from .processor import Processor
 from .quotas import ConnectionQuotas, TooManyConnections
+from .waker import Waker
 
 log = logging.getLogger("kafkalite.network.acceptor")
 
@@ -49,7 +50,7 @@ class Acceptor(threading.Thread):
             daemon=True,
         )
         self._running = True
-        self._wake_r, self._wake_w = socket.socketpair()  # ends select() at once on shutdown
+        self._waker = Waker()  # ends select() at once on shutdown
         self._next = 0
         self.blocked_ns = 0  # time spent waiting for a Processor's queue or a connection slot
         self.started = threading.Event()
@@ -74,7 +75,7 @@ class Acceptor(threading.Thread):
         self.started.set()
         selector = selectors.DefaultSelector()
         selector.register(self._server, selectors.EVENT_READ)
-        selector.register(self._wake_r, selectors.EVENT_READ)
+        selector.register(self._waker, selectors.EVENT_READ)
         try:
             while self._running:
                 try:
@@ -86,8 +87,7 @@ class Acceptor(threading.Thread):
         finally:
             selector.close()
             self._server.close()
-            self._wake_r.close()
-            self._wake_w.close()
+            self._waker.close()
 
     def _accept_ready(self) -> None:
         while self._running:
@@ -144,12 +144,8 @@ class Acceptor(threading.Thread):
     def shutdown(self, timeout: float = 5.0) -> None:
         self._running = False
         if self.is_alive():
-            try:
-                self._wake_w.send(b"\x00")
-            except OSError:
-                pass  # already closed by the thread itself
+            self._waker.wake()
             self.join(timeout)
         else:
             self._server.close()
-            self._wake_r.close()
-            self._wake_w.close()
+            self._waker.close()

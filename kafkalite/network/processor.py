@@ -4,7 +4,7 @@ Each Processor owns a selector, its connections (a KafkaChannel each, channel.py
 responses that handler threads fill. Only this thread touches its sockets: it reads them and
 gives the bytes to the channels, and writes what the channels have queued; the channels do the
 rest (TLS, frames, the mute state, SASL state) without I/O. Other threads hand it new connections
-(bounded queue) and responses (deque) and wake it through a socket pair. The loop runs Kafka's
+(bounded queue) and responses (deque) and wake it through an eventfd (waker.py). The loop runs Kafka's
 steps in Kafka's order:
 
     configure_new_connections, process_new_responses, poll, process_completed_receives,
@@ -68,6 +68,7 @@ from .request_channel import (
 from .sasl import IllegalSaslState, SaslAuthenticator, Step
 from .tls import TlsTransport
 from .turns import Turns
+from .waker import Waker
 
 log = logging.getLogger("kafkalite.network.processor")
 
@@ -134,16 +135,14 @@ class Processor(threading.Thread):
             CONNECTION_QUEUE_SIZE)
         self._responses: collections.deque[Response] = collections.deque()
         self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
-        # Wake-ups: a byte on the socket pair only when the loop is blocked in (or entering) its
+        self._waker = Waker()
+        # Wake-ups: the waker written only when the loop is blocked in (or entering) its
         # poll, and one byte until the loop drains it. A busy loop takes new responses and
         # connections before its next poll anyway (see poll and _drain_wakeups for the order).
         self._polling = False
         self._woken = False
         self._wake_handler = False  # requests handed over since the last poll
-        self._selector.register(self._wake_r, EVENT_READ, None)
+        self._selector.register(self._waker, EVENT_READ, None)
 
         self.connections: dict[str, KafkaChannel] = {}
         # Unmuted connections holding whole requests not yet handed over: the only ones the loop
@@ -197,10 +196,7 @@ class Processor(threading.Thread):
     def wakeup(self) -> None:
         if self._polling and not self._woken:
             self._woken = True
-            try:
-                self._wake_w.send(b"\x00")
-            except (BlockingIOError, OSError):
-                pass  # the pipe is full or closed: the loop will wake anyway
+            self._waker.wake()
 
     def stop_reading(self) -> None:
         """Hand no more requests over (graceful shutdown); responses still go out."""
@@ -385,7 +381,7 @@ class Processor(threading.Thread):
 
     def _poll_timeout(self) -> float:
         # Called with _polling set: whatever another thread queued before seeing the flag is seen
-        # here, and whatever it queues after is announced by a wake-up byte.
+        # here, and whatever it queues after is announced by a wake-up.
         if self._responses or not self._running:
             return 0.0
         # (A look at the Queue's deque, without its lock: only this thread takes from it.)
@@ -457,10 +453,7 @@ class Processor(threading.Thread):
         # Drain first, clear second: a wake-up sent in between leaves its byte unread, so the next
         # select returns at once. The other order could eat that byte with the flag still set,
         # and later wake-ups would be skipped until the poll timed out.
-        try:
-            self._wake_r.recv(4096)  # one byte per wake-up cycle; any left wakes the next poll
-        except (BlockingIOError, InterruptedError):
-            pass
+        self._waker.drain()
         self._woken = False
 
     def _read(self, conn: KafkaChannel) -> None:
@@ -827,8 +820,7 @@ class Processor(threading.Thread):
             self._close_raw(sock)
             self.quotas.dec(self.listener, ip)
         self._selector.close()
-        self._wake_r.close()
-        self._wake_w.close()
+        self._waker.close()
 
 
 def _last_active(conn: KafkaChannel) -> int:
