@@ -53,9 +53,10 @@ class Responder:
     def __init__(self, topics: int, port: int) -> None:
         cache = metadata_cache(topics, port)
         # No topic request is sent: nothing waits in the purgatory, nothing is answered later.
-        # No partition is hosted: the log manager's directory stays empty.
-        self._log_dir = tempfile.TemporaryDirectory(prefix="kafkalite-bench-")
-        replica_manager = ReplicaManager(1, cache, LogManager([self._log_dir.name]))
+        # No partition is hosted: the log manager only looks into its directory when built, so
+        # the directory goes at once (a peer process is killed, and would leave it behind).
+        with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as log_dir:
+            replica_manager = ReplicaManager(1, cache, LogManager([log_dir]))
         self.apis = build_kafka_apis(cache, replica_manager, None, apis_for,
                                      DelayedOperationPurgatory("topic", 1), lambda _: None)
 
