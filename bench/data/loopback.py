@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,15 +97,20 @@ def sender(path: str, mode: str, pin: bool) -> Iterator[tuple[int, int]]:
     proc = servers._popen([sys.executable, "-m", "bench.data.loopback", str(port), path, mode], log.name,
                           pin and servers.pinning())
     try:
-        deadline = time.monotonic() + 30
-        while not _listening(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the loopback sender did not start: {open(log.name).read()}")
-            time.sleep(0.05)
+        wait_listening(proc, port, log.name)
         yield port, proc.pid
     finally:
         servers._stop(proc)
         os.unlink(log.name)
+
+
+def wait_listening(proc: subprocess.Popen, port: int, log_path: str, timeout: float = 30.0) -> None:
+    """Until ``proc`` listens on ``port`` (RuntimeError, with its log, if it exits or times out)."""
+    deadline = time.monotonic() + timeout
+    while not _listening(port):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{proc.args} did not start listening: {open(log_path).read()}")
+        time.sleep(0.05)
 
 
 def _listening(port: int) -> bool:

@@ -96,7 +96,7 @@ def test_the_bare_server_answers_the_raw_clients_and_confluent_kafka():
 @pytest.mark.parametrize("command, rows", [
     ("produce", ["`produce()` per message: messages/s", "`produce_batch()` of 1000", "raw Produce of",
                  "server CPU during the raw Produce", "produce() to delivery report",
-                 "raw: Produce request to response", "Write ceiling (bench/data/disk.py)",
+                 "raw: Produce request to response", "Ceilings (bench/data/disk.py)", "Kafka's 100 KiB",
                  "Broker RSS while producing",
                  "- producer, 100 B, linger 5 ms", "- 1 MiB Produce requests", "- one message at a time",
                  "- producing 0.01 GB: broker RSS flat"]),
