@@ -10,8 +10,9 @@ One partition's Log (kafkalite.storage, Kafka's defaults: 1 GiB segments, an ind
   lookup and the batch headers scanned; the answer is a file slice, as the broker sends it);
 - memory: the Python heap the log holds (tracemalloc) and the process's RSS.
 
-Before each measurement the kernel's dirty pages are written back (``sync``): right after 10 GB
-of writes it throttles every write while it catches up, a cost of the disk, not of the log.
+Before each measurement the log's dirty pages are written back (``fsync`` of its files): right
+after 10 GB of writes the kernel throttles every write while it catches up, a cost of the disk,
+not of the log.
 
 Between sizes the log is filled with 1 MB batches. The issue's claim is that appends and reads
 cost the same at 10 MB and at 10 GB and that memory does not grow with the log; the table gives
@@ -34,7 +35,7 @@ from kafkalite.protocol.records import Record, build_batch
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
 
-from .data.servers import rss_mb
+from .data.servers import rss_mb, write_back
 from .markdown import machine, write_section
 
 SMALL = 10_000_000
@@ -108,7 +109,7 @@ def run(size: int = 10_000_000_000, samples: int = SAMPLES, write_md: str | None
                 _fill_to(log, target)
                 # The kernel's backlog of dirty pages written first: after 10 GB it throttles every
                 # write while it catches up, which is the disk's cost, not the log's.
-                os.sync()
+                write_back(work)
                 say(f"log at {log.size / 1e9:,.2f} GB ({log.num_segments} segments, filled in "
                     f"{time.perf_counter() - started:,.0f} s); measuring")
                 points.append(_measure(log, rng, samples))
@@ -136,7 +137,7 @@ def _section(points: list[Point], samples: int, command: str) -> str:
         f"Measured: {time.strftime('%Y-%m-%d %H:%M')}. One partition's log with Kafka's defaults, in "
         f"the benchmark's process; at each size {samples:,} appends of a {APPEND_VALUE:,}-byte "
         f"batch one at a time, then {samples:,} reads of up to 1 MiB from offsets drawn at random "
-        "over the whole log; filled with 1 MB batches between sizes, then `sync`.",
+        "over the whole log; filled with 1 MB batches between sizes, then written back (`fsync`).",
         "",
         "| log | segments | append p50 us | append p99 us | read p50 us | read p99 us | "
         "Python heap MiB | RSS MiB |",

@@ -9,7 +9,7 @@ core, as a broker appends a 1 MiB batch, with nothing checked or answered:
 
 Each first writes ``warmup`` bytes untimed, as much as the broker has taken before its 1 MiB
 measurement, because the rate falls once a GB or so is in the page cache (seen here: about 1 GB/s
-for the first GB, 0.4 GB/s after), and syncs them, as the benchmark syncs before each
+for the first GB, 0.4 GB/s after), and writes them back (fsync), as the benchmark does before each
 measurement. Run as ``python -m bench.data.disk write SECONDS WARMUP`` or ``python -m
 bench.data.disk receive SECONDS WARMUP PORT``: it prints MB/s."""
 
@@ -41,7 +41,7 @@ def _rate(next_chunk: Callable[[], memoryview | bytes], seconds: float, warmup: 
         pos = 0
         while pos < warmup:
             pos += os.pwrite(fd, next_chunk(), pos)
-        os.sync()
+        os.fsync(fd)
         start, written = time.perf_counter(), 0
         while (elapsed := time.perf_counter() - start) < seconds:
             n = os.pwrite(fd, next_chunk(), pos)

@@ -94,22 +94,23 @@ class _Run:
         self.client = tasks.ClientProcess(opts.pin)
 
     @staticmethod
-    def settle() -> None:
-        """Write back what earlier steps wrote before the next measurement: the kernel writes
-        dirty pages back once they are 30 s old, on whatever core is free, and did so during
-        later measurements, landing on whichever server came next (seen: kafkalite's latency p99
-        938 us during the writeback of its own 1 MiB Produce's GB, 400 us after a sync)."""
-        os.sync()
+    def settle(server: servers.Server | None) -> None:
+        """Write back what the server wrote before the next measurement: the kernel writes dirty
+        pages back once they are 30 s old, on whatever core is free, and did so during later
+        measurements (seen: kafkalite's latency p99 938 us during the writeback of its own 1 MiB
+        Produce's GB, 400 us after). Other servers' files are gone with their directories."""
+        if server is not None:
+            servers.write_back(server.log_dir)
 
-    def measured(self, fn: Any, *args: Any) -> Any:
-        """``fn`` in the client process, once what earlier steps wrote is written back."""
-        self.settle()
+    def measured(self, server: servers.Server, fn: Any, *args: Any) -> Any:
+        """``fn`` in the client process, once what the server wrote is written back."""
+        self.settle(server)
         return self.client.run(fn, *args)
 
     def timed(self, server: servers.Server | None, fn: Any, *args: Any) -> tuple[Any, float]:
         """``fn`` in the client process (once what earlier steps wrote is written back); its
         result and the server's CPU use meanwhile, as a share of one core."""
-        self.settle()
+        self.settle(server)
         cpu0 = servers.cpu_seconds(server.pid) if server else 0.0
         t0 = time.perf_counter()
         result = self.client.run(fn, *args)
@@ -170,7 +171,6 @@ def produce(opts: Options, write_md: str | None = None, command: str = "kafkalit
             if written:
                 for mode in disk.MODES:
                     say(f"round {r + 1}/{opts.rounds}: {mode} ceiling")
-                    run.settle()
                     rate = disk.measure(opts.seconds, int(written[-1]), opts.pin, mode, run.client)
                     run.record("disk", mode, rate, f"MB/s (1 MiB {mode} after {written[-1] / 1e9:,.2f} GB)")
         rss = _rss_run(run, per_request, batch_len) if "kafkalite" in opts.servers and opts.size else None
@@ -196,11 +196,11 @@ def _produce_round(run: _Run, server: servers.Server, per_request: int, batch_le
                             opts.depth, opts.seconds, None, min(1.0, opts.seconds / 3))
     run.record(kind, "raw-produce", result.mb_per_second, "MB/s (raw 1 MiB Produce)")
     run.record(kind, "raw-produce-cpu", cpu * 100, "% of a core (server, raw Produce)")
-    lat = run.measured(tasks.produce_latencies, port, TOPIC, opts.message_bytes, opts.seconds)
+    lat = run.measured(server, tasks.produce_latencies, port, TOPIC, opts.message_bytes, opts.seconds)
     run.samples[(kind, "latency")].extend(lat)
     say_p = f"p50 {_percentile(lat, 50):,.0f} p99 {_percentile(lat, 99):,.0f} us"
     run.say(f"  {kind:9} delivery latency, linger 0: {say_p} ({len(lat):,} messages)")
-    rtt = run.measured(tasks.raw_round_trips, port, TOPIC, opts.message_bytes, opts.seconds)
+    rtt = run.measured(server, tasks.raw_round_trips, port, TOPIC, opts.message_bytes, opts.seconds)
     run.samples[(kind, "round-trip")].extend(rtt)
     run.say(f"  {kind:9} Produce round trip: p50 {_percentile(rtt, 50):,.0f} p99 "
             f"{_percentile(rtt, 99):,.0f} us ({len(rtt):,} requests)")
@@ -352,7 +352,7 @@ def fetch(opts: Options, write_md: str | None = None, command: str = "kafkalite 
                 for mode in _order(loopback.MODES, r):
                     with loopback.sender(path, mode, opts.pin) as (port, pid):
                         cpu0, t0 = servers.cpu_seconds(pid), time.perf_counter()
-                        result = run.measured(tasks.loopback_receive, port, opts.seconds)
+                        result = run.measured(None, tasks.loopback_receive, port, opts.seconds)
                         cpu = (servers.cpu_seconds(pid) - cpu0) / (time.perf_counter() - t0)
                     run.record("loopback", mode, result.record_bytes / result.seconds / 1e9, "GB/s")
                     run.record("loopback", f"{mode}-cpu", cpu * 100, "% of a core (sender)")

@@ -159,6 +159,26 @@ def started(kind: str, *, pin: bool = True, topic: str = "bench", message_bytes:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def write_back(path: str | os.PathLike | None) -> None:
+    """Write back every file under ``path`` (fsync each): what a benchmark wrote there is on disk
+    before its next measurement. Only its own files, not the machine's (``sync`` would wait for
+    whatever else runs here too, a test suite's writes included)."""
+    if path is None:
+        return
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            except OSError:
+                continue  # gone meanwhile (a deleted segment)
+            try:
+                os.fsync(fd)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+
 def rss_mb(pid: int) -> float:
     """Resident set size of process ``pid`` now, in MiB (VmRSS from /proc)."""
     with open(f"/proc/{pid}/status") as f:
