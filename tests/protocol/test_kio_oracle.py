@@ -55,6 +55,7 @@ DATA_PATH_VERSIONS = {
     ApiKey.DESCRIBE_CONFIGS: (1, 4),  # kio has no v0 (tests/server/test_admin_messages.py checks it)
     ApiKey.CREATE_PARTITIONS: (0, 3),
     ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
+    ApiKey.ALTER_PARTITION: (2, 3),  # kio has Kafka 4.0's versions only
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..schema import Api
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
+from .alter_partition import ALTER_PARTITION
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
@@ -45,6 +46,7 @@ ALL: tuple[Api, ...] = (
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
     ALLOCATE_PRODUCER_IDS,
+    ALTER_PARTITION,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}
