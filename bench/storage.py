@@ -109,7 +109,7 @@ def run(size: int = 10_000_000_000, samples: int = SAMPLES, write_md: str | None
                 _fill_to(log, target)
                 # The kernel's backlog of dirty pages written first: after 10 GB it throttles every
                 # write while it catches up, which is the disk's cost, not the log's.
-                write_back(work)
+                write_back(str(work))
                 say(f"log at {log.size / 1e9:,.2f} GB ({log.num_segments} segments, filled in "
                     f"{time.perf_counter() - started:,.0f} s); measuring")
                 points.append(_measure(log, rng, samples))

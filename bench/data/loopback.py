@@ -109,7 +109,7 @@ def wait_listening(proc: subprocess.Popen, port: int, log_path: str, timeout: fl
     deadline = time.monotonic() + timeout
     while not _listening(port):
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{proc.args} did not start listening: {open(log_path).read()}")
+            raise RuntimeError(f"{proc.args!r} did not start listening: {open(log_path).read()}")
         time.sleep(0.05)
 
 

@@ -102,7 +102,7 @@ class _Run:
         if server is not None:
             servers.write_back(server.log_dir)
 
-    def measured(self, server: servers.Server, fn: Any, *args: Any) -> Any:
+    def measured(self, server: servers.Server | None, fn: Any, *args: Any) -> Any:
         """``fn`` in the client process, once what the server wrote is written back."""
         self.settle(server)
         return self.client.run(fn, *args)

@@ -159,7 +159,7 @@ def started(kind: str, *, pin: bool = True, topic: str = "bench", message_bytes:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def write_back(path: str | os.PathLike | None) -> None:
+def write_back(path: str | None) -> None:
     """Write back every file under ``path`` (fsync each): what a benchmark wrote there is on disk
     before its next measurement. Only its own files, not the machine's (``sync`` would wait for
     whatever else runs here too, a test suite's writes included)."""

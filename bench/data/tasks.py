@@ -8,6 +8,7 @@ import array
 import contextlib
 import multiprocessing
 import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +16,11 @@ from . import clients, loopback, wire
 from .servers import CLIENT_CORE, HOST, pinning
 
 
-def _pin(core: int | None) -> None:
+def _init_worker(core: int | None) -> None:
+    # Ctrl-C is the benchmark's to handle: it terminates this pool. A worker interrupted while it
+    # waits for its next call would die holding the pool's queue lock, and terminate() would then
+    # wait for that lock for ever (seen when a measurement's start left the worker idle).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if core is not None:
         os.sched_setaffinity(0, {core})
 
@@ -42,7 +47,7 @@ class ClientProcess:
 
     def __init__(self, pin: bool = True) -> None:
         core = CLIENT_CORE if pin and pinning() else None
-        self._pool = multiprocessing.get_context("spawn").Pool(1, initializer=_pin, initargs=(core,))
+        self._pool = multiprocessing.get_context("spawn").Pool(1, initializer=_init_worker, initargs=(core,))
 
     def run(self, fn: Any, *args: Any) -> Any:
         return self._pool.apply(fn, args)
