@@ -9,7 +9,19 @@ ControllerBrokerRequestBatch and the ControllerChannelManager.
 Broker changes follow Kafka's processBrokerChange: new brokers get full metadata and the
 LeaderAndIsr of partitions they replicate; dead brokers lose leadership (a new leader from the
 live ISR, leader epoch + 1) and ISR membership; a bounced broker (same id, new epoch) is handled as
-dead then new.
+dead then new. A partition left with no live ISR member stays offline until one comes back, unless
+``unclean.leader.election.enable`` (the topic's, else the broker's) lets another replica lead.
+
+Replication (Kafka's ZooKeeper-era controller with KIP-497's AlterPartition):
+- a leader's ISR change (AlterPartition) is checked (broker epoch, leader, leader epoch, partition
+  epoch, eligible members) and applied with partition epoch + 1, then UpdateMetadata to everyone;
+- controlled shutdown: a broker whose heartbeat asks to shut down has its leaderships moved to
+  other live ISR members and leaves the ISRs it is in; its heartbeats are answered
+  ``should_shut_down`` once it leads nothing another replica could take;
+- preferred leader election every ``leader.imbalance.check.interval.seconds`` when
+  ``auto.leader.rebalance.enable``: for a broker whose share of partitions it prefers (first
+  replica) but does not lead is above ``leader.imbalance.per.broker.percentage``, those whose ISR
+  holds it move back to it.
 """
 
 from __future__ import annotations
@@ -29,7 +41,9 @@ from typing import Any
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
 from kafkalite.common.errors import ApiError, ConfigError
 from kafkalite.common.leader_and_isr import NO_LEADER
+from kafkalite.common.uuids import ZERO_UUID as ZERO_TOPIC_ID
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import alter_partition as ap
 from kafkalite.storage.config import LogConfig
 
 from .assignment import assign_replicas, validate_topic_name
@@ -73,6 +87,9 @@ class KafkaController:
                                          daemon=True)
         self._stopping = threading.Event()
         self._last_seen: dict[int, float] = {}
+        # Brokers shutting down whose leaderships have moved: their heartbeats say should_shut_down.
+        self._shutdown_ready: set[int] = set()
+        self._next_rebalance = time.monotonic() + settings.leader_imbalance_check_interval_seconds
         self._rng = random.Random()
         # True while the store misses changes the controller made (a write failed): the session
         # checker asks for a whole rewrite until one succeeds.
@@ -160,7 +177,7 @@ class KafkaController:
             self._store_failed("a broker epoch", e, "registration refused")
             return E.KAFKA_STORAGE_ERROR, -1
         broker = ControllerBroker(request.broker_id, epoch, endpoints, request.rack)
-        bounced = request.broker_id in self.context.live_broker_ids
+        bounced = request.broker_id in self.context.live_or_shutting_down_broker_ids
         if bounced:
             log.info("Broker %d bounced (new epoch %d)", request.broker_id, epoch)
             self._on_broker_failure([request.broker_id])
@@ -169,15 +186,22 @@ class KafkaController:
         self._on_broker_startup([broker])
         return E.NONE, epoch
 
-    def heartbeat(self, broker_id: int, broker_epoch: int) -> int:
-        """The error code for a BrokerHeartbeat (no event needed for a known, current broker)."""
-        broker = self.context.live_broker(broker_id) if broker_id in self.context.live_broker_ids else None
+    def heartbeat(self, broker_id: int, broker_epoch: int, want_shut_down: bool = False) -> tuple[int, bool]:
+        """(error code, should_shut_down) for a BrokerHeartbeat. No event is needed for a known,
+        current broker; the first that asks to shut down starts its controlled shutdown."""
+        broker = self.context.live_broker(broker_id)
         if broker is None:
-            return E.BROKER_ID_NOT_REGISTERED
+            return E.BROKER_ID_NOT_REGISTERED, False
         if broker.epoch != broker_epoch:
-            return E.STALE_BROKER_EPOCH
+            return E.STALE_BROKER_EPOCH, False
         self._last_seen[broker_id] = time.monotonic()
-        return E.NONE
+        if not want_shut_down:
+            return E.NONE, False
+        if broker_id not in self.context.shutting_down_broker_ids:
+            self.context.shutting_down_broker_ids.add(broker_id)  # no leadership for it from now
+            self.submit(functools.partial(self._controlled_shutdown, broker_id, broker_epoch),
+                        what=f"controlled shutdown of broker {broker_id}")
+        return E.NONE, broker_id in self._shutdown_ready
 
     # --- producer ids (KIP-730) ----------------------------------------------------------------
 
@@ -215,6 +239,9 @@ class KafkaController:
             if self.store_behind:
                 # Waited for, so catch-ups never pile up in the event queue.
                 concurrent.futures.wait([self.submit(self._catch_up_store)], timeout=5)
+            if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance:
+                self._next_rebalance = now + self.settings.leader_imbalance_check_interval_seconds
+                concurrent.futures.wait([self.submit(self._rebalance_leaders)], timeout=5)
 
     def _expire(self, broker_ids: list[int]) -> None:
         now = time.monotonic()
@@ -237,17 +264,23 @@ class KafkaController:
         new_ids = {b.id for b in brokers}
         ctx = self.context
         changed = []
-        # Offline partitions with a live replica again get that replica as leader.
+        # Offline partitions with a live ISR member again get it as leader (Kafka's
+        # OfflinePartitionLeaderElectionStrategy); another live replica only if unclean election
+        # is allowed, and the ISR is then that replica alone.
         for tp in ctx.all_partitions:
             lead = ctx.partition_leadership.get(tp)
             if lead is None or lead.leader != NO_LEADER:
                 continue
-            live = [r for r in ctx.partition_replica_assignment(tp) if r in ctx.live_broker_ids]
-            if live:
-                isr = tuple(r for r in lead.isr if r in ctx.live_broker_ids) or (live[0],)
-                leader = isr[0]
+            replicas = ctx.partition_replica_assignment(tp)
+            isr = tuple(r for r in replicas if r in lead.isr and r in ctx.live_broker_ids)
+            if not isr and self._unclean_allowed(tp.topic):
+                isr = tuple(r for r in replicas if r in ctx.live_broker_ids)[:1]
+                if isr:
+                    log.warning("Unclean leader election for %s: broker %d leads it, outside the last ISR %s",
+                                tp, isr[0], list(lead.isr))
+            if isr:
                 ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
-                    leader, lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
+                    isr[0], lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
                 changed.append(tp)
         self._persist(changed)
         self.batch.new_batch()
@@ -268,6 +301,8 @@ class KafkaController:
         for b in broker_ids:
             self._last_seen.pop(b, None)
             self.channel.remove_broker(b)
+            ctx.shutting_down_broker_ids.discard(b)
+            self._shutdown_ready.discard(b)
         ctx.remove_live_brokers(dead)
         # Deletions wait for no answer from a dead replica (Kafka retries it when the broker is back;
         # here a restarted broker starts with no partitions of a deleted topic anyway).
@@ -281,7 +316,7 @@ class KafkaController:
                 continue
             isr = tuple(r for r in lead.isr if r not in dead)
             if lead.leader in dead or lead.leader == NO_LEADER:
-                leader = isr[0] if isr else NO_LEADER
+                leader = next((r for r in isr if r in ctx.live_broker_ids), NO_LEADER)
                 # Kafka keeps the last ISR member when no live one is left.
                 isr = isr or lead.isr
             else:
@@ -300,6 +335,170 @@ class KafkaController:
         self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
                                                            changed)
         self.batch.send_requests_to_brokers(ctx.epoch)
+
+    def _unclean_allowed(self, topic: str) -> bool:
+        value = self._topic_configs.get(topic, {}).get("unclean.leader.election.enable")
+        if value is None:
+            return self.settings.unclean_leader_election_enable
+        return value.strip().lower() == "true"
+
+    def _send_leadership_changes(self, changed: list[TopicPartition]) -> None:
+        """LeaderAndIsr for ``changed`` to their registered replicas, UpdateMetadata to every broker."""
+        ctx = self.context
+        self._persist(changed)
+        self.batch.new_batch()
+        for tp in changed:
+            replicas = ctx.partition_replica_assignment(tp)
+            targets = [r for r in replicas if r in ctx.live_or_shutting_down_broker_ids]
+            if targets:
+                self.batch.add_leader_and_isr_request_for_brokers(targets, tp, ctx.partition_leadership[tp],
+                                                                  replicas, False)
+        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
+                                                           changed)
+        self.batch.send_requests_to_brokers(ctx.epoch)
+
+    # --- controlled shutdown --------------------------------------------------------------------
+
+    def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> None:
+        """Move ``broker_id``'s leaderships to other live ISR members (the preferred order) and take
+        it out of the ISRs it is in (Kafka's doControlledShutdown); it may stop once nothing it
+        leads could move."""
+        ctx = self.context
+        broker = ctx.live_broker(broker_id)
+        if broker is None or broker.epoch != broker_epoch:
+            return  # gone, or registered again, since it asked
+        changed = []
+        for tp in sorted(ctx.all_partitions):
+            lead = ctx.partition_leadership.get(tp)
+            if lead is None or broker_id not in (lead.leader, *lead.isr):
+                continue
+            rest = tuple(r for r in lead.isr if r != broker_id)
+            if lead.leader == broker_id:
+                live = [r for r in ctx.partition_replica_assignment(tp)
+                        if r in rest and r in ctx.live_broker_ids]
+                if not live:
+                    continue  # the only live ISR member: it keeps the partition until it stops
+                leader = live[0]
+            elif rest:
+                leader = lead.leader
+            else:
+                continue
+            ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                leader, lead.leader_epoch + 1, rest, lead.partition_epoch + 1, ctx.epoch)
+            changed.append(tp)
+        if changed:
+            self._send_leadership_changes(changed)
+        log.info("Controlled shutdown of broker %d: %d partitions changed leader or ISR", broker_id,
+                 len(changed))
+        self._shutdown_ready.add(broker_id)
+
+    # --- AlterPartition -------------------------------------------------------------------------
+
+    def alter_partition(self, request: Any, version: int) -> concurrent.futures.Future:
+        """The future AlterPartition response body for a leader's ISR changes."""
+        return self.submit(lambda: self._alter_partition(request, version),
+                           what=f"AlterPartition of broker {request.broker_id}")
+
+    def _alter_partition(self, request: Any, version: int) -> Any:
+        R = ap.RESPONSE
+        ctx = self.context
+        broker = ctx.live_broker(request.broker_id)
+        if broker is None or broker.epoch != request.broker_epoch:
+            return R(throttle_time_ms=0, error_code=E.STALE_BROKER_EPOCH, topics=[])
+        names = {topic_id: name for name, topic_id in ctx.topic_ids.items()}
+        changed: list[TopicPartition] = []
+        topics = []
+        for t in request.topics:
+            name = t.topic_name if version < 2 else names.get(t.topic_id)
+            answers = []
+            for p in t.partitions:
+                new_isr = (tuple(p.new_isr) if version < 3
+                           else tuple(b.broker_id for b in p.new_isr_with_epochs))
+                tp = TopicPartition(name, p.partition_index) if name is not None else None
+                code, lead = self._check_alter(request.broker_id, tp, p.leader_epoch, p.partition_epoch,
+                                               new_isr, unknown_topic=E.UNKNOWN_TOPIC_ID if version >= 2
+                                               else E.UNKNOWN_TOPIC_OR_PARTITION)
+                if code == E.NONE and lead is not None and tp is not None:
+                    lead = LeaderIsrAndControllerEpoch(lead.leader, lead.leader_epoch, new_isr,
+                                                       lead.partition_epoch + 1, ctx.epoch)
+                    ctx.partition_leadership[tp] = lead
+                    changed.append(tp)
+                    log.info("ISR of %s is now %s (partition epoch %d), asked by its leader %d", tp,
+                             list(new_isr), lead.partition_epoch, request.broker_id)
+                answers.append(R["topics"]["partitions"](
+                    partition_index=p.partition_index, error_code=code,
+                    leader_id=lead.leader if lead is not None else -1,
+                    leader_epoch=lead.leader_epoch if lead is not None else -1,
+                    isr=list(lead.isr) if lead is not None else [],
+                    partition_epoch=lead.partition_epoch if lead is not None else -1))
+            topics.append(R["topics"](topic_name=t.topic_name if version < 2 else "",
+                                      topic_id=t.topic_id if version >= 2 else ZERO_TOPIC_ID,
+                                      partitions=answers))
+        if changed:
+            self._persist(changed)
+            self.batch.new_batch()
+            self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
+                                                               changed)
+            self.batch.send_requests_to_brokers(ctx.epoch)
+        return R(throttle_time_ms=0, error_code=E.NONE, topics=topics)
+
+    def _check_alter(self, broker_id: int, tp: TopicPartition | None, leader_epoch: int, partition_epoch: int,
+                     new_isr: tuple[int, ...],
+                     unknown_topic: int) -> tuple[int, LeaderIsrAndControllerEpoch | None]:
+        """Kafka's validation of one partition's ISR change: (error, the partition's state)."""
+        ctx = self.context
+        if tp is None or tp.topic not in ctx.topic_ids or tp.topic in self._deleting:
+            return unknown_topic, None
+        lead = ctx.partition_leadership.get(tp)
+        if lead is None:
+            return E.UNKNOWN_TOPIC_OR_PARTITION, None
+        if lead.leader != broker_id:
+            return E.NOT_LEADER_OR_FOLLOWER, lead
+        if leader_epoch != lead.leader_epoch:
+            return E.FENCED_LEADER_EPOCH, lead
+        if partition_epoch != lead.partition_epoch:
+            return E.INVALID_UPDATE_VERSION, lead
+        replicas = ctx.partition_replica_assignment(tp)
+        if (broker_id not in new_isr or len(set(new_isr)) != len(new_isr)
+                or any(r not in replicas for r in new_isr)):
+            return E.INVALID_REQUEST, lead
+        added = set(new_isr) - set(lead.isr)
+        if any(r not in ctx.live_broker_ids for r in added):
+            return E.INELIGIBLE_REPLICA, lead  # a broker that is gone or shutting down cannot join
+        return E.NONE, lead
+
+    # --- preferred leader election ------------------------------------------------------------
+
+    def _rebalance_leaders(self) -> list[TopicPartition]:
+        """Kafka's checkAndTriggerAutoLeaderRebalance: the partitions moved back to their
+        preferred replica."""
+        ctx = self.context
+        preferred_of: dict[int, list[TopicPartition]] = {}
+        for tp in ctx.all_partitions:
+            replicas = ctx.partition_replica_assignment(tp)
+            if replicas and tp.topic not in self._deleting and tp in ctx.partition_leadership:
+                preferred_of.setdefault(replicas[0], []).append(tp)
+        changed = []
+        threshold = self.settings.leader_imbalance_per_broker_percentage / 100
+        for broker_id, tps in sorted(preferred_of.items()):
+            not_led = [tp for tp in tps if ctx.partition_leadership[tp].leader != broker_id]
+            if broker_id not in ctx.live_broker_ids or len(not_led) / len(tps) <= threshold:
+                continue
+            for tp in sorted(not_led):
+                lead = ctx.partition_leadership[tp]
+                if broker_id in lead.isr:
+                    ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                        broker_id, lead.leader_epoch + 1, lead.isr, lead.partition_epoch + 1, ctx.epoch)
+                    changed.append(tp)
+        if changed:
+            log.info("Preferred leader election for %d partitions: %s", len(changed),
+                     ", ".join(str(tp) for tp in changed[:10]) + (" ..." if len(changed) > 10 else ""))
+            self._send_leadership_changes(changed)
+        return changed
+
+    def rebalance_leaders(self) -> list[TopicPartition]:
+        """Run the preferred leader election now (tests, operators)."""
+        return self.call(self._rebalance_leaders, what="preferred leader election")
 
     def _persist(self, partitions: list[TopicPartition]) -> None:
         self._write_store("leadership", lambda: self.store.update_partitions(self._stored(partitions)))

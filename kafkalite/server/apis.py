@@ -24,6 +24,7 @@ from .handlers.api_versions import ApiTable, ApiVersionsApis
 from .handlers.configs import ConfigApis
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
+from .handlers.isr import IsrApis
 from .handlers.metadata import MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
@@ -111,6 +112,7 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),
     _served(ApiKey.ALLOCATE_PRODUCER_IDS, "0", CONTROLLER, ProducerIdApis.allocate_producer_ids,
             Waits.CONTROLLER),
+    _served(ApiKey.ALTER_PARTITION, "0-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

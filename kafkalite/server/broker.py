@@ -23,6 +23,7 @@ from kafkalite.network.socket_server import SocketServer
 from kafkalite.storage.log_manager import LogManager
 
 from . import meta_properties
+from .alter_partition_manager import AlterPartitionManager
 from .apis import apis_for
 from .config import BrokerConfig
 from .handlers.metadata import AutoTopicCreator
@@ -40,6 +41,7 @@ from .topic_metrics import BrokerTopicStats
 log = logging.getLogger("kafkalite.server.broker")
 
 SHUTDOWN_TIMEOUT = 10.0
+CONTROLLED_SHUTDOWN_TIMEOUT = 10.0  # seconds to wait for the controller to move leaderships
 
 
 class Broker:
@@ -66,6 +68,7 @@ class Broker:
         self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
         self.topic_configs: TopicConfigCache | None = None
         self.producer_ids: ProducerIdManager | None = None
+        self.alter_partition_manager: AlterPartitionManager | None = None
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
 
     # --- start --------------------------------------------------------------------------------
@@ -103,7 +106,15 @@ class Broker:
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
                                       producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms)
         self.topic_configs.log_manager = self.log_manager
-        self.replica_manager = ReplicaManager(self.node_id, self.metadata_cache, self.log_manager)
+        self.replica_manager = rm = ReplicaManager(
+            self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
+            alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr))
+        # A leader's ISR changes, to the controller (started now: it waits for registration).
+        self.alter_partition_manager = AlterPartitionManager(
+            self.node_id, lambda: self.controller_address,
+            lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
+            rm.alter_partition_answered)
+        self.alter_partition_manager.start()
         self._start_scheduler()
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.
@@ -158,7 +169,15 @@ class Broker:
         scheduler.schedule("PeriodicProducerExpirationCheck", lm.remove_expired_producers,
                            every.producer_id_expiration_check_interval_ms)
         scheduler.schedule("kafka-delete-logs", lm.delete_logs, 1000)
+        rm = self.replica_manager
+        assert rm is not None
+        # Kafka's ReplicaManager: followers behind for replica.lag.time.max.ms leave the ISR.
+        scheduler.schedule("isr-expiration", rm.maybe_shrink_isr, max(1, rm.settings.lag_time_max_ms // 2))
         scheduler.start()
+
+    def _alter_partitions(self) -> AlterPartitionManager:
+        assert self.alter_partition_manager is not None
+        return self.alter_partition_manager
 
     def send_response(self, response: Response) -> None:
         """Answer a request that waited (in a purgatory, or for the controller), from whichever
@@ -234,7 +253,23 @@ class Broker:
             return
         log.info("Broker %d shutting down", self.node_id)
         if self.lifecycle is not None:
+            rm = self.replica_manager
+            replicated = rm is not None and any(len(p.state.replicas) > 1
+                                                for p in list(rm.partitions.values()))
+            # Nothing another broker could take over: no need to ask (and no handler to wait for).
+            if self.config.controlled_shutdown and self.fatal is None and replicated:
+                # Leaderships move to other replicas first: clients fail over before this broker
+                # stops answering. Bounded: a controller that cannot be reached does not hold it.
+                started = time.monotonic()
+                if self.lifecycle.controlled_shutdown(CONTROLLED_SHUTDOWN_TIMEOUT):
+                    log.info("Broker %d: controlled shutdown done in %.0f ms", self.node_id,
+                             (time.monotonic() - started) * 1000)
+                else:
+                    log.warning("Broker %d: controlled shutdown not confirmed by the controller within "
+                                "%.0f s; shutting down anyway", self.node_id, CONTROLLED_SHUTDOWN_TIMEOUT)
             self.lifecycle.shutdown()
+        if self.alter_partition_manager is not None:
+            self.alter_partition_manager.shutdown()
         if self.producer_ids is not None:
             self.producer_ids.shutdown()
         if self.metrics_server is not None:

@@ -43,6 +43,7 @@ from kafkalite.server.kafka_config_names import (
     is_kafka_config,
     split_listener_prefix,
 )
+from kafkalite.server.replica_fetcher import ReplicationSettings
 from kafkalite.storage.config import LogConfig
 
 __all__ = [
@@ -600,6 +601,103 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "default.replication.factor", "int", 1,
         "The default replication factor for automatically created topics.",
+        group="replication",
+    ),
+    Setting(
+        "num.replica.fetchers", "int", 1,
+        "Number of fetcher threads used to replicate records from each source broker. The total "
+        "number of fetchers on each broker is bound by num.replica.fetchers multiplied by the number "
+        "of brokers in the cluster.",
+        validator=at_least(1), group="replication",
+    ),
+    Setting(
+        "replica.fetch.max.bytes", "int", 1048576,
+        "The number of bytes of messages to attempt to fetch for each partition. This is not an "
+        "absolute maximum: if the first record batch in the first non-empty partition of the fetch "
+        "is larger than this value, the record batch will still be returned to ensure that progress "
+        "can be made.",
+        validator=at_least(0), group="replication",
+    ),
+    Setting(
+        "replica.fetch.response.max.bytes", "int", 10485760,
+        "Maximum bytes expected for the entire fetch response. Records are fetched in batches, and "
+        "if the first record batch in the first non-empty partition of the fetch is larger than this "
+        "value, the record batch will still be returned to ensure that progress can be made.",
+        validator=at_least(0), group="replication",
+    ),
+    Setting(
+        "replica.fetch.min.bytes", "int", 1,
+        "Minimum bytes expected for each fetch response. If not enough bytes, wait up to "
+        "replica.fetch.wait.max.ms.",
+        group="replication",
+    ),
+    Setting(
+        "replica.fetch.wait.max.ms", "int", 500,
+        "The maximum wait time for each fetcher request issued by follower replicas. This value "
+        "should always be less than the replica.lag.time.max.ms at all times to prevent frequent "
+        "shrinking of ISR for low throughput topics.",
+        group="replication",
+    ),
+    Setting(
+        "replica.fetch.backoff.ms", "int", 1000,
+        "The amount of time to sleep when fetch partition error occurs.",
+        validator=at_least(0), group="replication",
+    ),
+    Setting(
+        "replica.lag.time.max.ms", "long", 30000,
+        "If a follower hasn't sent any fetch requests or hasn't consumed up to the leader's log end "
+        "offset for at least this time, the leader will remove the follower from the ISR.",
+        group="replication",
+    ),
+    Setting(
+        "replica.socket.timeout.ms", "int", 30000,
+        "The socket timeout for network requests. Its value should be at least "
+        "replica.fetch.wait.max.ms.",
+        group="replication",
+    ),
+    Setting(
+        "replica.socket.receive.buffer.bytes", "int", 65536,
+        "The socket receive buffer for network requests to the leader for replicating data.",
+        group="replication",
+    ),
+    Setting(
+        "min.insync.replicas", "int", 1,
+        "When a producer sets acks to \"all\" (or \"-1\"), min.insync.replicas specifies the minimum "
+        "number of replicas that must acknowledge a write for the write to be considered successful. "
+        "If this minimum cannot be met, then the producer will raise an exception (either "
+        "NotEnoughReplicas or NotEnoughReplicasAfterAppend). The high watermark does not advance "
+        "while the ISR is smaller.",
+        validator=at_least(1), group="replication",
+    ),
+    Setting(
+        "unclean.leader.election.enable", "bool", False,
+        "Indicates whether to enable replicas not in the ISR set to be elected as leader as a last "
+        "resort, even though doing so may result in data loss.",
+        group="replication",
+    ),
+    Setting(
+        "auto.leader.rebalance.enable", "bool", True,
+        "Enables auto leader balancing. A background thread checks the distribution of partition "
+        "leaders at regular intervals, configurable by leader.imbalance.check.interval.seconds. If "
+        "the leader imbalance exceeds leader.imbalance.per.broker.percentage, leader rebalance to "
+        "the preferred leader for partitions is triggered.",
+        group="replication",
+    ),
+    Setting(
+        "leader.imbalance.check.interval.seconds", "long", 300,
+        "The frequency with which the partition rebalance check is triggered by the controller.",
+        validator=at_least(1), group="replication",
+    ),
+    Setting(
+        "leader.imbalance.per.broker.percentage", "int", 10,
+        "The ratio of leader imbalance allowed per broker. The controller would trigger a leader "
+        "balance if it goes above this value per broker. The value is specified in percentage.",
+        group="replication",
+    ),
+    Setting(
+        "controlled.shutdown.enable", "bool", True,
+        "Enable controlled shutdown of the server: a broker stopped gracefully first asks the "
+        "controller to move the leadership of its partitions to other replicas.",
         group="replication",
     ),
     # --- log ------------------------------------------------------------------------------------
@@ -1247,6 +1345,8 @@ class BrokerConfig:
             max_message_bytes=v["message.max.bytes"],
             file_delete_delay_ms=v["log.segment.delete.delay.ms"],
             cleanup_policy=",".join(v["log.cleanup.policy"]),
+            min_insync_replicas=v["min.insync.replicas"],
+            unclean_leader_election_enable=v["unclean.leader.election.enable"],
         )
 
     @property
@@ -1301,7 +1401,24 @@ class BrokerConfig:
             session_timeout_ms=v["broker.session.timeout.ms"],
             socket_timeout_ms=v["controller.socket.timeout.ms"],
             inter_broker_protocol_version=v["inter.broker.protocol.version"],
-            num_partitions=v["num.partitions"], default_replication_factor=v["default.replication.factor"])
+            num_partitions=v["num.partitions"], default_replication_factor=v["default.replication.factor"],
+            unclean_leader_election_enable=v["unclean.leader.election.enable"],
+            auto_leader_rebalance_enable=v["auto.leader.rebalance.enable"],
+            leader_imbalance_check_interval_seconds=v["leader.imbalance.check.interval.seconds"],
+            leader_imbalance_per_broker_percentage=v["leader.imbalance.per.broker.percentage"])
+
+    def replication_settings(self) -> ReplicationSettings:
+        v = self._values
+        return ReplicationSettings(
+            num_replica_fetchers=v["num.replica.fetchers"], fetch_max_bytes=v["replica.fetch.max.bytes"],
+            fetch_response_max_bytes=v["replica.fetch.response.max.bytes"],
+            fetch_min_bytes=v["replica.fetch.min.bytes"], fetch_wait_max_ms=v["replica.fetch.wait.max.ms"],
+            fetch_backoff_ms=v["replica.fetch.backoff.ms"], lag_time_max_ms=v["replica.lag.time.max.ms"],
+            socket_timeout_ms=v["replica.socket.timeout.ms"])
+
+    @property
+    def controlled_shutdown(self) -> bool:
+        return bool(self._values["controlled.shutdown.enable"])
 
     @property
     def log_dirs(self) -> list[str]:

@@ -17,6 +17,7 @@ from .handlers.api_versions import ApiVersionsApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
+from .handlers.isr import IsrApis
 from .handlers.metadata import AutoTopicCreator, MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
@@ -87,7 +88,7 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
     configs = ConfigApis(replica_manager.node_id, describer, topic_configs, metadata_cache, control,
                          send_response)
     return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache, auto_create), control, configs,
-                     topics, RegistrationApis(controller, send_response),
+                     topics, RegistrationApis(controller, send_response), IsrApis(controller, send_response),
                      ProduceApis(replica_manager, send_response, topic_stats),
                      FetchApis(replica_manager, send_response, topic_stats),
                      OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response))

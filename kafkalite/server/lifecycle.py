@@ -6,6 +6,10 @@ Registration returns the broker epoch, which fences requests from older incarnat
 that the controller refuses (it restarted, or thinks the broker dead) makes the broker register
 again and get a new epoch.
 
+Controlled shutdown (KRaft's way): ``controlled_shutdown`` makes the heartbeats say
+``want_shut_down``, sent every 50 ms from then on, until the controller answers
+``should_shut_down`` (it has moved this broker's leaderships away) or the time given is up.
+
 A broker that has never joined a cluster and has no cluster.id configured first asks the
 controller's Metadata for the cluster id and adopts it (``on_cluster_id`` keeps it in
 meta.properties). A broker of another cluster is refused with INCONSISTENT_CLUSTER_ID: that is not
@@ -32,6 +36,7 @@ REGISTRATION_VERSION = 3
 HEARTBEAT_VERSION = 1
 METADATA_VERSION = 12
 RETRY = 0.1  # seconds between failed attempts
+SHUTDOWN_POLL = 0.05  # seconds between heartbeats that ask to shut down
 
 
 class BrokerLifecycleManager(threading.Thread):
@@ -55,9 +60,22 @@ class BrokerLifecycleManager(threading.Thread):
         self.broker_epoch = -1
         self.registered = threading.Event()
         self._stopping = threading.Event()
+        self._want_shut_down = False
+        self.shut_down_allowed = threading.Event()  # the controller answered should_shut_down
+        self._wake = threading.Event()  # ends the wait between heartbeats early
+
+    def controlled_shutdown(self, timeout: float) -> bool:
+        """Ask the controller to move this broker's leaderships; whether it said to go ahead
+        within ``timeout`` seconds (not registered: nothing to move, True at once)."""
+        if not self.registered.is_set() or not self.is_alive():
+            return True
+        self._want_shut_down = True
+        self._wake.set()
+        return self.shut_down_allowed.wait(timeout)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         self._stopping.set()
+        self._wake.set()
         self.client.close()
         if self.is_alive():
             self.join(timeout)
@@ -119,9 +137,10 @@ class BrokerLifecycleManager(threading.Thread):
         self.registered.set()
 
     def _heartbeat(self) -> None:
+        want = self._want_shut_down
         request = broker_heartbeat.REQUEST(broker_id=self.node_id, broker_epoch=self.broker_epoch,
                                            current_metadata_offset=0, want_fence=False,
-                                           want_shut_down=False)
+                                           want_shut_down=want)
         response = self.client.send_and_receive(ApiKey.BROKER_HEARTBEAT, HEARTBEAT_VERSION, request)
         if response.error_code != E.NONE:
             log.info("Broker %d: heartbeat refused (%s); registering again", self.node_id,
@@ -129,4 +148,8 @@ class BrokerLifecycleManager(threading.Thread):
             self.broker_epoch = -1
             self.registered.clear()
             return
-        self._stopping.wait(self.interval)
+        if want and response.should_shut_down and not self.shut_down_allowed.is_set():
+            log.info("Broker %d: the controller has moved its leaderships; shutting down", self.node_id)
+            self.shut_down_allowed.set()
+        self._wake.wait(SHUTDOWN_POLL if want else self.interval)
+        self._wake.clear()

@@ -1,19 +1,35 @@
 """One partition this broker hosts (Kafka's Partition): its log, who leads it in which epoch, its
-replicas and ISR as the controller last said, and the high watermark derived from them.
+replicas and ISR, and the high watermark derived from them.
 
 The leader appends (``append_records_to_leader``) and serves reads; a follower takes neither
-(NOT_LEADER_OR_FOLLOWER). The high watermark is the lowest log end offset over the ISR: with the
-leader alone in the ISR it follows the leader's log end at once; followers' log end offsets are
-learnt from their fetches (``update_follower_fetch_state``, used by replication), and until one is
-known that follower holds the high watermark where it is. Leader-epoch checks follow Kafka's
+(NOT_LEADER_OR_FOLLOWER) and appends what its replica fetcher brings (``append_as_follower``),
+its high watermark the leader's capped by its own log end. Leader-epoch checks follow Kafka's
 ``Partition.checkCurrentLeaderEpoch``: an older epoch in a request is FENCED_LEADER_EPOCH, a newer
 one UNKNOWN_LEADER_EPOCH, -1 skips the check.
+
+The leader learns each follower's log end offset from its fetches (``update_follower_fetch_state``,
+Kafka's Replica.updateFetchState, which also tracks when the follower was last caught up). From
+that it keeps the ISR as Kafka does:
+
+- **high watermark** = the lowest log end offset over the *maximal* ISR (the ISR the controller
+  holds together with a change proposed and not yet answered, KIP-497), the leader's included;
+  it does not advance while the ISR is smaller than ``min.insync.replicas``;
+- **expand**: a follower outside the ISR whose log end reached the high watermark and the start
+  of the leader's epoch is proposed back in (``maybe_expand_isr``, on each of its fetches);
+- **shrink**: an ISR follower not caught up to the leader's log end for ``replica.lag.time.max.ms``
+  is proposed out (``maybe_shrink_isr``, on the ReplicaManager's isr-expiration schedule).
+
+A proposal goes to the controller as AlterPartition (``alter_isr``, given by the ReplicaManager);
+one at a time per partition, and nothing else is proposed until its answer
+(``on_alter_partition_answer``) or a new leader epoch clears it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkalite.common.errors import ApiError
@@ -22,10 +38,19 @@ from kafkalite.storage.log import FetchIsolation, Log, LogAppendInfo
 from kafkalite.storage.segment import FileSlice
 
 NO_LEADER_EPOCH = -1  # "do not check" in requests (current_leader_epoch)
+DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30000
+
+# (partition, proposed ISR): sends an AlterPartition for it; the answer comes back through
+# Partition.on_alter_partition_answer.
+AlterIsr = Callable[["Partition", tuple[int, ...]], None]
+
+
+def monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
 
 
 class PartitionState(NamedTuple):
-    """What LeaderAndIsr said of the partition."""
+    """What LeaderAndIsr said of the partition (the ISR as the controller last answered)."""
 
     leader: int
     leader_epoch: int
@@ -44,6 +69,30 @@ class ReadResult(NamedTuple):
     log_end_offset: int
 
 
+class FollowerState:
+    """The leader's view of one follower (Kafka's Replica)."""
+
+    __slots__ = ("last_caught_up_ms", "last_fetch_leader_log_end_offset", "last_fetch_ms", "log_end_offset")
+
+    def __init__(self, now_ms: int, leader_log_end_offset: int, in_sync: bool) -> None:
+        self.log_end_offset = -1  # unknown until its first fetch
+        # An ISR member gets the benefit of the doubt from the start of the leadership.
+        self.last_caught_up_ms = now_ms if in_sync else 0
+        self.last_fetch_leader_log_end_offset = leader_log_end_offset
+        self.last_fetch_ms = now_ms
+
+    def update(self, fetch_offset: int, now_ms: int, leader_log_end_offset: int) -> None:
+        # Caught up now if it asks for the log end; caught up at its last fetch if it asks for
+        # what was the log end then (Replica.updateFetchState).
+        if fetch_offset >= leader_log_end_offset:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
+        elif fetch_offset >= self.last_fetch_leader_log_end_offset:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
+        self.log_end_offset = fetch_offset
+        self.last_fetch_leader_log_end_offset = leader_log_end_offset
+        self.last_fetch_ms = now_ms
+
+
 def not_leader(topic: str, index: int, node_id: int) -> ApiError:
     return ApiError(E.NOT_LEADER_OR_FOLLOWER,
                     f"Leader not local for partition {topic}-{index} on broker {node_id}")
@@ -51,15 +100,21 @@ def not_leader(topic: str, index: int, node_id: int) -> ApiError:
 
 class Partition:
     def __init__(self, topic: str, index: int, topic_id: uuid.UUID, log: Log, node_id: int,
-                 state: PartitionState) -> None:
+                 state: PartitionState, alter_isr: AlterIsr | None = None,
+                 replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+                 now_ms: Callable[[], int] = monotonic_ms) -> None:
         self.topic, self.index, self.topic_id = topic, index, topic_id
         self.log = log
         self.node_id = node_id
         self.state = state
+        self.alter_isr = alter_isr
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self._now_ms = now_ms
         # Kafka's leaderIsrUpdateLock: appends and reads take it shared in Kafka; one lock here,
         # held briefly (the log has its own lock for the file work).
         self._lock = threading.RLock()
-        self.follower_log_end_offsets: dict[int, int] = {}
+        self.followers: dict[int, FollowerState] = {}
+        self.pending_isr: tuple[int, ...] | None = None  # proposed to the controller, not answered
         if state.leader == node_id:
             self._become_leader(state)
 
@@ -77,20 +132,41 @@ class Partition:
     def leader_epoch(self) -> int:
         return self.state.leader_epoch
 
+    @property
+    def isr(self) -> tuple[int, ...]:
+        return self.state.isr
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        """The ISR for the high watermark: the controller's with a pending change's added."""
+        pending = self.pending_isr
+        return frozenset(self.state.isr) | frozenset(pending or ())
+
+    @property
+    def min_insync_replicas(self) -> int:
+        return self.log.config.min_insync_replicas
+
+    @property
+    def under_min_isr(self) -> bool:
+        return len(self.state.isr) < self.min_insync_replicas
+
     def make_leader_or_follower(self, state: PartitionState) -> None:
         """Apply a new state from LeaderAndIsr."""
         with self._lock:
             self.state = state
+            self.pending_isr = None  # a new leader epoch: a proposal of the old one is void
             if state.leader == self.node_id:
                 self._become_leader(state)
             else:
-                self.follower_log_end_offsets.clear()
+                self.followers.clear()
 
     def _become_leader(self, state: PartitionState) -> None:
         # A new leader epoch starts at the log end (Partition.makeLeader): OffsetForLeaderEpoch
         # answers the previous epochs' ends from it.
         self.log.maybe_assign_epoch_start_offset(state.leader_epoch, self.log.log_end_offset)
-        self.follower_log_end_offsets = {r: -1 for r in state.replicas if r != self.node_id}
+        now, end = self._now_ms(), self.log.log_end_offset
+        self.followers = {r: FollowerState(now, end, r in state.isr)
+                          for r in state.replicas if r != self.node_id}
         self.maybe_increment_high_watermark()
 
     def check_leader(self, current_leader_epoch: int = NO_LEADER_EPOCH) -> None:
@@ -112,34 +188,126 @@ class Partition:
                            f"The leader epoch in the request, {current_leader_epoch}, is newer than "
                            f"the current one, {epoch}, of {self.topic}-{self.index}")
 
-    # --- append and high watermark ------------------------------------------------------------
+    # --- append and high watermark (leader) ---------------------------------------------------
 
-    def append_records_to_leader(self, records: bytearray | memoryview) -> LogAppendInfo:
+    def append_records_to_leader(self, records: bytearray | memoryview,
+                                 required_acks: int = 1) -> LogAppendInfo:
         with self._lock:
             if not self.is_leader:
                 raise not_leader(self.topic, self.index, self.node_id)
+            if required_acks == -1 and self.under_min_isr:
+                raise ApiError(E.NOT_ENOUGH_REPLICAS,
+                               f"The size of the current ISR {set(self.state.isr)} is insufficient to "
+                               f"satisfy the min.isr requirement of {self.min_insync_replicas} for "
+                               f"partition {self.topic}-{self.index}")
             info = self.log.append_as_leader(records, self.state.leader_epoch)
             self.maybe_increment_high_watermark()
             return info
 
     def maybe_increment_high_watermark(self) -> bool:
-        """HW = the lowest log end offset in the ISR (the leader's own included); whether it
-        moved. A follower whose log end is not known yet holds it."""
+        """HW = the lowest log end offset over the maximal ISR, the leader's own included, held
+        while the ISR is below min.insync.replicas; whether it moved. A follower whose log end is
+        not known yet holds it."""
         with self._lock:
-            if not self.is_leader:
+            if not self.is_leader or self.under_min_isr:
                 return False
             lowest = self.log.log_end_offset
-            for replica in self.state.isr:
+            for replica in self.maximal_isr:
                 if replica != self.node_id:
-                    lowest = min(lowest, self.follower_log_end_offsets.get(replica, -1))
+                    follower = self.followers.get(replica)
+                    lowest = min(lowest, follower.log_end_offset if follower is not None else -1)
             if lowest <= self.log.high_watermark:
                 return False
             self.log.update_high_watermark(lowest)
             return True
 
-    def required_offset_reached(self, required_offset: int) -> bool:
-        """acks=all: whether the high watermark covers everything below ``required_offset``."""
-        return self.log.high_watermark >= required_offset
+    def required_offset_reached(self, required_offset: int) -> tuple[bool, int]:
+        """acks=all (Kafka's checkEnoughReplicasReachOffset): whether the high watermark covers
+        everything below ``required_offset``, and the error to answer then (the ISR shrank below
+        min.insync.replicas after the append: NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
+        if self.log.high_watermark < required_offset:
+            return False, E.NONE
+        return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND if self.under_min_isr else E.NONE
+
+    # --- followers, seen from the leader ------------------------------------------------------
+
+    def update_follower_fetch_state(self, replica_id: int, fetch_offset: int) -> bool:
+        """A follower's fetch from ``fetch_offset`` (its log end); whether the high watermark
+        moved. May propose the follower back into the ISR."""
+        with self._lock:
+            follower = self.followers.get(replica_id)
+            if not self.is_leader or follower is None:
+                return False
+            follower.update(fetch_offset, self._now_ms(), self.log.log_end_offset)
+            self.maybe_expand_isr(replica_id)
+            return self.maybe_increment_high_watermark()
+
+    def maybe_expand_isr(self, replica_id: int) -> None:
+        """Propose a follower back into the ISR once its log end reached the high watermark and
+        the start of this leader's epoch (Partition.maybeExpandIsr)."""
+        with self._lock:
+            if self.pending_isr is not None or replica_id in self.state.isr:
+                return
+            follower = self.followers.get(replica_id)
+            if follower is None:
+                return
+            end = follower.log_end_offset
+            epoch_start = self.log.leader_epoch_cache.start_offset_of(self.state.leader_epoch)
+            if end >= self.log.high_watermark and (epoch_start is None or end >= epoch_start):
+                self._propose(tuple(self.state.isr) + (replica_id,))
+
+    def out_of_sync_replicas(self, now_ms: int | None = None) -> tuple[int, ...]:
+        """ISR followers not caught up to the log end for replica.lag.time.max.ms."""
+        now = self._now_ms() if now_ms is None else now_ms
+        with self._lock:
+            return tuple(r for r in self.state.isr if r != self.node_id and r in self.followers
+                         and now - self.followers[r].last_caught_up_ms > self.replica_lag_time_max_ms)
+
+    def maybe_shrink_isr(self, now_ms: int | None = None) -> bool:
+        """Propose the ISR without its out-of-sync followers; whether anything was proposed."""
+        with self._lock:
+            if not self.is_leader or self.pending_isr is not None:
+                return False
+            out = self.out_of_sync_replicas(now_ms)
+            if not out:
+                return False
+            self._propose(tuple(r for r in self.state.isr if r not in out))
+            return True
+
+    def _propose(self, new_isr: tuple[int, ...]) -> None:
+        if self.alter_isr is None:
+            return
+        self.pending_isr = new_isr
+        self.alter_isr(self, new_isr)
+
+    def on_alter_partition_answer(self, error_code: int, leader_epoch: int, isr: tuple[int, ...],
+                                  partition_epoch: int) -> bool:
+        """The controller's answer to the pending proposal; whether the high watermark moved.
+        An error clears the proposal (a later fetch or expiration check proposes again)."""
+        with self._lock:
+            if self.pending_isr is None:
+                return False
+            self.pending_isr = None
+            if error_code != E.NONE or leader_epoch != self.state.leader_epoch or not self.is_leader:
+                return False
+            self.state = self.state._replace(isr=isr, partition_epoch=partition_epoch)
+            return self.maybe_increment_high_watermark()
+
+    # --- follower -----------------------------------------------------------------------------
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview, leader_high_watermark: int,
+                           leader_log_start_offset: int) -> LogAppendInfo | None:
+        """Append the leader's batches as they are (ReplicaFetcherThread.processPartitionData);
+        the follower's high watermark is the leader's capped by its own log end."""
+        with self._lock:
+            if self.is_leader:
+                raise not_leader(self.topic, self.index, self.node_id)
+            info = self.log.append_as_follower(records) if len(records) else None
+            log = self.log
+            log.update_high_watermark(min(leader_high_watermark, log.log_end_offset))
+            if log.log_start_offset < leader_log_start_offset <= log.high_watermark:
+                log.maybe_increment_log_start_offset(leader_log_start_offset)
+            return info
 
     # --- read ---------------------------------------------------------------------------------
 
@@ -154,6 +322,19 @@ class Partition:
         # Without transactions the last stable offset is the high watermark.
         hw = log.high_watermark
         return ReadResult(records, hw, hw, log.log_start_offset, log.log_end_offset)
+
+    def diverging_epoch(self, last_fetched_epoch: int, fetch_offset: int) -> tuple[int, int] | None:
+        """For a fetch that names the epoch of its last batch (v12+): where the fetcher's log
+        leaves this one, as (epoch, end offset), or None when it agrees (Kafka's
+        Partition.fetchRecords: the end offset of that epoch here is below the fetch offset, or
+        the largest epoch here up to it is another)."""
+        found = self.log.end_offset_for_epoch(last_fetched_epoch)
+        if found is None:
+            return None
+        end_offset, epoch = found
+        if epoch != last_fetched_epoch or end_offset < fetch_offset:
+            return epoch, end_offset
+        return None
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic}-{self.index}, leader={self.state.leader}, "

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from kafkalite.common.errors import ApiError
@@ -31,6 +31,7 @@ from kafkalite.storage.log_manager import LogManager
 from .metadata_cache import MetadataCache
 from .partition import NO_LEADER_EPOCH, Partition, PartitionState, not_leader
 from .purgatory import DelayedOperationPurgatory
+from .replica_fetcher import InitialFetchState, ReplicaFetcherManager, ReplicationSettings
 
 log = logging.getLogger("kafkalite.server.replica_manager")
 
@@ -53,12 +54,21 @@ class ReplicaManager:
     log from ``log_manager``) and the two purgatories of the data path: acks=all produce requests
     waiting for the high watermark, and fetches waiting for min_bytes (Kafka's
     delayedProducePurgatory and delayedFetchPurgatory). A new log's settings are the log
-    manager's ``config_for(topic)``."""
+    manager's ``config_for(topic)``.
 
-    def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager) -> None:
+    Replication: the partitions this broker follows are fetched by ``fetcher_manager``'s threads;
+    the ISR changes its leaders propose go through ``alter_isr`` (the broker's
+    AlterPartitionManager), and ``maybe_shrink_isr`` runs on Kafka's isr-expiration schedule."""
+
+    def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager,
+                 settings: ReplicationSettings | None = None,
+                 alter_isr: Callable[[Partition, tuple[int, ...]], None] | None = None) -> None:
         self.node_id = node_id
         self.metadata_cache = metadata_cache
         self.log_manager = log_manager
+        self.settings = settings or ReplicationSettings()
+        self.alter_isr = alter_isr
+        self.fetcher_manager = ReplicaFetcherManager(node_id, self.settings, self._follower_high_watermark)
         self.controller_epoch = 0  # the newest seen
         self.broker_epoch = UNKNOWN_BROKER_EPOCH  # given by the controller at registration
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -98,10 +108,13 @@ class ReplicaManager:
     # --- LeaderAndIsr -------------------------------------------------------------------------
 
     def become_leader_or_follower(
-        self, controller_epoch: int, broker_epoch: int, states: list[tuple[str, uuid.UUID, Any]]
+        self, controller_epoch: int, broker_epoch: int, states: list[tuple[str, uuid.UUID, Any]],
+        leaders: dict[int, tuple[str, int]] | None = None,
     ) -> tuple[int, list[PartitionResult]]:
-        """``states``: (topic, topic id, LeaderAndIsrPartitionState) for every partition. A partition
-        met for the first time gets its log (found on disk, or created)."""
+        """``states``: (topic, topic id, LeaderAndIsrPartitionState) for every partition;
+        ``leaders``: the inter-broker address of each live leader (LeaderAndIsr's live_leaders).
+        A partition met for the first time gets its log (found on disk, or created). A partition
+        this broker now follows is fetched from its log end; one it leads is fetched no more."""
         changed = []
         with self._lock:
             error = self._fence(controller_epoch, broker_epoch)
@@ -134,14 +147,34 @@ class ReplicaManager:
                         log.error("Cannot create the log of %s-%d: %s", topic, s.partition_index, e)
                         code = E.KAFKA_STORAGE_ERROR
                 results.append(PartitionResult(topic, topic_id, s.partition_index, code))
+        self._update_fetchers(changed, leaders or {})
         for key in changed:  # waiting requests of a partition whose leader changed answer now
             self._complete_delayed(key)
         return E.NONE, results
 
+    def _update_fetchers(self, changed: list[tuple[str, int]], leaders: dict[int, tuple[str, int]]) -> None:
+        follow: dict[tuple[str, int], tuple[Partition, InitialFetchState]] = {}
+        stop = []
+        for key in changed:
+            partition = self.partitions.get(key)
+            if partition is None:
+                continue
+            address = leaders.get(partition.leader)
+            if partition.is_leader or address is None:
+                stop.append(key)  # led here, or no live leader to fetch from
+            else:
+                follow[key] = (partition, InitialFetchState(partition.leader, address, partition.leader_epoch,
+                                                            partition.log.log_end_offset))
+        if stop:
+            self.fetcher_manager.remove_fetcher_for_partitions(stop)
+        if follow:
+            self.fetcher_manager.add_fetcher_for_partitions(follow)
+
     def _create_partition(self, topic: str, topic_id: uuid.UUID, index: int,
                           state: PartitionState) -> Partition:
         partition_log = self.log_manager.get_or_create(topic, index)
-        return Partition(topic, index, topic_id, partition_log, self.node_id, state)
+        return Partition(topic, index, topic_id, partition_log, self.node_id, state, self.alter_isr,
+                         self.settings.lag_time_max_ms)
 
     # --- StopReplica --------------------------------------------------------------------------
 
@@ -173,6 +206,8 @@ class ReplicaManager:
                             log.error("Cannot delete the log of %s-%d: %s", topic, index, e)
                             code = E.KAFKA_STORAGE_ERROR
                 results.append(PartitionResult(topic, ZERO_UUID, index, code))
+        if stopped:
+            self.fetcher_manager.remove_fetcher_for_partitions(stopped)
         for key in stopped:
             self._complete_delayed(key)
         return E.NONE, results
@@ -183,13 +218,14 @@ class ReplicaManager:
 
     # --- the data path ------------------------------------------------------------------------
 
-    def append_to_leader(self, topic: str, index: int,
-                         records: bytearray | memoryview) -> tuple[LogAppendInfo, Partition]:
+    def append_to_leader(self, topic: str, index: int, records: bytearray | memoryview,
+                         required_acks: int = 1) -> tuple[LogAppendInfo, Partition]:
         """Append validated batches to a partition this broker leads (raises ApiError otherwise,
-        or the log's refusal); fetches waiting on it are checked, and acks=all produces if the
+        or the log's refusal; NOT_ENOUGH_REPLICAS for acks=all with the ISR below
+        min.insync.replicas); fetches waiting on it are checked, and acks=all produces if the
         high watermark moved. The offsets given, and the partition (for its log start offset)."""
         partition = self.get_partition(topic, index)
-        info = partition.append_records_to_leader(records)
+        info = partition.append_records_to_leader(records, required_acks)
         key = partition_key(topic, index)
         self.fetch_purgatory.check_and_complete(key)
         if partition.log.high_watermark > info.last_offset:
@@ -198,17 +234,38 @@ class ReplicaManager:
 
     def follower_fetched(self, partition: Partition, replica_id: int, fetch_offset: int) -> None:
         """A follower's fetch tells its log end offset (Kafka's updateFollowerFetchState); the
-        high watermark may move, answering acks=all produces."""
-        if replica_id in partition.state.replicas and partition.is_leader:
-            partition.follower_log_end_offsets[replica_id] = fetch_offset
-            if partition.maybe_increment_high_watermark():
-                self.high_watermark_moved(partition.topic, partition.index)
+        high watermark may move, answering acks=all produces, and the follower may rejoin the ISR."""
+        if partition.update_follower_fetch_state(replica_id, fetch_offset):
+            self.high_watermark_moved(partition.topic, partition.index)
 
     def high_watermark_moved(self, topic: str, index: int) -> None:
         """Replication moved a leader's high watermark: waiting produces and fetches may answer."""
         self._complete_delayed((topic, index))
 
+    def _follower_high_watermark(self, partition: Partition) -> None:
+        # A follower's fetch moved its log end and high watermark: its consumers may read on.
+        self.fetch_purgatory.check_and_complete(partition_key(partition.topic, partition.index))
+
+    def alter_partition_answered(self, partition: Partition, moved: bool) -> None:
+        """The controller answered an ISR change (the AlterPartitionManager's callback)."""
+        if moved:
+            self.high_watermark_moved(partition.topic, partition.index)
+        else:  # a smaller ISR may fail waiting acks=all produces (NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+            self.produce_purgatory.check_and_complete(partition_key(partition.topic, partition.index))
+
+    def maybe_shrink_isr(self) -> None:
+        """Kafka's isr-expiration task: every leader proposes its ISR without the followers that
+        have not caught up for replica.lag.time.max.ms."""
+        for partition in list(self.partitions.values()):
+            if partition.is_leader:
+                out = partition.out_of_sync_replicas()
+                if out and partition.maybe_shrink_isr():
+                    log.info("Broker %d: %s-%d: shrinking the ISR from %s: %s not caught up for %d ms",
+                             self.node_id, partition.topic, partition.index, list(partition.isr), list(out),
+                             self.settings.lag_time_max_ms)
+
     def shutdown(self, timeout: float) -> None:
+        self.fetcher_manager.shutdown(timeout)
         self.produce_purgatory.shutdown(timeout)
         self.fetch_purgatory.shutdown(timeout)
 

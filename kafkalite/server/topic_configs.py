@@ -40,7 +40,7 @@ CONTROLLER_TIMEOUT = 5.0  # seconds a request to the controller may take (connec
 @dataclass(frozen=True)
 class TopicSetting:
     name: str  # Kafka's topic-level name
-    type: str  # Kafka's ConfigDef type: int, long or list
+    type: str  # Kafka's ConfigDef type: int, long, list or bool
     synonyms: tuple[str, ...]  # the broker settings that give its default, first one first
     doc: str
 
@@ -54,6 +54,10 @@ TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
     TopicSetting("index.interval.bytes", "int", ("log.index.interval.bytes",),
                  "How many bytes of batches go between two offset index entries: more entries let "
                  "reads start closer to the offset asked for, at the cost of a bigger index."),
+    TopicSetting("min.insync.replicas", "int", ("min.insync.replicas",),
+                 "With acks=all, how many in-sync replicas (the leader included) a write needs: "
+                 "fewer, and Produce is refused with NOT_ENOUGH_REPLICAS and the high watermark "
+                 "does not advance."),
     TopicSetting("max.message.bytes", "int", ("message.max.bytes",),
                  "The largest record batch the topic accepts (after compression if compressed); a "
                  "larger one is refused with MESSAGE_TOO_LARGE."),
@@ -75,6 +79,9 @@ TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
     TopicSetting("segment.ms", "long", ("log.roll.ms", "log.roll.hours"),
                  "The age at which a partition's active segment is closed even if not full, so that "
                  "retention can remove old data."),
+    TopicSetting("unclean.leader.election.enable", "bool", ("unclean.leader.election.enable",),
+                 "Whether a replica outside the ISR may become leader when no ISR member is alive, "
+                 "at the cost of losing what only the ISR had."),
 )
 TOPIC_SETTINGS_BY_NAME: dict[str, TopicSetting] = {s.name: s for s in TOPIC_SETTINGS}
 if set(TOPIC_SETTINGS_BY_NAME) != {s.name for s in LOG_SETTINGS}:  # one place describes each

@@ -36,6 +36,9 @@ SETTINGS: tuple[_Setting, ...] = (
     _Setting("max.message.bytes", "max_message_bytes", 0),
     _Setting("file.delete.delay.ms", "file_delete_delay_ms", 0),
     _Setting("cleanup.policy", "cleanup_policy", None),
+    # Replication's, kept with the topic's other settings as Kafka's LogConfig keeps them.
+    _Setting("min.insync.replicas", "min_insync_replicas", 1),
+    _Setting("unclean.leader.election.enable", "unclean_leader_election_enable", None),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -54,6 +57,8 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # 1048588: a 1 MiB batch plus its log overhead
     file_delete_delay_ms: int = 60000
     cleanup_policy: str = CLEANUP_POLICY_DELETE
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
 
     @property
     def delete(self) -> bool:
@@ -80,10 +85,20 @@ class LogConfig:
 
     def to_properties(self) -> dict[str, str]:
         """Every setting under its Kafka name, as strings (DescribeConfigs' view)."""
-        return {s.name: str(getattr(self, s.field)) for s in SETTINGS}
+        return {s.name: _text(getattr(self, s.field)) for s in SETTINGS}
 
 
-def _parse(setting: _Setting, raw: str) -> int | str:
+def _text(value: object) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _parse(setting: _Setting, raw: str) -> int | str | bool:
+    if setting.name == "unclean.leader.election.enable":
+        text = raw.strip().lower()
+        if text not in ("true", "false"):
+            raise ConfigError(f"Invalid value {raw} for configuration {setting.name}: Expected value to be "
+                              "either true or false", setting.name)
+        return text == "true"
     if setting.name == "cleanup.policy":
         policies = [p.strip() for p in raw.split(",")]
         if not policies or any(p not in (CLEANUP_POLICY_DELETE, CLEANUP_POLICY_COMPACT) for p in policies):

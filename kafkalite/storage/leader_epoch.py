@@ -70,6 +70,13 @@ class LeaderEpochFileCache:
                 return requested_epoch, epochs[0].start_offset
             return epochs[higher - 1].epoch, epochs[higher].start_offset
 
+    def start_offset_of(self, epoch: int) -> int | None:
+        """Where ``epoch`` starts, if this cache has it."""
+        for entry in reversed(self._epochs):
+            if entry.epoch == epoch:
+                return entry.start_offset
+        return None
+
     def epoch_for_offset(self, offset: int) -> int | None:
         """The epoch whose range holds ``offset``."""
         i = bisect.bisect_right(self._epochs, offset, key=lambda e: e.start_offset)

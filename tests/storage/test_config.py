@@ -18,7 +18,18 @@ def test_defaults_are_kafkas():
         "max.message.bytes": "1048588",
         "file.delete.delay.ms": "60000",
         "cleanup.policy": "delete",
+        "min.insync.replicas": "1",
+        "unclean.leader.election.enable": "false",
     }
+
+
+def test_replication_settings_parse_as_kafka_does():
+    config = LogConfig.from_properties({"min.insync.replicas": "2", "unclean.leader.election.enable": "TRUE"})
+    assert (config.min_insync_replicas, config.unclean_leader_election_enable) == (2, True)
+    with pytest.raises(ConfigError, match="Value must be at least 1"):
+        LogConfig.from_properties({"min.insync.replicas": "0"})
+    with pytest.raises(ConfigError, match="either true or false"):
+        LogConfig.from_properties({"unclean.leader.election.enable": "yes"})
 
 
 def test_topic_overrides_apply_over_a_base():

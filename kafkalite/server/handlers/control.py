@@ -30,8 +30,9 @@ class ControlApis:
             states = [(s.topic_name, ZERO_UUID, s) for s in req.ungrouped_partition_states]
         else:
             states = [(t.topic_name, t.topic_id, s) for t in req.topic_states for s in t.partition_states]
+        leaders = {x.broker_id: (x.host_name, x.port) for x in req.live_leaders}
         error, results = self.replica_manager.become_leader_or_follower(
-            req.controller_epoch, req.broker_epoch, states)
+            req.controller_epoch, req.broker_epoch, states, leaders)
         R = leader_and_isr.RESPONSE
         if version < 5:
             body = R(error_code=error, partition_errors=[

@@ -46,6 +46,7 @@ class FetchInfo(NamedTuple):
     fetch_offset: int
     max_bytes: int
     current_leader_epoch: int
+    last_fetched_epoch: int = -1
 
 
 class FetchParams(NamedTuple):
@@ -106,7 +107,8 @@ class FetchApis:
                 name, topic_id = t.topic, uuid.UUID(int=0)
             for p in t.partitions:
                 infos.append(FetchInfo(name, topic_id, p.partition, p.fetch_offset, p.partition_max_bytes,
-                                       p.current_leader_epoch if version >= 9 else -1))
+                                       p.current_leader_epoch if version >= 9 else -1,
+                                       p.last_fetched_epoch if version >= 12 else -1))
         return infos
 
     def read(self, infos: list[FetchInfo], params: FetchParams) -> tuple[list[Any], int, bool]:
@@ -124,6 +126,14 @@ class FetchApis:
                 continue
             try:
                 partition = rm.get_partition(info.topic, info.partition)
+                if info.last_fetched_epoch >= 0:
+                    partition.check_leader(info.current_leader_epoch)
+                    diverging = partition.diverging_epoch(info.last_fetched_epoch, info.fetch_offset)
+                    if diverging is not None:
+                        # The fetcher's log leaves ours: it truncates first (KIP-595), nothing read.
+                        datas.append(self._diverging(info, partition, *diverging))
+                        errors = True  # answered now, whatever min_bytes says
+                        continue
                 result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
                                         params.isolation, min_one_message=readable == 0,
                                         current_leader_epoch=info.current_leader_epoch)
@@ -144,6 +154,15 @@ class FetchApis:
                 # An empty partition has zero-length records, not null (librdkafka rejects null).
                 records=result.records if size else b""))
         return datas, readable, errors
+
+    @staticmethod
+    def _diverging(info: FetchInfo, partition: Any, epoch: int, end_offset: int) -> Any:
+        log = partition.log
+        return PartitionData(
+            partition_index=info.partition, error_code=E.NONE, high_watermark=log.high_watermark,
+            last_stable_offset=log.high_watermark, log_start_offset=log.log_start_offset,
+            diverging_epoch=PartitionData["diverging_epoch"](epoch=epoch, end_offset=end_offset),
+            aborted_transactions=None, preferred_read_replica=-1, records=b"")
 
     def _response(self, infos: list[FetchInfo], datas: list[Any]) -> Any:
         topics: list[Any] = []

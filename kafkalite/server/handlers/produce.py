@@ -145,7 +145,7 @@ class ProduceApis:
                     if failure is not None:
                         raise ApiError(*failure)
                     records = validate_records(p.records)
-                    info, partition = rm.append_to_leader(t.name, p.index, records)
+                    info, partition = rm.append_to_leader(t.name, p.index, records, acks)
                 except ApiError as e:
                     result.error_code, result.error_message = e.code, e.message
                     errors = True
@@ -192,8 +192,14 @@ class DelayedProduce(DelayedOperation):
             if partition is None or not partition.is_leader:
                 result.error_code = E.NOT_LEADER_OR_FOLLOWER
                 result.error_message = f"Leader not local for partition {topic}-{result.index}"
-            elif not partition.required_offset_reached(required):
-                left.append((topic, result, required))
+            else:
+                reached, error = partition.required_offset_reached(required)
+                if not reached:
+                    left.append((topic, result, required))
+                elif error != E.NONE:
+                    result.error_code = error
+                    result.error_message = (f"The ISR of {topic}-{result.index} shrank below "
+                                            f"min.insync.replicas after the append.")
         self.waiting = left
         return left
 

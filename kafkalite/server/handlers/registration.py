@@ -41,6 +41,7 @@ class RegistrationApis:
         R = broker_heartbeat.RESPONSE
         if self.controller is None:
             return respond(request, R(error_code=E.NOT_CONTROLLER))
-        error = self.controller.heartbeat(request.body.broker_id, request.body.broker_epoch)
+        body = request.body
+        error, shut_down = self.controller.heartbeat(body.broker_id, body.broker_epoch, body.want_shut_down)
         return respond(request, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
-                                  is_fenced=error != 0))
+                                  is_fenced=error != 0, should_shut_down=shut_down))
