@@ -339,6 +339,25 @@ def bench_fetch(servers: str, seconds: float, rounds: int, depth: int, size: str
     _data_bench("fetch", servers, seconds, rounds, depth, size, pin, write_md)
 
 
+@bench.command("replication")
+@click.option("--seconds", default=3.0, show_default=True,
+              help="Seconds per throughput and latency measurement.")
+@click.option("--rounds", default=3, show_default=True, help="Rounds (and failovers of each kind).")
+@click.option("--session-timeout-ms", default=9000, show_default=True,
+              help="broker.session.timeout.ms of the brokers (Kafka's default): how long a killed leader "
+                   "goes unnoticed.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the replication section of this markdown file (docs/benchmarks.md).")
+def bench_replication(seconds: float, rounds: int, session_timeout_ms: int, write_md: str | None) -> None:
+    """acks=all with replication factor 3 against 1 on 3 broker processes, and the failover time
+    after a leader's SIGKILL and after its graceful stop."""
+    from bench import replication
+
+    command = (f"kafkalite bench replication --seconds {seconds:g} --rounds {rounds} "
+               f"--session-timeout-ms {session_timeout_ms}" + (f" --write {write_md}" if write_md else ""))
+    replication.run(seconds, rounds, session_timeout_ms, write_md, command)
+
+
 @bench.command("storage")
 @click.option("--size", default="10GB", show_default=True,
               help="The large log's size (the small one is 10 MB).")
