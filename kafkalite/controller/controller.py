@@ -317,6 +317,12 @@ class KafkaController:
             isr = tuple(r for r in lead.isr if r not in dead)
             if lead.leader in dead or lead.leader == NO_LEADER:
                 leader = next((r for r in isr if r in ctx.live_broker_ids), NO_LEADER)
+                if leader == NO_LEADER and self._unclean_allowed(tp.topic):
+                    live = [r for r in ctx.partition_replica_assignment(tp) if r in ctx.live_broker_ids]
+                    if live:
+                        leader, isr = live[0], (live[0],)
+                        log.warning("Unclean leader election for %s: broker %d leads it, outside the last "
+                                    "ISR %s", tp, leader, list(lead.isr))
                 # Kafka keeps the last ISR member when no live one is left.
                 isr = isr or lead.isr
             else:

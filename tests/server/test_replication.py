@@ -8,13 +8,15 @@ Process-level chaos (SIGKILL, stalled links, real clients): tests/test_replicati
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from kafkalite.controller.context import TopicPartition
 from kafkalite.protocol import error_codes as E
 from kafkalite.server.broker import Broker
 
-from ..kafka_client import wait_for
+from ..kafka_client import Client, wait_for
 from .conftest import running_broker
 from .raw_requests import batch, produce, read_log
 from .two_brokers import connect, create
@@ -48,8 +50,6 @@ def partition_of(broker: Broker, topic: str, index: int = 0):
 
 def leader_state(broker: Broker, topic: str, index: int = 0):
     """The controller's (leader, leader epoch, ISR) of a partition, from broker 1."""
-    from kafkalite.controller.context import TopicPartition
-
     lead = broker.controller.context.partition_leadership[TopicPartition(topic, index)]
     return lead.leader, lead.leader_epoch, tuple(lead.isr)
 
@@ -194,3 +194,72 @@ def test_a_deleted_topic_leaves_no_directory_on_any_broker(tmp_path):
         # Renamed at once, removed after file.delete.delay.ms (the scheduler looks every second).
         assert wait_for(lambda: not any(p.name.startswith("gone-") for n in (1, 2, 3)
                                         for p in (tmp_path / str(n)).iterdir()), timeout=10)
+
+
+def alter(client, broker_id: int, broker_epoch: int, topic_id, leader_epoch: int, isr: list[int],
+          partition_epoch: int, version: int = 2):
+    from kafkalite.protocol.messages import alter_partition as ap
+
+    R = ap.REQUEST
+    part = R["topics"]["partitions"](partition_index=0, leader_epoch=leader_epoch, new_isr=isr,
+                                     new_isr_with_epochs=[R["topics"]["partitions"]["new_isr_with_epochs"](
+                                         broker_id=b, broker_epoch=-1) for b in isr],
+                                     partition_epoch=partition_epoch)
+    response = client.call(56, version, R(broker_id=broker_id, broker_epoch=broker_epoch,
+                                          topics=[R["topics"](topic_name="a", topic_id=topic_id,
+                                                              partitions=[part])]))
+    if response.error_code:
+        return response.error_code, None
+    (t,) = response.topics
+    (p,) = t.partitions
+    return p.error_code, p
+
+
+def test_the_controller_checks_every_alter_partition_as_kafka_does(tmp_path):
+    with brokers(tmp_path) as (one, two, three):
+        assert create(one, "a", [2, 3, 1]).error_code == 0
+        assert wait_for(lambda: all(partition_of(b, "a") is not None for b in (one, two, three)), timeout=10)
+        ctx = one.controller.context
+        lead = ctx.partition_leadership[TopicPartition("a", 0)]
+        topic_id, epoch2 = ctx.topic_ids["a"], ctx.broker_epoch(2)
+        e, pe = lead.leader_epoch, lead.partition_epoch
+        with Client("127.0.0.1", one.bound_port("INTERNAL")) as c:
+            assert alter(c, 2, epoch2 - 1, topic_id, e, [2, 3], pe)[0] == E.STALE_BROKER_EPOCH
+            assert alter(c, 3, ctx.broker_epoch(3), topic_id, e, [3, 2], pe)[0] == E.NOT_LEADER_OR_FOLLOWER
+            assert alter(c, 2, epoch2, topic_id, e - 1, [2, 3], pe)[0] == E.FENCED_LEADER_EPOCH
+            assert alter(c, 2, epoch2, topic_id, e, [2, 3], pe + 5)[0] == E.INVALID_UPDATE_VERSION
+            assert alter(c, 2, epoch2, topic_id, e, [3, 1], pe)[0] == E.INVALID_REQUEST  # leader left out
+            assert alter(c, 2, epoch2, uuid.uuid4(), e, [2, 3], pe)[0] == E.UNKNOWN_TOPIC_ID
+            nothing_changed = ctx.partition_leadership[TopicPartition("a", 0)]
+            assert (nothing_changed.isr, nothing_changed.partition_epoch) == (lead.isr, pe)
+            # Accepted (v3, with broker epochs): a new partition epoch, the same leader epoch.
+            code, answer = alter(c, 2, epoch2, topic_id, e, [2, 3], pe, version=3)
+            assert code == E.NONE and (answer.leader_id, answer.leader_epoch, answer.isr,
+                                       answer.partition_epoch) == (2, e, [2, 3], pe + 1)
+            # Every broker's metadata hears it (UpdateMetadata).
+            assert wait_for(lambda: all(b.metadata_cache.snapshot.topics["a"].partitions[0].isr == (2, 3)
+                                        for b in (one, two, three)), timeout=10)
+        three.shutdown()  # a broker that is gone cannot join an ISR
+        assert wait_for(lambda: 3 not in one.controller.context.live_or_shutting_down_broker_ids, timeout=10)
+        lead = ctx.partition_leadership[TopicPartition("a", 0)]
+        with Client("127.0.0.1", one.bound_port("INTERNAL")) as c:
+            assert alter(c, 2, epoch2, topic_id, lead.leader_epoch, [2, 1, 3],
+                         lead.partition_epoch)[0] == E.INELIGIBLE_REPLICA
+
+
+def test_no_unclean_election_unless_the_topic_allows_it(tmp_path):
+    with brokers(tmp_path, 2, replica_lag_time_max_ms="500") as (one, two):
+        assert create(one, "clean", [2, 1]).error_code == 0
+        assert create(one, "unclean", [2, 1], unclean_leader_election_enable="true").error_code == 0
+        assert wait_for(lambda: all(partition_of(b, t) is not None for b in (one, two)
+                                    for t in ("clean", "unclean")), timeout=10)
+        both = ("clean", "unclean")
+        assert wait_for(lambda: all(leader_state(one, t)[2] == (2, 1) for t in both), timeout=10)
+        # Broker 1 stops following: it leaves both ISRs, broker 2 is the last member.
+        one.replica_manager.fetcher_manager.remove_fetcher_for_partitions([("clean", 0), ("unclean", 0)])
+        assert wait_for(lambda: all(leader_state(one, t)[2] == (2,) for t in both), timeout=10)
+        two.shutdown()  # nothing to hand over to: it stops leading both, and its session ends
+        assert wait_for(lambda: leader_state(one, "unclean")[0] == 1, timeout=10)  # allowed: broker 1
+        assert leader_state(one, "unclean")[2] == (1,)
+        # The clean topic stays offline with its last ISR member remembered, until it is back.
+        assert leader_state(one, "clean")[:1] == (-1,) and leader_state(one, "clean")[2] == (2,)
