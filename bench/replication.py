@@ -35,25 +35,25 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics as ct
 
 from .markdown import machine, write_section
-from .ports import free_port
 
 VALUE_BYTES = 1000
 Say = Callable[[str], None]
 
 
-def _free_base() -> int:
-    for _ in range(50):
-        base = free_port()
-        if base + 6 < 65000:
-            return base
-    raise RuntimeError("no free ports")
+def heartbeat_interval_ms(session_timeout_ms: int) -> int:
+    return min(2000, max(50, session_timeout_ms // 4))
 
 
 @contextlib.contextmanager
 def _cluster(session_timeout_ms: int) -> Iterator[dict[str, Any]]:
     work = tempfile.mkdtemp(prefix="kafkalite-bench-replication-")
-    base = _free_base()
-    extra = (f"broker.session.timeout.ms={session_timeout_ms}", "auto.leader.rebalance.enable=false")
+    base = C.free_base_port(3)
+    # Heartbeats well within the session (Kafka's 2 s for its 9 s): a session shorter than the
+    # heartbeat interval fences every broker each time it is checked. The preferred leader
+    # election every second hands rf3 back to broker 2 after each failover.
+    extra = (f"broker.session.timeout.ms={session_timeout_ms}",
+             f"broker.heartbeat.interval.ms={heartbeat_interval_ms(session_timeout_ms)}",
+             "leader.imbalance.check.interval.seconds=1")
     nodes = C.start(3, work, base, extra)
     try:
         if not C.wait_registered(nodes, 60):
@@ -157,7 +157,8 @@ def end_to_end(servers: str, topic: str, seconds: float) -> array.array:
 
 def failover(cluster: dict[str, Any], servers: str, sig: int) -> float:
     """Seconds from ``sig`` to the leader of rf3 (broker 2) until a message produced after it is
-    acknowledged; the broker is started again and back in the ISR afterwards."""
+    acknowledged; the broker is started again afterwards."""
+    _wait_led_by_2(servers)
     producer = _producer(servers, **{"linger.ms": 0, "message.timeout.ms": 120000})
     acked_at: list[float] = []
     stop = threading.Event()
@@ -186,7 +187,6 @@ def failover(cluster: dict[str, Any], servers: str, sig: int) -> float:
         node.process = subprocess.Popen(cluster["args"][2], stdout=out, stderr=subprocess.STDOUT)
     if not C.wait_registered(cluster["nodes"], 60):
         raise RuntimeError("broker 2 did not come back")
-    _create_wait_isr(servers)
     return took
 
 
@@ -205,17 +205,19 @@ def _stamped_loop(producer: Any, stop: threading.Event, signalled: list[float],
     return loop
 
 
-def _create_wait_isr(servers: str) -> None:
+def _wait_led_by_2(servers: str) -> None:
+    """Until broker 2 is back in rf3's ISR and its leader again (preferred leader election), so
+    that each failover moves the leadership."""
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": servers})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         p = admin.list_topics("rf3", timeout=10).topics["rf3"].partitions[0]
-        if len(p.isrs) == 3:
+        if len(p.isrs) == 3 and p.leader == 2:
             return
         time.sleep(0.1)
-    raise RuntimeError("broker 2 did not rejoin the ISR")
+    raise RuntimeError("broker 2 did not rejoin the ISR and lead rf3 again")
 
 
 def _pct(samples: array.array, p: float) -> float:
@@ -261,7 +263,8 @@ def _section(rates: dict[str, list[float]], lat: dict[str, array.array], kill: l
             f"Measured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds of {seconds:g} s, the topics in "
             f"turn "
             f"(order reversed every other round), medians; one partition led by broker 2, confluent-kafka "
-            f"with acks=all and idempotence; broker.session.timeout.ms {session_timeout_ms}.\n\n")
+            f"with acks=all and idempotence; broker.session.timeout.ms {session_timeout_ms}, "
+            f"broker.heartbeat.interval.ms {heartbeat_interval_ms(session_timeout_ms)}.\n\n")
     text += ("| topic | acks=all messages/s (1000 B, linger 5 ms) | end-to-end p50 us | end-to-end p99 us |\n"
              "| --- | ---: | ---: | ---: |\n")
     for t in ("rf1", "rf3"):

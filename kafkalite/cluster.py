@@ -111,6 +111,27 @@ def check_ports_free(ports: Sequence[int]) -> None:
                     "there; stop it or choose another --base-port") from None
 
 
+def free_base_port(brokers: int = 3) -> int:
+    """A base port whose ``2 * brokers`` ports are free now, below the kernel's ephemeral range: a
+    port in that range may be taken as the source port of any outgoing connection between this
+    check and the brokers' bind."""
+    import random
+
+    try:
+        low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(10000, max(10001, low - 2 * brokers))
+        try:
+            check_ports_free(range(base, base + 2 * brokers))
+        except ClusterError:
+            continue
+        return base
+    raise ClusterError(f"no run of {2 * brokers} free ports below {low}")
+
+
 def registered_brokers(port: int, cluster_id: str | None = None) -> set[int]:
     """The brokers that the broker at ``port`` knows, if it belongs to ``cluster_id`` (when given)."""
     client = BlockingClient(HOST, port, "kafkalite-cluster", 2.0)

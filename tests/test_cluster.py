@@ -13,36 +13,17 @@ import pytest
 from kafkalite import cluster as C
 from kafkalite.protocol.messages import update_metadata as um
 
-from .broker_process import free_port
 from .kafka_client import Client, wait_for
 
 FAST = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500")
 
 
-def free_base_port() -> int:
-    """A base port whose six ports (3 brokers x 2 listeners) are free now."""
-    for _ in range(50):
-        base = free_port()
-        if base + 6 < 65000 and all(_free(base + i) for i in range(6)):
-            return base
-    raise RuntimeError("no run of 6 free ports")
-
-
-def _free(port: int) -> bool:
-    import socket
-
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("cluster"))
-    base = free_base_port()
+    base = C.free_base_port()
     nodes = C.start(3, directory, base, FAST)
     try:
         assert C.wait_registered(nodes, 60), "cluster did not come up"
@@ -105,7 +86,8 @@ def test_kafka_python_creates_and_deletes_and_sees_errors(cluster):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap(cluster, 3), request_timeout_ms=30000)
     try:
         admin.create_topics([NewTopic("kp-a", 3, 2)])
-        assert "kp-a" in admin.list_topics()
+        # Created by the controller; the broker asked next may not have its UpdateMetadata yet.
+        assert wait_for(lambda: "kp-a" in admin.list_topics(), timeout=20)
 
         def created(view):
             parts = [v for (t, _), v in view.items() if t == "kp-a"]
@@ -233,7 +215,7 @@ def test_cluster_command_starts_reports_and_stops(tmp_path):
     import sys
     import urllib.request
 
-    base = free_base_port()
+    base = C.free_base_port()
     proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "cluster", "--brokers", "2", "--dir",
                              str(tmp_path), "--base-port", str(base)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

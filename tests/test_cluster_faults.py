@@ -20,13 +20,13 @@ from kafkalite.protocol import encode_request
 from kafkalite.protocol.messages import metadata
 
 from .kafka_client import wait_for
-from .test_cluster import FAST, free_base_port, kcat_partitions, same_everywhere
+from .test_cluster import FAST, kcat_partitions, same_everywhere
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("cluster-faults"))
-    base = free_base_port()
+    base = C.free_base_port()
     # Broker 3's INTERNAL listener is at base + 5; the controller is told to use the proxy.
     proxy = TcpProxy(("127.0.0.1", base + 5))
     node_extra = {

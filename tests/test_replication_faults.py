@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import signal
-import subprocess
 import threading
 import time
 
@@ -22,7 +21,8 @@ from bench.tcp_proxy import TcpProxy
 from kafkalite import cluster as C
 
 from .kafka_client import wait_for
-from .test_cluster import free_base_port, kcat_partitions
+from .test_cluster import kcat_partitions
+from .test_cluster_faults import restart
 
 TOPIC = "chaos"
 PARTITIONS = 3
@@ -35,7 +35,7 @@ SETTINGS = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500"
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("replication-faults"))
-    base = free_base_port()
+    base = C.free_base_port()
     proxy = TcpProxy(("127.0.0.1", base + 5))  # broker 3's INTERNAL listener
     node_extra = {3: (f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},"
                       f"INTERNAL://127.0.0.1:{proxy.port}",)}
@@ -54,12 +54,6 @@ def cluster(tmp_path_factory):
 
 def bootstrap(cluster) -> str:
     return ",".join(f"127.0.0.1:{n.client_port}" for n in cluster["nodes"])
-
-
-def restart(cluster, node_id: int) -> None:
-    node = cluster["nodes"][node_id - 1]
-    with open(f"{cluster['dir']}/broker-{node_id}.log", "ab") as out:
-        node.process = subprocess.Popen(cluster["args"][node_id], stdout=out, stderr=subprocess.STDOUT)
 
 
 def view(cluster) -> dict[int, tuple[int, str, str]]:

@@ -330,17 +330,7 @@ class KafkaController:
             ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
                 leader, lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
             changed.append(tp)
-        self._persist(changed)
-        self.batch.new_batch()
-        for tp in changed:
-            replicas = ctx.partition_replica_assignment(tp)
-            live = [r for r in replicas if r in ctx.live_broker_ids]
-            if live:
-                self.batch.add_leader_and_isr_request_for_brokers(live, tp, ctx.partition_leadership[tp],
-                                                                  replicas, False)
-        self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
-                                                           changed)
-        self.batch.send_requests_to_brokers(ctx.epoch)
+        self._send_leadership_changes(changed)
 
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._topic_configs.get(topic, {}).get("unclean.leader.election.enable")

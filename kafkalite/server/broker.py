@@ -219,6 +219,11 @@ class Broker:
             log.error("Broker %d stops: %s", self.node_id, self.fatal)
             self.request_stop()
 
+        session_ms = cfg.controller_settings().session_timeout_ms
+        if cfg.heartbeat_interval_ms >= session_ms:
+            log.warning("broker.heartbeat.interval.ms %d is not below broker.session.timeout.ms %d: the "
+                        "controller will fence brokers between their heartbeats", cfg.heartbeat_interval_ms,
+                        session_ms)
         self.lifecycle = BrokerLifecycleManager(
             self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
             cfg.broker_rack, cfg.heartbeat_interval_ms, registered,

@@ -184,3 +184,18 @@ def test_graceful_shutdown_answers_requests_already_taken(tmp_path):
             stopper.join(15)
             assert not stopper.is_alive()
             assert c.closed_by_server()
+
+
+def test_a_heartbeat_interval_not_below_the_session_timeout_is_warned_about(tmp_path, caplog):
+    # Such a broker is fenced each time the controller checks: said once, at startup.
+    with running_broker(tmp_path, **{"broker.heartbeat.interval.ms": "2000",
+                                     "broker.session.timeout.ms": "1500"}):
+        pass
+    warned = [r for r in caplog.records if "is not below broker.session.timeout.ms" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].levelname == "WARNING"
+
+
+def test_kafkas_default_heartbeat_and_session_are_not_warned_about(tmp_path, caplog):
+    with running_broker(tmp_path):
+        pass
+    assert not [r for r in caplog.records if "broker.session.timeout.ms" in r.getMessage()]
