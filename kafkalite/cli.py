@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -49,6 +51,10 @@ class _BenchGroup(_Group):
 @click.version_option(__version__, prog_name="kafkalite")
 def main() -> None:
     """kafkalite: a lightweight Kafka-compatible broker."""
+    # `kill -USR1 <pid>` prints every thread's stack to stderr (the JVM's thread dump on SIGQUIT):
+    # what a broker or a benchmark that seems stuck is doing, without stopping it.
+    if hasattr(signal, "SIGUSR1") and sys.__stderr__ is not None:
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
 
 
 @main.command()

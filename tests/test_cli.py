@@ -16,6 +16,7 @@ from kafkalite.cli import main
 from kafkalite.server.broker import stop_on_signals
 
 from .broker_process import BrokerProcess, free_port, wait_exit
+from .kafka_client import wait_for
 
 
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -92,6 +93,15 @@ def test_signal_stops_gracefully(tmp_path, sig):
     assert wait_exit(b.proc, 20) == 0
     b.stop()
     assert any("shut down" in line for line in b.lines)
+
+
+def test_sigusr1_prints_every_threads_stack_and_the_broker_goes_on(tmp_path):
+    with BrokerProcess(tmp_path) as b:
+        b.signal(signal.SIGUSR1)
+        # One stack per thread (acceptor, processors, handlers...), not only the main thread's.
+        assert wait_for(lambda: sum(line.startswith("Thread 0x") for line in b.lines) >= 3, timeout=10)
+        socket.create_connection(("127.0.0.1", b.port), timeout=5).close()  # still serving
+        assert b.proc.poll() is None
 
 
 def test_second_signal_forces_exit(monkeypatch):

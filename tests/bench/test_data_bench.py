@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -139,21 +140,34 @@ def test_ctrl_c_stops_every_server_and_removes_their_directories():
                              "--seconds", "30", "--rounds", "1", "--size", "0", "--no-pin"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    output: list[str] = []
+    reader = None
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
+            output.append(line)
             if "round 1/1: kafkalite" in line:
                 break
+        # The rest read as it comes: a full pipe would stop the benchmark, not Ctrl-C.
+        reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
+        reader.start()
         assert wait_for(lambda: any("kafkalite" in open(f"/proc/{c}/cmdline").read()
                                     for c in _children(proc.pid) if _alive(c)), timeout=30)
         # Interrupted mid-run: once the broker answers on its port, not while it starts.
         assert wait_for(lambda: any(_answers(c) for c in _children(proc.pid) if _alive(c)), timeout=30)
         started = {c for c in _children(proc.pid)}
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
-        proc.wait(60)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGUSR1)  # its threads' stacks (kafkalite's thread dump)
+            wait_for(lambda: "Thread 0x" in "".join(output), timeout=5)
+            pytest.fail("still running 60 s after Ctrl-C; its output ends with:\n" + "".join(output)[-8000:])
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+        if reader is not None:
+            reader.join(10)
     assert wait_for(lambda: not [c for c in started if _alive(c)], timeout=30)
     assert _leftovers() <= before
