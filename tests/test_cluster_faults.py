@@ -6,11 +6,13 @@ leaves it as it found it."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
 import struct
 import subprocess
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,21 +25,20 @@ from .kafka_client import wait_for
 from .test_cluster import FAST, kcat_partitions, same_everywhere
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("cluster-faults"))
+@contextlib.contextmanager
+def proxied_cluster(directory: str, settings: tuple[str, ...],
+                    node_extra: dict[int, tuple[str, ...]] | None = None) -> Iterator[dict]:
+    """Three broker processes; the controller and the other brokers reach broker 3's INTERNAL
+    listener (base + 5) through ``proxy``, the faults' handle."""
     base = C.free_base_port()
-    # Broker 3's INTERNAL listener is at base + 5; the controller is told to use the proxy.
     proxy = TcpProxy(("127.0.0.1", base + 5))
-    node_extra = {
-        # Small socket buffers on broker 2: a response of a few hundred KB cannot all be in them.
-        2: ("socket.send.buffer.bytes=16384",),
-        3: (f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},INTERNAL://127.0.0.1:{proxy.port}",),
-    }
-    nodes = C.start(3, directory, base, FAST, node_extra=node_extra)
+    extra = dict(node_extra or {})
+    extra[3] = (*extra.get(3, ()),
+                f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},INTERNAL://127.0.0.1:{proxy.port}")
+    nodes = C.start(3, directory, base, settings, node_extra=extra)
     cluster_id = open(f"{directory}/cluster.id").read().strip()
     args = {n.node_id: C.broker_args(n.node_id, directory, base, cluster_id,
-                                     FAST + node_extra.get(n.node_id, ())) for n in nodes}
+                                     settings + extra.get(n.node_id, ())) for n in nodes}
     state = {"nodes": nodes, "dir": directory, "base": base, "proxy": proxy, "args": args}
     try:
         assert C.wait_registered(nodes, 60), "cluster did not come up"
@@ -45,6 +46,14 @@ def cluster(tmp_path_factory):
     finally:
         C.stop(nodes)
         proxy.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    # Small socket buffers on broker 2: a response of a few hundred KB cannot all be in them.
+    with proxied_cluster(str(tmp_path_factory.mktemp("cluster-faults")), FAST,
+                         {2: ("socket.send.buffer.bytes=16384",)}) as state:
+        yield state
 
 
 def restart(cluster, node_id: int) -> None:

@@ -17,12 +17,11 @@ import time
 
 import pytest
 
-from bench.tcp_proxy import TcpProxy
 from kafkalite import cluster as C
 
 from .kafka_client import wait_for
 from .test_cluster import kcat_partitions
-from .test_cluster_faults import restart
+from .test_cluster_faults import proxied_cluster, restart
 
 TOPIC = "chaos"
 PARTITIONS = 3
@@ -34,22 +33,8 @@ SETTINGS = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("replication-faults"))
-    base = C.free_base_port()
-    proxy = TcpProxy(("127.0.0.1", base + 5))  # broker 3's INTERNAL listener
-    node_extra = {3: (f"advertised.listeners=PLAINTEXT://127.0.0.1:{base + 4},"
-                      f"INTERNAL://127.0.0.1:{proxy.port}",)}
-    nodes = C.start(3, directory, base, SETTINGS, node_extra=node_extra)
-    cluster_id = open(f"{directory}/cluster.id").read().strip()
-    args = {n.node_id: C.broker_args(n.node_id, directory, base, cluster_id,
-                                     SETTINGS + node_extra.get(n.node_id, ())) for n in nodes}
-    state = {"nodes": nodes, "dir": directory, "proxy": proxy, "args": args}
-    try:
-        assert C.wait_registered(nodes, 60), "cluster did not come up"
+    with proxied_cluster(str(tmp_path_factory.mktemp("replication-faults")), SETTINGS) as state:
         yield state
-    finally:
-        C.stop(nodes)
-        proxy.stop()
 
 
 def bootstrap(cluster) -> str:
