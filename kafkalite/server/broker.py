@@ -104,7 +104,8 @@ class Broker:
         # Each log gets its topic's overrides over the broker's defaults (from the controller).
         self.topic_configs = TopicConfigCache(self.log_config, self.controller, self.controller_link)
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
-                                      producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms)
+                                      producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms,
+                                      cleaner_config=cfg.cleaner_config())
         self.topic_configs.log_manager = self.log_manager
         self.replica_manager = rm = ReplicaManager(
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
@@ -169,6 +170,7 @@ class Broker:
         scheduler.schedule("PeriodicProducerExpirationCheck", lm.remove_expired_producers,
                            every.producer_id_expiration_check_interval_ms)
         scheduler.schedule("kafka-delete-logs", lm.delete_logs, 1000)
+        lm.start_cleaner()
         rm = self.replica_manager
         assert rm is not None
         # Kafka's ReplicaManager: followers behind for replica.lag.time.max.ms leave the ISR.

@@ -44,6 +44,7 @@ from kafkalite.server.kafka_config_names import (
     split_listener_prefix,
 )
 from kafkalite.server.replica_fetcher import ReplicationSettings
+from kafkalite.storage.cleaner import CleanerConfig
 from kafkalite.storage.config import LogConfig
 
 __all__ = [
@@ -252,10 +253,20 @@ class _ClusterId(Validator):
 # --- the settings table --------------------------------------------------------------------------
 
 # "password" is a string that is never shown (Kafka's PASSWORD type, printed as [hidden]).
-TYPES = ("int", "long", "string", "password", "list", "bool", "map")
+TYPES = ("int", "long", "double", "string", "password", "list", "bool", "map")
 _INT_BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _LIST_SPLIT = re.compile(r"\s*,\s*")
+
+
+def _parse_double(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise _Invalid("not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _Invalid("not a finite number")
+    return value
 
 
 def _parse_int(text: str, type_: str) -> int:
@@ -332,6 +343,8 @@ class Setting:
             return self._parse_text(raw)
         if self.type in ("int", "long") and isinstance(raw, int) and not isinstance(raw, bool):
             return _parse_int(str(raw), self.type)
+        if self.type == "double" and isinstance(raw, int | float) and not isinstance(raw, bool):
+            return _parse_double(str(raw))
         if self.type == "bool" and isinstance(raw, bool):
             return raw
         if self.type == "list" and isinstance(raw, list | tuple) and all(isinstance(i, str) for i in raw):
@@ -343,6 +356,8 @@ class Setting:
     def _parse_text(self, text: str) -> Any:
         if self.type in ("int", "long"):
             return _parse_int(text, self.type)
+        if self.type == "double":
+            return _parse_double(text)
         if self.type == "bool":
             return _parse_bool(text)
         if self.type == "list":
@@ -800,9 +815,52 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "log.cleanup.policy", "list", ["delete"],
-        "The default cleanup policy for segments beyond the retention window; kafkalite applies "
-        "delete (compaction comes with consumer groups).",
+        "The default cleanup policy for segments beyond the retention window: delete (time and "
+        "size retention), compact (the log cleaner keeps the last record of each key), or both.",
+        validator=one_of("delete", "compact"), group="log",
+    ),
+    Setting(
+        "log.cleaner.enable", "bool", True,
+        "Enable the log cleaner process to run on the server: needed for topics with "
+        "cleanup.policy=compact, including the internal offsets topic.",
         group="log",
+    ),
+    Setting(
+        "log.cleaner.threads", "int", 1,
+        "The number of background threads to use for log cleaning.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.cleaner.backoff.ms", "long", 15000,
+        "The amount of time to sleep when there are no logs to clean.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.cleaner.dedupe.buffer.size", "long", 134217728,
+        "The total memory used for log deduplication across all cleaner threads (24 bytes per key, "
+        "as Kafka's offset map: a cleaning round stops at the offset where it is full).",
+        group="log",
+    ),
+    Setting(
+        "log.cleaner.min.cleanable.ratio", "double", 0.5,
+        "The minimum ratio of dirty log to total log for a log to be eligible for cleaning "
+        "(unless max.compaction.lag.ms has passed).",
+        validator=between(0, 1), group="log",
+    ),
+    Setting(
+        "log.cleaner.delete.retention.ms", "long", 86400000,
+        "The amount of time to retain tombstone markers for log compacted topics.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.cleaner.min.compaction.lag.ms", "long", 0,
+        "The minimum time a message will remain uncompacted in the log.",
+        validator=at_least(0), group="log",
+    ),
+    Setting(
+        "log.cleaner.max.compaction.lag.ms", "long", 9223372036854775807,
+        "The maximum time a message will remain ineligible for compaction in the log.",
+        validator=at_least(1), group="log",
     ),
     Setting(
         "log.flush.offset.checkpoint.interval.ms", "int", 60000,
@@ -1345,6 +1403,10 @@ class BrokerConfig:
             max_message_bytes=v["message.max.bytes"],
             file_delete_delay_ms=v["log.segment.delete.delay.ms"],
             cleanup_policy=",".join(v["log.cleanup.policy"]),
+            delete_retention_ms=v["log.cleaner.delete.retention.ms"],
+            min_compaction_lag_ms=v["log.cleaner.min.compaction.lag.ms"],
+            max_compaction_lag_ms=v["log.cleaner.max.compaction.lag.ms"],
+            min_cleanable_dirty_ratio=v["log.cleaner.min.cleanable.ratio"],
             min_insync_replicas=v["min.insync.replicas"],
             unclean_leader_election_enable=v["unclean.leader.election.enable"],
         )
@@ -1360,6 +1422,12 @@ class BrokerConfig:
             producer_id_expiration_ms=v["producer.id.expiration.ms"],
             producer_id_expiration_check_interval_ms=v["producer.id.expiration.check.interval.ms"],
         )
+
+    def cleaner_config(self) -> CleanerConfig:
+        v = self._values
+        return CleanerConfig(enable=v["log.cleaner.enable"], num_threads=v["log.cleaner.threads"],
+                             dedupe_buffer_size=v["log.cleaner.dedupe.buffer.size"],
+                             backoff_ms=v["log.cleaner.backoff.ms"])
 
     @property
     def auto_create_topics(self) -> tuple[bool, int, int]:

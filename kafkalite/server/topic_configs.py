@@ -48,12 +48,23 @@ class TopicSetting:
 TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
     TopicSetting("cleanup.policy", "list", ("log.cleanup.policy",),
                  "What happens to segments past the retention limits: delete removes them; compact "
-                 "keeps the last record of each key (kafkalite applies delete)."),
+                 "keeps the last record of each key (the log cleaner); both may be given."),
+    TopicSetting("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",),
+                 "With the compact policy, how long a tombstone (a record with a null value) stays "
+                 "after the cleaner first kept it, so that consumers still see the deletion."),
     TopicSetting("file.delete.delay.ms", "long", ("log.segment.delete.delay.ms",),
                  "How long a deleted segment's files stay on disk before they are removed."),
     TopicSetting("index.interval.bytes", "int", ("log.index.interval.bytes",),
                  "How many bytes of batches go between two offset index entries: more entries let "
                  "reads start closer to the offset asked for, at the cost of a bigger index."),
+    TopicSetting("max.compaction.lag.ms", "long", ("log.cleaner.max.compaction.lag.ms",),
+                 "With the compact policy, the longest a record stays uncompacted: a log whose "
+                 "oldest dirty record is older is cleaned whatever its dirty ratio."),
+    TopicSetting("min.cleanable.dirty.ratio", "double", ("log.cleaner.min.cleanable.ratio",),
+                 "With the compact policy, the share of the log not yet cleaned at which the "
+                 "cleaner takes it."),
+    TopicSetting("min.compaction.lag.ms", "long", ("log.cleaner.min.compaction.lag.ms",),
+                 "With the compact policy, the shortest a record stays uncompacted."),
     TopicSetting("min.insync.replicas", "int", ("min.insync.replicas",),
                  "With acks=all, how many in-sync replicas (the leader included) a write needs: "
                  "fewer, and Produce is refused with NOT_ENOUGH_REPLICAS and the high watermark "

@@ -36,6 +36,10 @@ SETTINGS: tuple[_Setting, ...] = (
     _Setting("max.message.bytes", "max_message_bytes", 0),
     _Setting("file.delete.delay.ms", "file_delete_delay_ms", 0),
     _Setting("cleanup.policy", "cleanup_policy", None),
+    _Setting("delete.retention.ms", "delete_retention_ms", 0),
+    _Setting("min.compaction.lag.ms", "min_compaction_lag_ms", 0),
+    _Setting("max.compaction.lag.ms", "max_compaction_lag_ms", 1),
+    _Setting("min.cleanable.dirty.ratio", "min_cleanable_dirty_ratio", 0),
     # Replication's, kept with the topic's other settings as Kafka's LogConfig keeps them.
     _Setting("min.insync.replicas", "min_insync_replicas", 1),
     _Setting("unclean.leader.election.enable", "unclean_leader_election_enable", None),
@@ -57,6 +61,10 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # 1048588: a 1 MiB batch plus its log overhead
     file_delete_delay_ms: int = 60000
     cleanup_policy: str = CLEANUP_POLICY_DELETE
+    delete_retention_ms: int = 24 * 60 * 60 * 1000  # how long a tombstone outlives its cleaning
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = 2**63 - 1
+    min_cleanable_dirty_ratio: float = 0.5
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
 
@@ -64,6 +72,11 @@ class LogConfig:
     def delete(self) -> bool:
         """Whether time and size retention apply (cleanup.policy contains delete)."""
         return CLEANUP_POLICY_DELETE in self.cleanup_policy.split(",")
+
+    @property
+    def compact(self) -> bool:
+        """Whether the log cleaner compacts the log (cleanup.policy contains compact)."""
+        return CLEANUP_POLICY_COMPACT in self.cleanup_policy.split(",")
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str], base: LogConfig | None = None) -> LogConfig:
@@ -92,7 +105,7 @@ def _text(value: object) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def _parse(setting: _Setting, raw: str) -> int | str | bool:
+def _parse(setting: _Setting, raw: str) -> int | str | bool | float:
     if setting.name == "unclean.leader.election.enable":
         text = raw.strip().lower()
         if text not in ("true", "false"):
@@ -108,6 +121,15 @@ def _parse(setting: _Setting, raw: str) -> int | str | bool:
                 setting.name,
             )
         return ",".join(policies)
+    if setting.name == "min.cleanable.dirty.ratio":
+        try:
+            ratio = float(raw.strip())
+        except ValueError:
+            ratio = float("nan")
+        if not 0 <= ratio <= 1:
+            raise ConfigError(f"Invalid value {raw} for configuration {setting.name}: Value must be a number "
+                              "between 0 and 1 (both included)", setting.name)
+        return ratio
     try:
         value = int(raw.strip())
     except ValueError:

@@ -28,6 +28,14 @@ class RecordBatchTooLargeError(ApiError):
         super().__init__(BY_NAME["RECORD_LIST_TOO_LARGE"].code, message)
 
 
+class InvalidRecordError(ApiError):
+    """A record the log's settings forbid: one without a key in a compacted log (Kafka's
+    InvalidRecordException from LogValidator)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["INVALID_RECORD"].code, message)
+
+
 class UnexpectedAppendOffsetError(ApiError):
     """A follower's append whose first offset is below the log end offset."""
 

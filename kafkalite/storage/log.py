@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import enum
 import logging
+import os
 import shutil
 import threading
 import time
@@ -32,10 +33,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafkalite.protocol.records import BatchHeader, iter_batches, stamp
+from kafkalite.protocol.records.records import decode_records
 from kafkalite.storage.checkpoint import LeaderEpochCheckpointFile
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import (
     CorruptIndexError,
+    InvalidRecordError,
     OffsetOutOfRangeError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
@@ -54,6 +57,7 @@ from kafkalite.storage.files import (
     offset_from_file_name,
     offset_index_file,
     parse_partition_dir_name,
+    time_index_file,
 )
 from kafkalite.storage.index import NO_TIMESTAMP
 from kafkalite.storage.leader_epoch import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
@@ -129,6 +133,7 @@ class Log:
         self._deleted: list[tuple[int, LogSegment]] = []  # (delete at ms, segment renamed .deleted)
         self._hw_position: tuple[int, int, int] | None = None  # (high watermark, segment base, position)
         self._flush_pending = 0  # the base offset of the last rolled-to segment, for flush_rolled
+        self.truncations = 0  # how many times the log was truncated (the cleaner's check)
         directory.mkdir(parents=True, exist_ok=True)
         self.leader_epoch_cache = LeaderEpochFileCache(
             LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILENAME),
@@ -145,8 +150,9 @@ class Log:
         """Kafka's LogLoader.load: clear leftovers, open segments, recover what may be torn."""
         for path in self.dir.iterdir():
             name = path.name
-            if name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, TEMP_FILE_SUFFIX)):
+            if name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, TEMP_FILE_SUFFIX)):
                 path.unlink()  # a deletion or rewrite a stop interrupted
+        self._complete_swaps()
         for path in sorted(self.dir.iterdir()):
             if path.suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
                 if not log_file(self.dir, offset_from_file_name(path.name)).exists():
@@ -260,7 +266,63 @@ class Log:
                     replay.append(header, header.base_offset)
         self.producer_state.update(replay)
 
+    def _complete_swaps(self) -> None:
+        """A cleaned segment renamed ``.swap`` replaces the segments it covers (Kafka's
+        completeSwapOperations): the cleaner stopped between the rename and the old segments'
+        removal. A ``.swap`` index without its ``.swap`` log is a leftover."""
+        for path in sorted(self.dir.glob(f"*{LOG_FILE_SUFFIX}{SWAP_FILE_SUFFIX}")):
+            base = offset_from_file_name(path.name)
+            swapped = LogSegment(self.dir, base, self.config, self._now_ms, active=False,
+                                 suffix=SWAP_FILE_SUFFIX)
+            try:
+                end = swapped.read_next_offset()
+            finally:
+                swapped.close()
+            for old in self.dir.glob(f"*{LOG_FILE_SUFFIX}"):
+                if base <= offset_from_file_name(old.name) < max(end, base + 1):
+                    for stale in (old, offset_index_file(self.dir, offset_from_file_name(old.name)),
+                                  time_index_file(self.dir, offset_from_file_name(old.name))):
+                        stale.unlink(missing_ok=True)
+            for suffix_path in (path, offset_index_file(self.dir, base, SWAP_FILE_SUFFIX),
+                                time_index_file(self.dir, base, SWAP_FILE_SUFFIX)):
+                if suffix_path.exists():
+                    os.replace(suffix_path, suffix_path.with_name(suffix_path.name[: -len(SWAP_FILE_SUFFIX)]))
+            log.info("Completed the swap of cleaned segment %d of %s-%d", base, self.topic, self.partition)
+        for leftover in self.dir.glob(f"*{SWAP_FILE_SUFFIX}"):
+            leftover.unlink()
+
     # -- segments --------------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Callable[[], int]:
+        """The log's clock in ms (a test's, or the wall clock)."""
+        return self._now_ms
+
+    def replace_segments(self, old: list[LogSegment], new: LogSegment, truncations: int) -> bool:
+        """Swap ``new`` (a cleaned copy of ``old``, its files suffixed ``.cleaned``) in for ``old``
+        (Kafka's replaceSegments); False, and nothing changed, if ``old`` are no longer all in the
+        log (deleted by retention meanwhile) or the log was truncated since ``truncations`` was
+        read (the copy may hold what the truncation removed). The old files go after
+        file.delete.delay.ms, since a fetch may still be sending from them."""
+        with self._lock:
+            if (truncations != self.truncations or old[-1] is self.active_segment
+                    or any(self._segments.get(s.base_offset) is not s for s in old)):
+                return False
+            new.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+            for segment in old:
+                self._remove_segment(segment)
+            self._add_segment(new)
+            self._schedule_delete_removed(old)
+            new.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+            self._hw_position = None  # positions in the replaced segments mean nothing now
+            return True
+
+    def _schedule_delete_removed(self, segments: list[LogSegment]) -> None:
+        delete_at = self._now_ms() + self.config.file_delete_delay_ms
+        for segment in segments:
+            segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+            self._deleted.append((delete_at, segment))
+
 
     def _add_segment(self, segment: LogSegment) -> None:
         if segment.base_offset not in self._segments:
@@ -354,6 +416,8 @@ class Log:
                     )
             # max.message.bytes first, then the segment size, as Kafka checks them.
             self._check_fits_segment(records)
+            if self.config.compact:
+                self._check_keys(records, headers)
             first = self._log_end_offset
             producers = None
             offset = first
@@ -432,6 +496,14 @@ class Log:
         if not headers or covered != len(records):
             raise ValueError(f"{len(records) - covered} bytes of {len(records)} are not whole batches")
         return headers
+
+    def _check_keys(self, records: bytearray | memoryview, headers: list[tuple[int, BatchHeader]]) -> None:
+        """A compacted log keeps the last record of each key: a record without one could never
+        be cleaned away (LogValidator's check; the only time a produce decodes its records)."""
+        for pos, header in headers:
+            if any(r.key is None for r in decode_records(records, pos, header)):
+                raise InvalidRecordError(f"Compacted topic cannot accept message without key in topic "
+                                         f"partition {self.topic}-{self.partition}.")
 
     def _check_fits_segment(self, records: bytearray | memoryview | bytes) -> None:
         if len(records) > self.config.segment_bytes:
@@ -619,6 +691,7 @@ class Log:
             self._after_truncation(new_offset)
 
     def _after_truncation(self, offset: int) -> None:
+        self.truncations += 1  # a cleaning started before must not swap its copy in
         self.leader_epoch_cache.truncate_from_end(offset)
         self._high_watermark = min(self._high_watermark, self._log_end_offset)
         self.recovery_point = min(self.recovery_point, offset)
@@ -696,7 +769,6 @@ class Log:
     def _schedule_delete(self, segments: list[LogSegment]) -> None:
         """Take segments out of the log at once; their files are renamed ``.deleted`` and removed
         file.delete.delay.ms later, since a fetch may still be sending from them."""
-        delete_at = self._now_ms() + self.config.file_delete_delay_ms
         for segment in segments:
             log.info(
                 "Deleting segment %d of %s-%d (%d bytes)",
@@ -706,8 +778,7 @@ class Log:
                 segment.size,
             )
             self._remove_segment(segment)
-            segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-            self._deleted.append((delete_at, segment))
+        self._schedule_delete_removed(segments)
 
     def delete_expired_files(self) -> None:
         """Remove the files of deleted segments whose file.delete.delay.ms has passed."""

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kafkalite.storage.checkpoint import CleanShutdownFile, OffsetCheckpointFile, TopicPartition
+from kafkalite.storage.cleaner import CleanerConfig, LogCleaner
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.files import (
     DELETE_DIR_SUFFIX,
@@ -63,6 +64,7 @@ class LogManager:
         config_for: Callable[[str], LogConfig] | None = None,
         now_ms: Callable[[], int] = wall_clock_ms,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        cleaner_config: CleanerConfig | None = None,
     ) -> None:
         self._dirs = [_LogDir(Path(d)) for d in log_dirs]
         if not self._dirs:
@@ -76,6 +78,13 @@ class LogManager:
         self._dir_of: dict[TopicPartition, _LogDir] = {}
         for log_dir in self._dirs:
             self._load_dir(log_dir)
+        # Kafka's LogManager owns the cleaner; its threads start with start_cleaner().
+        self.cleaner = LogCleaner(cleaner_config or CleanerConfig(enable=False),
+                                  lambda: {d.path: logs for d, logs in self._by_dir()}, now_ms)
+
+    def start_cleaner(self) -> None:
+        """The log cleaner's threads (log.cleaner.enable, log.cleaner.threads)."""
+        self.cleaner.startup()
 
     def _load_dir(self, log_dir: _LogDir) -> None:
         log_dir.path.mkdir(parents=True, exist_ok=True)
@@ -166,6 +175,7 @@ class LogManager:
             log_dir = self._dir_of.pop(tp, None)
         if removed is None or log_dir is None:
             return False
+        self.cleaner.forget(log_dir.path, tp)
         renamed = removed.dir.with_name(delete_dir_name(topic, partition, uuid.uuid4().hex))
         removed.dir.rename(renamed)
         with self._lock:
@@ -234,6 +244,7 @@ class LogManager:
     def shutdown(self, broker_epoch: int = -1) -> None:
         """Kafka's clean shutdown: flush and close every log, write the checkpoints, then the
         marker that lets the next start skip recovery."""
+        self.cleaner.shutdown()  # no round may swap segments into a closed log
         for partition_log in self.all_logs().values():
             partition_log.flush()
             partition_log.close()

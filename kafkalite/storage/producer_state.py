@@ -242,6 +242,10 @@ class ProducerStateManager:
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self.producers.get(producer_id)
 
+    def last_offsets(self) -> dict[int, int]:
+        """Each producer's last batch's last offset (what the log cleaner must keep)."""
+        return {pid: e.batches[-1].last_offset for pid, e in self.producers.items() if e.batches}
+
     def active_producers(self) -> dict[int, ProducerStateEntry]:
         """A copy of every producer's entry (DescribeProducers' view)."""
         return {pid: entry.copy() for pid, entry in self.producers.items()}

@@ -8,7 +8,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 def batch(count: int = 1, timestamp: int = 1_000, value_size: int = 10, base_offset: int = 0, epoch: int = 0,
           timestamps: list[int] | None = None, compression: int = 0, producer_id: int = -1,
-          producer_epoch: int = -1, base_sequence: int = -1) -> bytearray:
+          producer_epoch: int = -1, base_sequence: int = -1, key: bytes | None = None) -> bytearray:
     """One batch of ``count`` records (``compression``: Kafka's codec id); record i has timestamp
     ``timestamp + i`` unless ``timestamps`` gives them. An idempotent producer's batch when
     ``producer_id`` >= 0."""
@@ -18,7 +18,7 @@ def batch(count: int = 1, timestamp: int = 1_000, value_size: int = 10, base_off
     )
     for i in range(count):
         ts = timestamps[i] if timestamps else timestamp + i
-        builder.append(i, timestamp=ts, key=None, value=bytes([i % 256]) * value_size, headers=[])
+        builder.append(i, timestamp=ts, key=key, value=bytes([i % 256]) * value_size, headers=[])
     buf = builder.build()
     # base offset and leader epoch lie outside the CRC; stamp them as a broker would
     buf[0:8] = base_offset.to_bytes(8, "big", signed=True)

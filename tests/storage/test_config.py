@@ -18,9 +18,26 @@ def test_defaults_are_kafkas():
         "max.message.bytes": "1048588",
         "file.delete.delay.ms": "60000",
         "cleanup.policy": "delete",
+        "delete.retention.ms": "86400000",
+        "min.compaction.lag.ms": "0",
+        "max.compaction.lag.ms": "9223372036854775807",
+        "min.cleanable.dirty.ratio": "0.5",
         "min.insync.replicas": "1",
         "unclean.leader.election.enable": "false",
     }
+
+
+def test_compaction_settings_parse_as_kafka_does():
+    config = LogConfig.from_properties({"cleanup.policy": "compact,delete",
+                                        "min.cleanable.dirty.ratio": "0.1",
+                                        "delete.retention.ms": "100", "min.compaction.lag.ms": "5"})
+    assert (config.compact, config.delete, config.min_cleanable_dirty_ratio, config.delete_retention_ms,
+            config.min_compaction_lag_ms) == (True, True, 0.1, 100, 5)
+    for bad in ("1.5", "-0.1", "x"):
+        with pytest.raises(ConfigError, match="between 0 and 1"):
+            LogConfig.from_properties({"min.cleanable.dirty.ratio": bad})
+    with pytest.raises(ConfigError, match="at least 1"):
+        LogConfig.from_properties({"max.compaction.lag.ms": "0"})
 
 
 def test_replication_settings_parse_as_kafka_does():

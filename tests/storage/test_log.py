@@ -34,9 +34,10 @@ def epochs(log: Log) -> list[tuple[int, int]]:
     return [(e.epoch, e.start_offset) for e in log.leader_epoch_cache.entries()]
 
 
-def produce(log: Log, counts: list[int], epoch: int = 0, timestamp: int = 1_000) -> tuple[int, int]:
+def produce(log: Log, counts: list[int], epoch: int = 0, timestamp: int = 1_000,
+            key: bytes | None = None) -> tuple[int, int]:
     """One leader append of a batch per count (offsets unset in the buffer)."""
-    buf = bytearray().join(batch(c, timestamp=timestamp, base_offset=0, epoch=-1) for c in counts)
+    buf = bytearray().join(batch(c, timestamp=timestamp, base_offset=0, epoch=-1, key=key) for c in counts)
     info = log.append_as_leader(buf, epoch)
     return info.first_offset, info.last_offset
 
@@ -252,10 +253,10 @@ def test_retention_bytes_deletes_oldest_whole_segments(tmp_path):
 
 
 def test_retention_below_the_log_start_offset(tmp_path):
-    size = len(batch(1))
+    size = len(batch(1, key=b"k"))
     log = open_log(tmp_path, segment_bytes=2 * size, file_delete_delay_ms=0, cleanup_policy="compact")
     for _ in range(6):
-        produce(log, [1])
+        produce(log, [1], key=b"k")  # a compacted log takes keyed records only
     log.update_high_watermark(3)
     with pytest.raises(OffsetOutOfRangeError):
         log.maybe_increment_log_start_offset(4)  # never past the high watermark

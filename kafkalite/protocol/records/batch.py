@@ -166,13 +166,15 @@ def check_crc(buf: Buffer, pos: int, header: BatchHeader) -> bool:
     return compute_crc(buf, pos, header.batch_length) == header.crc
 
 
-def validate_batch(buf: Buffer, pos: int = 0) -> BatchHeader:
+def validate_batch(buf: Buffer, pos: int = 0, exact_count: bool = True) -> BatchHeader:
     """Kafka's checks of one batch at ``pos``, without decompressing; its header if it passes.
 
     Raises CorruptRecordError for: a short buffer, batchLength below the header's or past the
     buffer, magic other than 2, an unknown codec, a CRC mismatch, a negative records count or one
-    that disagrees with lastOffsetDelta (Kafka's LogValidator: count == lastOffsetDelta + 1), and
-    an uncompressed batch claiming more records than its bytes can hold.
+    that disagrees with lastOffsetDelta (Kafka's LogValidator: count == lastOffsetDelta + 1, for a
+    producer's batch; with ``exact_count`` False, as for a batch already in a log that the cleaner
+    may have thinned, at most lastOffsetDelta + 1), and an uncompressed batch claiming more
+    records than its bytes can hold.
     """
     if pos < 0 or len(buf) - pos < LOG_OVERHEAD:
         raise CorruptRecordError("truncated batch: no batch length", pos)
@@ -206,7 +208,8 @@ def validate_batch(buf: Buffer, pos: int = 0) -> BatchHeader:
     count = header.records_count
     if count < 0:
         raise CorruptRecordError(f"negative records count {count}", pos + RECORDS_COUNT_OFFSET)
-    if header.last_offset_delta != count - 1 or count == 0:
+    if (header.last_offset_delta != count - 1 or count == 0) if exact_count else (
+            count > header.last_offset_delta + 1):
         raise CorruptRecordError(
             f"records count {count} does not match last offset delta {header.last_offset_delta}",
             pos + RECORDS_COUNT_OFFSET,

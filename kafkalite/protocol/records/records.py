@@ -257,11 +257,14 @@ def build_batch(
     is_transactional: bool = False,
     is_control: bool = False,
     level: int | None = None,
+    last_offset_delta: int | None = None,
 ) -> bytes:
     """One whole RecordBatch v2 holding ``records`` (at least one), CRC included.
 
-    lastOffsetDelta is the last record's offset delta; maxTimestamp defaults to the largest record
-    timestamp (``base_timestamp`` + delta), as producers write it.
+    lastOffsetDelta is the last record's offset delta unless given (the log cleaner keeps a
+    batch's own, so that its last offset and a producer's sequences still follow from it);
+    maxTimestamp defaults to the largest record timestamp (``base_timestamp`` + delta), as
+    producers write it.
     """
     if not records:
         raise EncodeError("a batch holds at least one record")
@@ -285,7 +288,8 @@ def build_batch(
             partition_leader_epoch, MAGIC,
         )
         _HEADER_AFTER_CRC.pack_into(
-            out, ATTRIBUTES_OFFSET, attributes, records[-1].offset_delta, base_timestamp,
+            out, ATTRIBUTES_OFFSET, attributes,
+            records[-1].offset_delta if last_offset_delta is None else last_offset_delta, base_timestamp,
             max_timestamp, producer_id, producer_epoch, base_sequence, len(records),
         )
     except struct.error as e:

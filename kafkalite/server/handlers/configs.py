@@ -32,7 +32,7 @@ from .control import ControlApis
 log = logging.getLogger("kafkalite.server.handlers.configs")
 
 RESOURCE_NAMES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
-CONFIG_TYPES = {"int": dc.TYPE_INT, "long": dc.TYPE_LONG, "string": dc.TYPE_STRING,
+CONFIG_TYPES = {"int": dc.TYPE_INT, "long": dc.TYPE_LONG, "double": dc.TYPE_DOUBLE, "string": dc.TYPE_STRING,
                 "password": dc.TYPE_PASSWORD, "list": dc.TYPE_LIST, "bool": dc.TYPE_BOOLEAN,
                 "map": dc.TYPE_STRING}  # Kafka declares its map-like settings as strings
 # Broker settings that stand for one value in several units (Kafka's brokerConfigSynonyms), the
