@@ -296,6 +296,11 @@ class LogCleaner:
                 self._checkpoints[log_dir] = {}
         return self._checkpoints[log_dir]
 
+    def cleaned_offset(self, log_dir: Path, tp: TopicPartition) -> int | None:
+        """Where the next round of ``tp``'s log starts (None: it was never cleaned)."""
+        with self._lock:
+            return self._checkpoint(log_dir).get(tp)
+
     def _update_checkpoint(self, log_dir: Path, tp: TopicPartition, offset: int | None) -> None:
         with self._lock:
             offsets = self._checkpoint(log_dir)
