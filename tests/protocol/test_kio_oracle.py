@@ -56,6 +56,13 @@ DATA_PATH_VERSIONS = {
     ApiKey.CREATE_PARTITIONS: (0, 3),
     ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
     ApiKey.ALTER_PARTITION: (2, 3),  # kio has Kafka 4.0's versions only
+    # Group membership: kio still has every version from v0 (also test_golden_membership.py)
+    ApiKey.JOIN_GROUP: (0, 9),
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.DESCRIBE_GROUPS: (0, 5),  # kio also has Kafka 4.0's v6, not declared here
+    ApiKey.DELETE_GROUPS: (0, 2),
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 

@@ -10,12 +10,17 @@ from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
 from .create_partitions import CREATE_PARTITIONS
 from .create_topics import CREATE_TOPICS
+from .delete_groups import DELETE_GROUPS
 from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
 from .describe_configs import DESCRIBE_CONFIGS
+from .describe_groups import DESCRIBE_GROUPS
 from .fetch import FETCH
+from .heartbeat import HEARTBEAT
 from .init_producer_id import INIT_PRODUCER_ID
+from .join_group import JOIN_GROUP
 from .leader_and_isr import LEADER_AND_ISR
+from .leave_group import LEAVE_GROUP
 from .list_offsets import LIST_OFFSETS
 from .metadata import METADATA
 from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
@@ -23,6 +28,7 @@ from .produce import PRODUCE
 from .sasl_authenticate import SASL_AUTHENTICATE
 from .sasl_handshake import SASL_HANDSHAKE
 from .stop_replica import STOP_REPLICA
+from .sync_group import SYNC_GROUP
 from .update_metadata import UPDATE_METADATA
 
 ALL: tuple[Api, ...] = (
@@ -33,6 +39,11 @@ ALL: tuple[Api, ...] = (
     LEADER_AND_ISR,
     STOP_REPLICA,
     UPDATE_METADATA,
+    JOIN_GROUP,
+    HEARTBEAT,
+    LEAVE_GROUP,
+    SYNC_GROUP,
+    DESCRIBE_GROUPS,
     SASL_HANDSHAKE,
     API_VERSIONS,
     CREATE_TOPICS,
@@ -43,6 +54,7 @@ ALL: tuple[Api, ...] = (
     DESCRIBE_CONFIGS,
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
+    DELETE_GROUPS,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
     ALLOCATE_PRODUCER_IDS,
