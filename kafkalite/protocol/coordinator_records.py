@@ -1,0 +1,135 @@
+"""The records of ``__consumer_offsets``: Kafka's group coordinator's keys and values
+(group-coordinator/src/main/resources/common/message/OffsetCommitKey.json, OffsetCommitValue.json,
+GroupMetadataKey.json, GroupMetadataValue.json), each prefixed by its int16 version.
+
+The key's version says what the record is: 0 and 1 an offset commit (group, topic, partition),
+2 a group's metadata (group). A null value is a tombstone: the offset or the group is gone (and
+compaction removes the older records of that key). Kafka 3.x writes OffsetCommitValue v3 (v1 when
+a commit carries an expiry) and GroupMetadataValue v3; every version reads.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+from .compiler import compile_struct
+from .errors import DecodeError
+from .schema import BYTES, INT32, INT64, STRING, Array, F, Struct
+
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
+OFFSET_COMMIT_VALUE_VERSION = 3
+GROUP_METADATA_VALUE_VERSION = 3
+
+OFFSET_COMMIT_KEY = Struct(
+    "OffsetCommitKey",
+    F("group", STRING),
+    F("topic", STRING),
+    F("partition", INT32),
+)
+
+OFFSET_COMMIT_VALUE = Struct(
+    "OffsetCommitValue",
+    F("offset", INT64),
+    F("leader_epoch", INT32, "3+", default=-1),
+    F("metadata", STRING),
+    F("commit_timestamp", INT64),
+    F("expire_timestamp", INT64, "1", default=-1),
+)
+
+GROUP_METADATA_KEY = Struct("GroupMetadataKey", F("group", STRING))
+
+MEMBER_METADATA = Struct(
+    "MemberMetadata",
+    F("member_id", STRING),
+    F("group_instance_id", STRING, "3+", nullable="3+", default=None),
+    F("client_id", STRING),
+    F("client_host", STRING),
+    F("rebalance_timeout", INT32, "1+", default=0),
+    F("session_timeout", INT32),
+    F("subscription", BYTES),
+    F("assignment", BYTES),
+)
+
+GROUP_METADATA_VALUE = Struct(
+    "GroupMetadataValue",
+    F("protocol_type", STRING),
+    F("generation", INT32),
+    F("protocol", STRING, nullable="0+"),
+    F("leader", STRING, nullable="0+"),
+    F("current_state_timestamp", INT64, "2+", default=-1),
+    F("members", Array(MEMBER_METADATA)),
+)
+
+# Versions each struct has, and from which one it is flexible (Kafka's JSON).
+_VALUE_VERSIONS = {id(OFFSET_COMMIT_VALUE): (0, 4, 4), id(GROUP_METADATA_VALUE): (0, 4, 4)}
+_INT16 = struct.Struct(">h")
+_cache: dict = {}
+
+
+class OffsetKey(NamedTuple):
+    group: str
+    topic: str
+    partition: int
+
+
+class GroupKey(NamedTuple):
+    group: str
+
+
+def _codec(s: Struct, version: int) -> Any:
+    low, high, flexible_from = _VALUE_VERSIONS.get(id(s), (version, version, 1 << 15))
+    if not low <= version <= high:
+        raise DecodeError(f"{s.name} v{version} is not a version Kafka wrote", offset=0)
+    return compile_struct(s, version, version >= flexible_from, _cache)
+
+
+def _encode(s: Struct, version: int, value: Any) -> bytes:
+    out = bytearray(_INT16.pack(version))
+    _codec(s, version)[0](value, out)
+    return bytes(out)
+
+
+def encode_key(key: OffsetKey | GroupKey) -> bytes:
+    if isinstance(key, OffsetKey):
+        return _encode(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION, OFFSET_COMMIT_KEY.cls(*key))
+    return _encode(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, GROUP_METADATA_KEY.cls(group=key.group))
+
+
+def decode_key(data: bytes) -> OffsetKey | GroupKey:
+    """The key of a record; DecodeError for one this coordinator does not know (Kafka's
+    transaction or consumer-protocol records, versions 3+, are not written here)."""
+    if len(data) < 2:
+        raise DecodeError("a key shorter than its version", offset=0)
+    (version,) = _INT16.unpack_from(data)
+    if version in (0, 1):
+        value, _ = compile_struct(OFFSET_COMMIT_KEY, version, False, _cache)[1](data, 2)
+        return OffsetKey(value.group, value.topic, value.partition)
+    if version == 2:
+        value, _ = compile_struct(GROUP_METADATA_KEY, version, False, _cache)[1](data, 2)
+        return GroupKey(value.group)
+    raise DecodeError(f"unknown __consumer_offsets key version {version}", offset=0)
+
+
+def encode_offset_value(value: Any, version: int = OFFSET_COMMIT_VALUE_VERSION) -> bytes:
+    return _encode(OFFSET_COMMIT_VALUE, version, value)
+
+
+def encode_group_value(value: Any, version: int = GROUP_METADATA_VALUE_VERSION) -> bytes:
+    return _encode(GROUP_METADATA_VALUE, version, value)
+
+
+def _decode(s: Struct, data: bytes) -> Any:
+    if len(data) < 2:
+        raise DecodeError(f"a {s.name} shorter than its version", offset=0)
+    (version,) = _INT16.unpack_from(data)
+    return _codec(s, version)[1](data, 2)[0]
+
+
+def decode_offset_value(data: bytes) -> Any:
+    return _decode(OFFSET_COMMIT_VALUE, data)
+
+
+def decode_group_value(data: bytes) -> Any:
+    return _decode(GROUP_METADATA_VALUE, data)
