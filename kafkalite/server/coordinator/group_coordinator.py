@@ -1,0 +1,740 @@
+"""Kafka's classic group coordinator (GroupCoordinator.scala): JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups and DeleteGroups for the groups
+whose ``__consumer_offsets`` partition this broker leads.
+
+Answers go through callbacks, so that requests wait without a handler thread: a JoinGroup waits
+in the ``Rebalance`` purgatory (DelayedJoin) until every known member has rejoined or the
+rebalance timeout passed; each member's session is a DelayedHeartbeat in the ``Heartbeat``
+purgatory, completed early by its next heartbeat and expired by the purgatory's timer thread.
+What must survive the coordinator (a generation's assignment, committed offsets, a deleted group)
+is appended to the group's partition of ``__consumer_offsets`` through ``store`` and answered
+once the append is committed (acks=all); ``load``/``unload`` follow the leadership of those
+partitions.
+
+One lock guards every group (Kafka locks each group; CPython runs one thread at a time, and no
+callback here waits on anything).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kafkalite.protocol import coordinator_records as cr
+from kafkalite.protocol import error_codes as E
+
+from ..purgatory import DelayedOperation, DelayedOperationPurgatory
+from .group import CommittedOffset, GroupMetadata, GroupState, MemberMetadata
+
+log = logging.getLogger("kafkalite.server.coordinator")
+
+S = GroupState
+NO_GENERATION = -1
+NO_MEMBER = ""
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The broker's group.* settings (Kafka's GroupCoordinatorConfig)."""
+
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    initial_rebalance_delay_ms: int = 3000
+    max_size: int = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    error: int
+    generation_id: int = NO_GENERATION
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str = NO_MEMBER
+    member_id: str = NO_MEMBER
+    members: tuple[tuple[str, str | None, bytes], ...] = ()  # the leader's: (id, instance id, metadata)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    error: int
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+class OffsetsStore(Protocol):
+    """Where the coordinator's records go: the group's partition of __consumer_offsets."""
+
+    def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+               done: Callable[[int], None]) -> None:
+        """Append ``records`` (key, value or None) and call ``done`` with an error code once
+        committed or refused."""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class GroupCoordinator:
+    def __init__(self, node_id: int, config: GroupConfig, store: OffsetsStore,
+                 partition_for: Callable[[str], int], now_ms: Callable[[], int] = _now_ms) -> None:
+        self.config = config
+        self.store = store
+        self.partition_for = partition_for
+        self._now_ms = now_ms
+        self._lock = threading.RLock()
+        self.groups: dict[str, GroupMetadata] = {}
+        self.owned: set[int] = set()  # __consumer_offsets partitions loaded and served here
+        self.loading: set[int] = set()
+        self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", node_id)
+        self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", node_id)
+
+    def shutdown(self) -> None:
+        self.rebalance_purgatory.shutdown()
+        self.heartbeat_purgatory.shutdown()
+
+    # --- ownership ------------------------------------------------------------------------------
+
+    def check_group(self, group_id: str | None) -> int:
+        """The error a request for ``group_id`` gets before anything else (Kafka's validateGroupStatus)."""
+        if not group_id:
+            return E.INVALID_GROUP_ID
+        partition = self.partition_for(group_id)
+        if partition in self.loading:
+            return E.COORDINATOR_LOAD_IN_PROGRESS
+        if partition not in self.owned:
+            return E.NOT_COORDINATOR
+        return E.NONE
+
+    def load(self, partition: int, records: Iterable[tuple[bytes, bytes | None]]) -> None:
+        """Become the coordinator of ``partition``'s groups from its records, oldest first
+        (Kafka's GroupMetadataManager.loadGroupsAndOffsets)."""
+        with self._lock:
+            self.loading.add(partition)
+        offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
+        groups: dict[str, Any] = {}
+        for key_bytes, value in records:
+            try:
+                key = cr.decode_key(key_bytes)
+                if isinstance(key, cr.OffsetKey):
+                    v = cr.decode_offset_value(value) if value is not None else None
+                    offsets.setdefault(key.group, {})[(key.topic, key.partition)] = (
+                        CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
+                                        v.expire_timestamp) if v is not None else None)
+                else:
+                    groups[key.group] = cr.decode_group_value(value) if value is not None else None
+            except Exception as e:  # one unreadable record does not cost the partition
+                log.warning("Skipping an unreadable record of __consumer_offsets-%d: %s", partition, e)
+        with self._lock:
+            for group_id in set(offsets) | set(groups):
+                value = groups.get(group_id)
+                committed = {tp: o for tp, o in offsets.get(group_id, {}).items() if o is not None}
+                if value is None and not committed:
+                    continue
+                group = GroupMetadata(group_id, state_timestamp=self._now_ms())
+                if value is not None:
+                    group.generation_id = value.generation
+                    group.protocol_type = value.protocol_type or None
+                    group.protocol_name = value.protocol
+                    # Members are not restored: they rejoin (their sessions did not survive the move).
+                group.offsets = committed
+                self.groups[group_id] = group
+            self.loading.discard(partition)
+            self.owned.add(partition)
+        log.info("Loaded the groups of __consumer_offsets-%d", partition)
+
+    def unload(self, partition: int) -> None:
+        """No longer the coordinator of ``partition``'s groups (its leadership moved)."""
+        with self._lock:
+            self.owned.discard(partition)
+            self.loading.discard(partition)
+            for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
+                group = self.groups.pop(group_id)
+                for member in group.members.values():
+                    self._answer_join(member, JoinResult(E.NOT_COORDINATOR, member_id=member.member_id))
+                    self._answer_sync(member, SyncResult(E.NOT_COORDINATOR))
+                group.state = S.DEAD
+
+    # --- JoinGroup -------------------------------------------------------------------------------
+
+    def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                   require_known_member_id: bool, client_id: str, client_host: str,
+                   rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
+                   protocols: list[tuple[str, bytes]], respond: Callable[[JoinResult], None]) -> None:
+        error = self.check_group(group_id)
+        if error:
+            respond(JoinResult(error, member_id=member_id))
+            return
+        if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
+            respond(JoinResult(E.INVALID_SESSION_TIMEOUT, member_id=member_id))
+            return
+        with self._lock:
+            group = self.groups.get(group_id)
+            if group is None:
+                if member_id != NO_MEMBER:
+                    respond(JoinResult(E.UNKNOWN_MEMBER_ID, member_id=member_id))
+                    return
+                group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
+            if group.is_in(S.DEAD):
+                respond(JoinResult(E.COORDINATOR_NOT_AVAILABLE, member_id=member_id))
+                return
+            if not group.supports(protocol_type, protocols):
+                respond(JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id))
+                return
+            if member_id == NO_MEMBER:
+                self._join_unknown_member(group, group_instance_id, require_known_member_id, client_id,
+                                          client_host, rebalance_timeout_ms, session_timeout_ms,
+                                          protocol_type, protocols, respond)
+            else:
+                self._join_known_member(group, member_id, group_instance_id, client_id, client_host,
+                                        rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
+                                        respond)
+            self._try_complete_join(group)
+
+    def _join_unknown_member(self, group: GroupMetadata, instance_id: str | None, require_known: bool,
+                             client_id: str, client_host: str, rebalance_timeout_ms: int,
+                             session_timeout_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]],
+                             respond: Callable[[JoinResult], None]) -> None:
+        if len(group.members) >= self.config.max_size:
+            respond(JoinResult(E.GROUP_MAX_SIZE_REACHED))
+            return
+        new_id = f"{client_id}-{uuid.uuid4()}" if instance_id is None else f"{instance_id}-{uuid.uuid4()}"
+        if instance_id is not None and instance_id in group.static_members:
+            # A static member back with a new id: it replaces the old one, whose requests are fenced.
+            old = group.remove(group.static_members[instance_id])
+            if old is not None:
+                self._answer_join(old, JoinResult(E.FENCED_INSTANCE_ID, member_id=old.member_id))
+                self._answer_sync(old, SyncResult(E.FENCED_INSTANCE_ID))
+            member = self._new_member(new_id, instance_id, client_id, client_host, rebalance_timeout_ms,
+                                      session_timeout_ms, protocol_type, protocols)
+            group.add(member)
+            if group.is_in(S.STABLE) and old is not None and old.matches(protocols):
+                member.assignment = old.assignment
+                if group.leader_id == old.member_id or group.leader_id is None:
+                    group.leader_id = new_id
+                self._heartbeat(group, member)
+                respond(self._join_result(group, member, E.NONE, leader_view=False))
+                return
+            member.await_join = respond
+            self._prepare_rebalance(group, f"static member {instance_id} rejoined")
+            return
+        if require_known and instance_id is None:
+            # KIP-394: the member gets its id first and joins again with it.
+            group.pending_members.add(new_id)
+            self._schedule_pending_expiry(group, new_id, session_timeout_ms)
+            respond(JoinResult(E.MEMBER_ID_REQUIRED, member_id=new_id))
+            return
+        member = self._new_member(new_id, instance_id, client_id, client_host, rebalance_timeout_ms,
+                                  session_timeout_ms, protocol_type, protocols)
+        self._add_and_rebalance(group, member, respond)
+
+    def _join_known_member(self, group: GroupMetadata, member_id: str, instance_id: str | None,
+                           client_id: str, client_host: str, rebalance_timeout_ms: int,
+                           session_timeout_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]],
+                           respond: Callable[[JoinResult], None]) -> None:
+        if member_id in group.pending_members:
+            group.pending_members.discard(member_id)
+            joining = self._new_member(member_id, instance_id, client_id, client_host, rebalance_timeout_ms,
+                                       session_timeout_ms, protocol_type, protocols)
+            self._add_and_rebalance(group, joining, respond)
+            return
+        known = group.members.get(member_id)
+        if known is None:
+            respond(JoinResult(E.UNKNOWN_MEMBER_ID, member_id=member_id))
+            return
+        if instance_id is not None and group.static_members.get(instance_id) != member_id:
+            respond(JoinResult(E.FENCED_INSTANCE_ID, member_id=member_id))
+            return
+        member = known
+        if group.is_in(S.PREPARING_REBALANCE):
+            self._update_member(group, member, rebalance_timeout_ms, session_timeout_ms, protocols, respond)
+        elif group.is_in(S.COMPLETING_REBALANCE):
+            if member.matches(protocols):
+                # A JoinGroup repeated (its answer was lost): the same answer again.
+                respond(self._join_result(group, member, E.NONE, leader_view=member_id == group.leader_id))
+            else:
+                self._update_member(group, member, rebalance_timeout_ms, session_timeout_ms, protocols,
+                                    respond)
+                self._prepare_rebalance(group, f"member {member_id} changed its protocols")
+        elif group.is_in(S.STABLE):
+            if member_id == group.leader_id or not member.matches(protocols):
+                # The leader rejoining asks for a new assignment (a changed subscription).
+                self._update_member(group, member, rebalance_timeout_ms, session_timeout_ms, protocols,
+                                    respond)
+                self._prepare_rebalance(group, f"member {member_id} rejoined")
+            else:
+                respond(self._join_result(group, member, E.NONE, leader_view=False))
+        else:  # Empty or Dead: the member is not in it
+            respond(JoinResult(E.UNKNOWN_MEMBER_ID, member_id=member_id))
+
+    def _new_member(self, member_id: str, instance_id: str | None, client_id: str, client_host: str,
+                    rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
+                    protocols: list[tuple[str, bytes]]) -> MemberMetadata:
+        return MemberMetadata(member_id, instance_id, client_id, client_host, rebalance_timeout_ms,
+                              session_timeout_ms, protocol_type, list(protocols), is_new=True)
+
+    def _add_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
+                           respond: Callable[[JoinResult], None]) -> None:
+        member.await_join = respond
+        group.add(member)
+        group.new_member_added = True
+        self._heartbeat(group, member)
+        self._prepare_rebalance(group, f"adding new member {member.member_id}")
+
+    def _update_member(self, group: GroupMetadata, member: MemberMetadata, rebalance_timeout_ms: int,
+                       session_timeout_ms: int, protocols: list[tuple[str, bytes]],
+                       respond: Callable[[JoinResult], None]) -> None:
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        member.protocols = list(protocols)
+        if member.await_join is not None and member.await_join is not respond:
+            # Kafka answers an older JoinGroup still waiting for this member with this error.
+            self._answer_join(member, JoinResult(E.UNKNOWN_MEMBER_ID, member_id=member.member_id))
+        member.await_join = respond
+        self._heartbeat(group, member)
+
+    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        """Kafka's maybePrepareRebalance / prepareRebalance."""
+        if not group.can_rebalance():
+            return
+        if group.is_in(S.COMPLETING_REBALANCE):
+            # The assignment in progress is void: every member rejoins.
+            for member in group.members.values():
+                self._answer_sync(member, SyncResult(E.REBALANCE_IN_PROGRESS))
+        initial = group.is_in(S.EMPTY)
+        delay = (self.config.initial_rebalance_delay_ms if initial else group.rebalance_timeout_ms())
+        group.transition_to(S.PREPARING_REBALANCE, self._now_ms())
+        log.info("Preparing to rebalance group %s in state PreparingRebalance with old generation %d "
+                 "(reason: %s)", group.group_id, group.generation_id, reason)
+        join = (InitialDelayedJoin(self, group, delay, group.rebalance_timeout_ms()) if initial and delay > 0
+                else DelayedJoin(self, group, delay))
+        self.rebalance_purgatory.try_complete_else_watch(join, [("join", group.group_id)])
+
+    def _try_complete_join(self, group: GroupMetadata) -> None:
+        self.rebalance_purgatory.check_and_complete(("join", group.group_id))
+
+    def can_complete_join(self, group: GroupMetadata) -> bool:
+        with self._lock:
+            return group.is_in(S.PREPARING_REBALANCE) and group.has_all_members_joined()
+
+    def complete_join(self, group: GroupMetadata) -> None:
+        """Kafka's onCompleteJoin: members that did not rejoin leave; a new generation starts and
+        every waiting JoinGroup is answered (the leader with every member's metadata)."""
+        with self._lock:
+            if not group.is_in(S.PREPARING_REBALANCE):
+                return
+            for member in group.not_yet_rejoined():
+                group.remove(member.member_id)
+                log.info("Member %s of group %s did not rejoin in time: removed", member.member_id,
+                         group.group_id)
+            group.pending_members.clear()
+            group.init_next_generation(self._now_ms())
+            if group.is_in(S.EMPTY):
+                self._store_group(group, lambda _error: None)
+                return
+            log.info("Stabilized group %s generation %d with %d members", group.group_id, group.generation_id,
+                     len(group.members))
+            for member in list(group.members.values()):
+                self._answer_join(member, self._join_result(group, member, E.NONE,
+                                                            leader_view=member.member_id == group.leader_id))
+                self._heartbeat(group, member)
+
+    def _join_result(self, group: GroupMetadata, member: MemberMetadata, error: int,
+                     leader_view: bool) -> JoinResult:
+        protocol = group.protocol_name
+        members: tuple[tuple[str, str | None, bytes], ...] = ()
+        if leader_view and protocol is not None:
+            members = tuple((m.member_id, m.group_instance_id, m.metadata(protocol))
+                            for m in group.members.values())
+        return JoinResult(error, group.generation_id, group.protocol_type, protocol,
+                          group.leader_id or NO_MEMBER, member.member_id, members)
+
+    @staticmethod
+    def _answer_join(member: MemberMetadata, result: JoinResult) -> None:
+        respond, member.await_join = member.await_join, None
+        if respond is not None:
+            respond(result)
+
+    @staticmethod
+    def _answer_sync(member: MemberMetadata, result: SyncResult) -> None:
+        respond, member.await_sync = member.await_sync, None
+        if respond is not None:
+            respond(result)
+
+    # --- SyncGroup -------------------------------------------------------------------------------
+
+    def sync_group(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
+                   protocol_type: str | None, protocol_name: str | None, assignments: dict[str, bytes],
+                   respond: Callable[[SyncResult], None]) -> None:
+        error = self.check_group(group_id)
+        if error:
+            respond(SyncResult(error))
+            return
+        with self._lock:
+            group = self.groups.get(group_id)
+            member = group.members.get(member_id) if group is not None else None
+            if group is None or member is None:
+                respond(SyncResult(E.UNKNOWN_MEMBER_ID))
+                return
+            if group_instance_id is not None and group.static_members.get(group_instance_id) != member_id:
+                respond(SyncResult(E.FENCED_INSTANCE_ID))
+                return
+            if generation_id != group.generation_id:
+                respond(SyncResult(E.ILLEGAL_GENERATION))
+                return
+            if ((protocol_type is not None and protocol_type != group.protocol_type)
+                    or (protocol_name is not None and protocol_name != group.protocol_name)):
+                respond(SyncResult(E.INCONSISTENT_GROUP_PROTOCOL))
+                return
+            if group.is_in(S.PREPARING_REBALANCE):
+                respond(SyncResult(E.REBALANCE_IN_PROGRESS))
+            elif group.is_in(S.COMPLETING_REBALANCE):
+                member.await_sync = respond
+                self._heartbeat(group, member)
+                if member_id == group.leader_id:
+                    self._leader_assigned(group, assignments)
+            elif group.is_in(S.STABLE):
+                self._heartbeat(group, member)
+                respond(SyncResult(E.NONE, group.protocol_type, group.protocol_name, member.assignment))
+            else:
+                respond(SyncResult(E.UNKNOWN_MEMBER_ID))
+
+    def _leader_assigned(self, group: GroupMetadata, assignments: dict[str, bytes]) -> None:
+        """The leader's assignment: stored, then every member answered and the group Stable."""
+        generation = group.generation_id
+        for member in group.members.values():
+            member.assignment = assignments.get(member.member_id, b"")
+
+        def stored(error: int) -> None:
+            with self._lock:
+                if not group.is_in(S.COMPLETING_REBALANCE) or group.generation_id != generation:
+                    return  # another rebalance began meanwhile; its own answers follow
+                if error:
+                    for member in group.members.values():
+                        member.assignment = b""
+                        self._answer_sync(member, SyncResult(error))
+                    self._prepare_rebalance(group, "the group's assignment could not be stored")
+                    return
+                for member in group.members.values():
+                    self._answer_sync(member, SyncResult(E.NONE, group.protocol_type, group.protocol_name,
+                                                         member.assignment))
+                group.transition_to(S.STABLE, self._now_ms())
+
+        self._store_group(group, stored)
+
+    # --- Heartbeat, LeaveGroup, sessions --------------------------------------------------------
+
+    def heartbeat(self, group_id: str, member_id: str, group_instance_id: str | None,
+                  generation_id: int) -> int:
+        error = self.check_group(group_id)
+        if error:
+            return error
+        with self._lock:
+            group = self.groups.get(group_id)
+            member = group.members.get(member_id) if group is not None else None
+            if group is None or member is None or group.is_in(S.EMPTY, S.DEAD):
+                return E.UNKNOWN_MEMBER_ID
+            if group_instance_id is not None and group.static_members.get(group_instance_id) != member_id:
+                return E.FENCED_INSTANCE_ID
+            if generation_id != group.generation_id:
+                return E.ILLEGAL_GENERATION
+            self._heartbeat(group, member)
+            if group.is_in(S.PREPARING_REBALANCE):
+                return E.REBALANCE_IN_PROGRESS
+            return E.NONE
+
+    def _heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        """The member's session starts again (Kafka's completeAndScheduleNextHeartbeatExpiration)."""
+        member.last_heartbeat_ms = self._now_ms()
+        key = ("member", group.group_id, member.member_id)
+        self.heartbeat_purgatory.check_and_complete(key)  # the previous deadline is void
+        self.heartbeat_purgatory.try_complete_else_watch(
+            DelayedHeartbeat(self, group, member, member.last_heartbeat_ms), [key])
+
+    def _schedule_pending_expiry(self, group: GroupMetadata, member_id: str, session_timeout_ms: int) -> None:
+        self.heartbeat_purgatory.try_complete_else_watch(
+            DelayedPendingMember(self, group, member_id, session_timeout_ms),
+            [("pending", group.group_id, member_id)])
+
+    def member_expired(self, group: GroupMetadata, member: MemberMetadata, since_ms: int) -> None:
+        with self._lock:
+            if group.members.get(member.member_id) is not member or member.last_heartbeat_ms != since_ms:
+                return
+            log.info("Member %s in group %s has failed (session timeout %d ms): removing it",
+                     member.member_id, group.group_id, member.session_timeout_ms)
+            self._remove_member(group, member, "session timeout")
+
+    def pending_member_expired(self, group: GroupMetadata, member_id: str) -> None:
+        with self._lock:
+            if member_id in group.pending_members:
+                group.pending_members.discard(member_id)
+                self._try_complete_join(group)
+
+    def _remove_member(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
+        group.remove(member.member_id)
+        self._answer_join(member, JoinResult(E.UNKNOWN_MEMBER_ID, member_id=member.member_id))
+        self._answer_sync(member, SyncResult(E.UNKNOWN_MEMBER_ID))
+        if group.is_in(S.STABLE, S.COMPLETING_REBALANCE):
+            self._prepare_rebalance(group, f"removing member {member.member_id} on {reason}")
+        elif group.is_in(S.PREPARING_REBALANCE):
+            self._try_complete_join(group)
+
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None]]) -> tuple[int, list[int]]:
+        """(group error, one error per (member id, instance id)) (Kafka's handleLeaveGroup)."""
+        error = self.check_group(group_id)
+        if error:
+            return error, []
+        with self._lock:
+            group = self.groups.get(group_id)
+            if group is None or group.is_in(S.DEAD):
+                return E.NONE, [E.UNKNOWN_MEMBER_ID] * len(members)
+            errors = []
+            for member_id, instance_id in members:
+                if instance_id is not None:
+                    known = group.static_members.get(instance_id)
+                    if known is None:
+                        errors.append(E.UNKNOWN_MEMBER_ID)
+                        continue
+                    if member_id != NO_MEMBER and member_id != known:
+                        errors.append(E.FENCED_INSTANCE_ID)
+                        continue
+                    member_id = known
+                if member_id in group.pending_members:
+                    group.pending_members.discard(member_id)
+                    self._try_complete_join(group)
+                    errors.append(E.NONE)
+                    continue
+                member = group.members.get(member_id)
+                if member is None:
+                    errors.append(E.UNKNOWN_MEMBER_ID)
+                    continue
+                log.info("Member %s has left group %s", member_id, group_id)
+                self._remove_member(group, member, "LeaveGroup")
+                errors.append(E.NONE)
+            return E.NONE, errors
+
+    # --- offsets ---------------------------------------------------------------------------------
+
+    def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
+                       offsets: dict[tuple[str, int], CommittedOffset],
+                       respond: Callable[[int], None]) -> None:
+        """Kafka's handleCommitOffsets: a group's member in its generation, or (generation -1, no
+        member) a group without members (the simple consumer's commits)."""
+        error = self.check_group(group_id)
+        if error:
+            respond(error)
+            return
+        with self._lock:
+            group = self.groups.get(group_id)
+            if generation_id < 0 and member_id == NO_MEMBER:
+                if group is not None and not group.is_in(S.EMPTY):
+                    respond(E.ILLEGAL_GENERATION if group.members else E.NONE)
+                    if group.members:
+                        return
+                if group is None:
+                    group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
+            else:
+                member = group.members.get(member_id) if group is not None else None
+                if group is None or member is None or group.is_in(S.DEAD):
+                    respond(E.UNKNOWN_MEMBER_ID if group is None or member is None
+                            else E.COORDINATOR_NOT_AVAILABLE)
+                    return
+                if group_instance_id is not None and group.static_members.get(group_instance_id) != member_id:
+                    respond(E.FENCED_INSTANCE_ID)
+                    return
+                if generation_id != group.generation_id:
+                    respond(E.ILLEGAL_GENERATION)
+                    return
+                if group.is_in(S.COMPLETING_REBALANCE):
+                    respond(E.REBALANCE_IN_PROGRESS)
+                    return
+                self._heartbeat(group, member)
+        records: list[tuple[bytes, bytes | None]] = [(cr.encode_key(cr.OffsetKey(group_id, t, p)),
+                    cr.encode_offset_value(cr.OFFSET_COMMIT_VALUE.cls(
+                        offset=o.offset, leader_epoch=o.leader_epoch, metadata=o.metadata,
+                        commit_timestamp=o.commit_timestamp)))
+                   for (t, p), o in offsets.items()]
+        target = group
+
+        def stored(error: int) -> None:
+            if not error:
+                with self._lock:
+                    target.offsets.update(offsets)
+            respond(error)
+
+        self.store.append(group_id, records, stored)
+
+    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
+                      ) -> tuple[int, dict[tuple[str, int], CommittedOffset | None]]:
+        """(error, offsets): every committed offset of the group when ``partitions`` is None."""
+        error = self.check_group(group_id)
+        if error:
+            return error, {}
+        with self._lock:
+            group = self.groups.get(group_id)
+            committed = dict(group.offsets) if group is not None else {}
+        if partitions is None:
+            return E.NONE, dict(committed)
+        return E.NONE, {tp: committed.get(tp) for tp in partitions}
+
+    # --- describe, list, delete ------------------------------------------------------------------
+
+    def describe_group(self, group_id: str) -> tuple[int, GroupMetadata | None]:
+        error = self.check_group(group_id)
+        if error:
+            return error, None
+        with self._lock:
+            return E.NONE, self.groups.get(group_id)
+
+    def list_groups(self, states: set[str] | None = None) -> tuple[int, list[tuple[str, str, str]]]:
+        """(error, [(group id, protocol type, state)]) of the groups coordinated here."""
+        with self._lock:
+            if self.loading:
+                return E.COORDINATOR_LOAD_IN_PROGRESS, []
+            return E.NONE, [(g.group_id, g.protocol_type or "", g.state.value) for g in self.groups.values()
+                            if not g.is_in(S.DEAD) and (not states or g.state.value in states)]
+
+    def delete_groups(self, group_ids: list[str], respond: Callable[[dict[str, int]], None]) -> None:
+        results: dict[str, int] = {}
+        deletable: list[GroupMetadata] = []
+        with self._lock:
+            for group_id in group_ids:
+                error = self.check_group(group_id)
+                group = self.groups.get(group_id)
+                if error:
+                    results[group_id] = error
+                elif group is None or group.is_in(S.DEAD):
+                    results[group_id] = E.GROUP_ID_NOT_FOUND
+                elif not group.is_in(S.EMPTY):
+                    results[group_id] = E.NON_EMPTY_GROUP
+                else:
+                    deletable.append(group)
+        remaining = len(deletable)
+        if not remaining:
+            respond(results)
+            return
+        lock = threading.Lock()
+
+        def deleted(group: GroupMetadata, error: int) -> None:
+            nonlocal remaining
+            with self._lock:
+                if not error and self.groups.get(group.group_id) is group:
+                    group.transition_to(S.DEAD, self._now_ms())
+                    del self.groups[group.group_id]
+            with lock:
+                results[group.group_id] = error
+                remaining -= 1
+                last = remaining == 0
+            if last:
+                respond(results)
+
+        for group in deletable:
+            tombstones: list[tuple[bytes, bytes | None]] = [
+                (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in group.offsets]
+            tombstones.append((cr.encode_key(cr.GroupKey(group.group_id)), None))
+            self.store.append(group.group_id, tombstones, _bind(deleted, group))
+
+    def _store_group(self, group: GroupMetadata, done: Callable[[int], None]) -> None:
+        """The group's metadata record for its current generation (Kafka's storeGroup)."""
+        M = cr.MEMBER_METADATA.cls
+        protocol = group.protocol_name
+        value = cr.GROUP_METADATA_VALUE.cls(
+            protocol_type=group.protocol_type or "", generation=group.generation_id, protocol=protocol,
+            leader=group.leader_id, current_state_timestamp=group.state_timestamp,
+            members=[M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                       client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
+                       session_timeout=m.session_timeout_ms,
+                       subscription=m.metadata(protocol) if protocol else b"", assignment=m.assignment)
+                     for m in group.members.values()])
+        self.store.append(group.group_id, [(cr.encode_key(cr.GroupKey(group.group_id)),
+                                            cr.encode_group_value(value))], done)
+
+
+def _bind(fn: Callable[[GroupMetadata, int], None], group: GroupMetadata) -> Callable[[int], None]:
+    return lambda error: fn(group, error)
+
+
+class DelayedJoin(DelayedOperation):
+    """A rebalance waiting for its members (Kafka's DelayedJoin)."""
+
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, delay_ms: float) -> None:
+        super().__init__(delay_ms)
+        self.coordinator, self.group = coordinator, group
+
+    def try_complete(self) -> bool:
+        return self.coordinator.can_complete_join(self.group) and self.force_complete()
+
+    def on_complete(self) -> None:
+        self.coordinator.complete_join(self.group)
+
+    def on_expiration(self) -> None:
+        pass
+
+
+class InitialDelayedJoin(DelayedJoin):
+    """The first rebalance of an empty group waits group.initial.rebalance.delay.ms for more
+    members, each new one extending it by as much, up to the rebalance timeout (Kafka's
+    InitialDelayedJoin): a group of consumers started together forms in one generation."""
+
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, delay_ms: float,
+                 remaining_ms: float) -> None:
+        super().__init__(coordinator, group, delay_ms)
+        self.configured_delay_ms = delay_ms
+        self.remaining_ms = remaining_ms
+
+    def try_complete(self) -> bool:
+        return False  # only the timer completes it
+
+    def on_complete(self) -> None:
+        coordinator, group = self.coordinator, self.group
+        with coordinator._lock:
+            if group.new_member_added and self.remaining_ms > 0 and group.is_in(S.PREPARING_REBALANCE):
+                group.new_member_added = False
+                delay = min(self.configured_delay_ms, self.remaining_ms)
+                remaining = max(self.remaining_ms - self.configured_delay_ms, 0)
+                coordinator.rebalance_purgatory.try_complete_else_watch(
+                    InitialDelayedJoin(coordinator, group, delay, remaining), [("join", group.group_id)])
+                return
+        coordinator.complete_join(group)
+
+
+class DelayedHeartbeat(DelayedOperation):
+    """A member's session: expires unless its next heartbeat (or join or sync) comes first."""
+
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member: MemberMetadata,
+                 since_ms: int) -> None:
+        super().__init__(member.session_timeout_ms)
+        self.coordinator, self.group, self.member, self.since_ms = coordinator, group, member, since_ms
+
+    def try_complete(self) -> bool:
+        # A later heartbeat replaced this deadline: done, without expiring the member.
+        return self.member.last_heartbeat_ms != self.since_ms and self.force_complete()
+
+    def on_complete(self) -> None:
+        pass
+
+    def on_expiration(self) -> None:
+        self.coordinator.member_expired(self.group, self.member, self.since_ms)
+
+
+class DelayedPendingMember(DelayedOperation):
+    """A member id handed out by MEMBER_ID_REQUIRED, dropped if its JoinGroup does not follow."""
+
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member_id: str,
+                 delay_ms: float) -> None:
+        super().__init__(delay_ms)
+        self.coordinator, self.group, self.member_id = coordinator, group, member_id
+
+    def try_complete(self) -> bool:
+        return False
+
+    def on_complete(self) -> None:
+        pass
+
+    def on_expiration(self) -> None:
+        self.coordinator.pending_member_expired(self.group, self.member_id)

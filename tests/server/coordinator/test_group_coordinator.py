@@ -1,0 +1,181 @@
+"""The group coordinator with real purgatories and timers, its records kept in a list (the broker's
+__consumer_offsets path is tested with real clients in test_consumer_groups.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kafkalite.protocol import coordinator_records as cr
+from kafkalite.protocol import error_codes as E
+from kafkalite.server.coordinator.group import CommittedOffset, GroupState
+from kafkalite.server.coordinator.group_coordinator import (
+    GroupConfig,
+    GroupCoordinator,
+    JoinResult,
+    SyncResult,
+)
+
+from ...kafka_client import wait_for
+
+PROTOCOLS = [("range", b"sub-range"), ("roundrobin", b"sub-rr")]
+
+
+class ListStore:
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes | None]] = []
+        self.fail_with = E.NONE
+
+    def append(self, group_id, records, done) -> None:
+        if not self.fail_with:
+            self.records.extend(records)
+        done(self.fail_with)
+
+
+@pytest.fixture
+def coordinator():
+    store = ListStore()
+    c = GroupCoordinator(1, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), store,
+                         partition_for=lambda group: 0)
+    c.load(0, [])
+    c.store_list = store  # type: ignore[attr-defined]
+    yield c
+    c.shutdown()
+
+
+class Answer:
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.value = None
+
+    def __call__(self, value) -> None:
+        self.value = value
+        self.event.set()
+
+    def get(self, timeout: float = 10):
+        assert self.event.wait(timeout), "no answer"
+        return self.value
+
+
+def join(c: GroupCoordinator, member_id: str = "", session_ms: int = 10000, rebalance_ms: int = 10000,
+         protocols=PROTOCOLS, instance_id: str | None = None, group: str = "g") -> Answer:
+    answer = Answer()
+    c.join_group(group, member_id, instance_id, True, "client", "/127.0.0.1", rebalance_ms, session_ms,
+                 "consumer", list(protocols), answer)
+    return answer
+
+
+def join_new(c: GroupCoordinator, **kw) -> Answer:
+    first: JoinResult = join(c, **kw).get()
+    assert first.error == E.MEMBER_ID_REQUIRED and first.member_id
+    return join(c, member_id=first.member_id, **kw)
+
+
+def sync(c: GroupCoordinator, member_id: str, generation: int, assignments=None, group: str = "g") -> Answer:
+    answer = Answer()
+    c.sync_group(group, generation, member_id, None, "consumer", None, assignments or {}, answer)
+    return answer
+
+
+def test_two_members_form_a_generation_and_get_the_leaders_assignment(coordinator):
+    a = join_new(coordinator)
+    first: JoinResult = a.get()
+    assert (first.error, first.generation_id, first.protocol_name) == (E.NONE, 1, "range")
+    assert first.leader_id == first.member_id and len(first.members) == 1
+    s = sync(coordinator, first.member_id, 1, {first.member_id: b"all"}).get()
+    assert s == SyncResult(E.NONE, "consumer", "range", b"all")
+    assert coordinator.groups["g"].state is GroupState.STABLE
+    # A second member: the leader's heartbeat says rebalance, both join again.
+    b = join_new(coordinator)
+    assert coordinator.heartbeat("g", first.member_id, None, 1) == E.REBALANCE_IN_PROGRESS
+    a2 = join(coordinator, member_id=first.member_id)
+    ra, rb = a2.get(), b.get()
+    assert ra.generation_id == rb.generation_id == 2
+    assert ra.leader_id == first.member_id and {m[0] for m in ra.members} == {ra.member_id, rb.member_id}
+    assert rb.members == ()  # only the leader sees the members
+    follower = sync(coordinator, rb.member_id, 2)
+    assert not follower.event.is_set()  # waits for the leader's assignment
+    sync(coordinator, ra.member_id, 2, {ra.member_id: b"p0", rb.member_id: b"p1"}).get()
+    assert follower.get().assignment == b"p1"
+    assert coordinator.heartbeat("g", rb.member_id, None, 2) == E.NONE
+    assert coordinator.heartbeat("g", rb.member_id, None, 1) == E.ILLEGAL_GENERATION
+    assert coordinator.heartbeat("g", "nobody", None, 2) == E.UNKNOWN_MEMBER_ID
+    # The assignment was stored: a group metadata record with both members.
+    key, value = coordinator.store_list.records[-1]
+    assert cr.decode_key(key) == cr.GroupKey("g")
+    stored = cr.decode_group_value(value)
+    assert (stored.generation, stored.protocol, {m.member_id: m.assignment for m in stored.members}) == (
+        2, "range", {ra.member_id: b"p0", rb.member_id: b"p1"})
+
+
+def test_protocol_chosen_by_votes_and_an_incompatible_member_refused(coordinator):
+    a = join_new(coordinator, protocols=[("roundrobin", b"x"), ("range", b"y")]).get()
+    assert a.protocol_name == "roundrobin"
+    refused = join(coordinator, protocols=[("sticky", b"z")]).get()
+    assert refused.error == E.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_a_silent_member_is_removed_after_its_session_and_the_group_rebalances(coordinator):
+    a = join_new(coordinator, session_ms=300).get()
+    sync(coordinator, a.member_id, 1, {a.member_id: b"x"}).get()
+    b = join_new(coordinator, session_ms=60000)
+    # a never heartbeats again: its session ends, the rebalance goes on without it.
+    result = b.get()
+    assert result.error == E.NONE and result.generation_id == 2 and result.leader_id == result.member_id
+    assert set(coordinator.groups["g"].members) == {result.member_id}
+
+
+def test_leave_group_rebalances_and_the_last_member_leaves_the_group_empty(coordinator):
+    a = join_new(coordinator).get()
+    sync(coordinator, a.member_id, 1, {a.member_id: b"x"}).get()
+    assert coordinator.leave_group("g", [(a.member_id, None), ("other", None)]) == (
+        E.NONE, [E.NONE, E.UNKNOWN_MEMBER_ID])
+    assert wait_for(lambda: coordinator.groups["g"].state is GroupState.EMPTY, timeout=5)
+
+
+def test_offsets_commit_fetch_and_reload_from_the_records(coordinator):
+    done = Answer()
+    coordinator.commit_offsets("simple", "", None, -1, {("t", 0): CommittedOffset(5, 2, "meta", 1000)}, done)
+    assert done.get() == E.NONE
+    a = join_new(coordinator).get()
+    sync(coordinator, a.member_id, 1, {a.member_id: b"x"}).get()
+    done = Answer()
+    coordinator.commit_offsets("g", a.member_id, None, 1, {("t", 1): CommittedOffset(7, -1, "", 2000)}, done)
+    assert done.get() == E.NONE
+    stale = Answer()
+    coordinator.commit_offsets("g", a.member_id, None, 0, {("t", 1): CommittedOffset(9, -1, "", 2000)}, stale)
+    assert stale.get() == E.ILLEGAL_GENERATION
+    assert coordinator.fetch_offsets("g", [("t", 1), ("t", 2)]) == (
+        E.NONE, {("t", 1): CommittedOffset(7, -1, "", 2000), ("t", 2): None})
+    # Another coordinator loads the partition's records: the same offsets.
+    other = GroupCoordinator(2, GroupConfig(), ListStore(), partition_for=lambda group: 0)
+    try:
+        assert other.fetch_offsets("g", None)[0] == E.NOT_COORDINATOR
+        other.load(0, coordinator.store_list.records)
+        simple = other.fetch_offsets("simple", None)
+        assert simple == (E.NONE, {("t", 0): CommittedOffset(5, 2, "meta", 1000)})
+        assert other.fetch_offsets("g", None)[1] == {("t", 1): CommittedOffset(7, -1, "", 2000)}
+        assert other.groups["g"].generation_id == 1
+    finally:
+        other.shutdown()
+
+
+def test_delete_groups_refuses_a_group_with_members_and_tombstones_an_empty_one(coordinator):
+    done = Answer()
+    coordinator.commit_offsets("idle", "", None, -1, {("t", 0): CommittedOffset(1, -1, "", 0)}, done)
+    done.get()
+    a = join_new(coordinator).get()
+    deleted = Answer()
+    coordinator.delete_groups(["idle", "g", "missing"], deleted)
+    assert deleted.get() == {"idle": E.NONE, "g": E.NON_EMPTY_GROUP, "missing": E.GROUP_ID_NOT_FOUND}
+    assert "idle" not in coordinator.groups and a.member_id in coordinator.groups["g"].members
+    tail = [(cr.decode_key(k), v) for k, v in coordinator.store_list.records[-2:]]
+    assert tail == [(cr.OffsetKey("idle", "t", 0), None), (cr.GroupKey("idle"), None)]
+
+
+def test_requests_for_groups_of_a_partition_not_led_here_are_refused(coordinator):
+    coordinator.unload(0)
+    assert join(coordinator).get().error == E.NOT_COORDINATOR
+    assert coordinator.heartbeat("g", "m", None, 1) == E.NOT_COORDINATOR
+    assert coordinator.check_group("") == E.INVALID_GROUP_ID
