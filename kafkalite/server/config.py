@@ -38,6 +38,7 @@ from kafkalite.common.errors import ConfigError
 from kafkalite.common.metadata_version import is_metadata_version
 from kafkalite.controller.settings import ControllerSettings
 from kafkalite.network.settings import SocketServerSettings, TlsSettings
+from kafkalite.server.coordinator.settings import GroupConfig, OffsetsTopicConfig
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
@@ -659,6 +660,50 @@ SETTINGS: tuple[Setting, ...] = (
         validator=at_least(0), group="replication",
     ),
     Setting(
+        "offsets.topic.num.partitions", "int", 50,
+        "The number of partitions for the offset commit topic (should not change after deployment).",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.topic.replication.factor", "int", 3,
+        "The replication factor for the offsets topic; kafkalite takes fewer when fewer brokers are "
+        "registered (Kafka refuses to create it until enough are).",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.topic.segment.bytes", "int", 104857600,
+        "The offsets topic segment bytes should be kept relatively small in order to facilitate faster "
+        "log compaction and cache loads.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.commit.timeout.ms", "int", 5000,
+        "Offset commit will be delayed until all replicas for the offsets topic receive the commit or "
+        "this timeout is reached.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.initial.rebalance.delay.ms", "int", 3000,
+        "The amount of time the group coordinator will wait for more consumers to join a new group "
+        "before performing the first rebalance (`kafkalite cluster` sets 0).",
+        validator=at_least(0), group="group",
+    ),
+    Setting(
+        "group.min.session.timeout.ms", "int", 6000,
+        "The minimum allowed session timeout for registered consumers.",
+        group="group",
+    ),
+    Setting(
+        "group.max.session.timeout.ms", "int", 1800000,
+        "The maximum allowed session timeout for registered consumers.",
+        group="group",
+    ),
+    Setting(
+        "group.max.size", "int", 2147483647,
+        "The maximum number of consumers that a single consumer group can accommodate.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
         "replica.lag.time.max.ms", "long", 30000,
         "If a follower hasn't sent any fetch requests or hasn't consumed up to the leader's log end "
         "offset for at least this time, the leader will remove the follower from the ISR.",
@@ -969,6 +1014,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("controller", "Controller (KRaft)"),
     ("replication", "Replication"),
     ("log", "Log"),
+    ("group", "Consumer groups"),
     ("security", "Security (SSL and SASL)"),
 )
 
@@ -1422,6 +1468,20 @@ class BrokerConfig:
             producer_id_expiration_ms=v["producer.id.expiration.ms"],
             producer_id_expiration_check_interval_ms=v["producer.id.expiration.check.interval.ms"],
         )
+
+    def group_config(self) -> GroupConfig:
+        v = self._values
+        return GroupConfig(min_session_timeout_ms=v["group.min.session.timeout.ms"],
+                           max_session_timeout_ms=v["group.max.session.timeout.ms"],
+                           initial_rebalance_delay_ms=v["group.initial.rebalance.delay.ms"],
+                           max_size=v["group.max.size"])
+
+    def offsets_topic_config(self) -> OffsetsTopicConfig:
+        v = self._values
+        return OffsetsTopicConfig(num_partitions=v["offsets.topic.num.partitions"],
+                                  replication_factor=v["offsets.topic.replication.factor"],
+                                  segment_bytes=v["offsets.topic.segment.bytes"],
+                                  commit_timeout_ms=v["offsets.commit.timeout.ms"])
 
     def cleaner_config(self) -> CleanerConfig:
         v = self._values

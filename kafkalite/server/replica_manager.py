@@ -76,6 +76,7 @@ class ReplicaManager:
         self._lock = threading.Lock()  # handler threads may apply requests concurrently
         self.produce_purgatory = DelayedOperationPurgatory("Produce", node_id)
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", node_id)
+        self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
 
     def get_partition(self, topic: str, index: int) -> Partition:
         """The partition if this broker hosts it, else the error a data request gets: NOT_LEADER_
@@ -150,7 +151,20 @@ class ReplicaManager:
         self._update_fetchers(changed, leaders or {})
         for key in changed:  # waiting requests of a partition whose leader changed answer now
             self._complete_delayed(key)
+        self._tell_listeners(changed)
         return E.NONE, results
+
+    def _tell_listeners(self, keys: list[tuple[str, int]]) -> None:
+        """Whether this broker now leads each partition, to whoever listens (the group
+        coordinator, for its offsets partitions: Kafka's onLeadershipChange)."""
+        for topic, index in keys:
+            partition = self.partitions.get((topic, index))
+            leads = partition is not None and partition.is_leader
+            for listener in self.leadership_listeners:
+                try:
+                    listener(topic, index, leads)
+                except Exception:
+                    log.exception("A leadership listener failed for %s-%d", topic, index)
 
     def _update_fetchers(self, changed: list[tuple[str, int]], leaders: dict[int, tuple[str, int]]) -> None:
         follow: dict[tuple[str, int], tuple[Partition, InitialFetchState]] = {}
@@ -210,6 +224,7 @@ class ReplicaManager:
             self.fetcher_manager.remove_fetcher_for_partitions(stopped)
         for key in stopped:
             self._complete_delayed(key)
+        self._tell_listeners(stopped)
         return E.NONE, results
 
     def _complete_delayed(self, key: tuple[str, int]) -> None:

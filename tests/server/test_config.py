@@ -635,7 +635,7 @@ KAFKA_4_SERVER_PROPERTIES = (
 
 # The settings of both files that Kafka defines and kafkalite does not act on.
 IGNORED_BY_BOTH = [
-    "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
+    "num.recovery.threads.per.data.dir",
     "transaction.state.log.min.isr", "transaction.state.log.replication.factor",
 ]
 

@@ -30,22 +30,13 @@ from kafkalite.protocol import error_codes as E
 
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from .group import CommittedOffset, GroupMetadata, GroupState, MemberMetadata
+from .settings import GroupConfig
 
 log = logging.getLogger("kafkalite.server.coordinator")
 
 S = GroupState
 NO_GENERATION = -1
 NO_MEMBER = ""
-
-
-@dataclass(frozen=True)
-class GroupConfig:
-    """The broker's group.* settings (Kafka's GroupCoordinatorConfig)."""
-
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1800000
-    initial_rebalance_delay_ms: int = 3000
-    max_size: int = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -111,11 +102,15 @@ class GroupCoordinator:
             return E.NOT_COORDINATOR
         return E.NONE
 
-    def load(self, partition: int, records: Iterable[tuple[bytes, bytes | None]]) -> None:
+    def load(self, partition: int, records: Iterable[tuple[bytes, bytes | None]],
+             already_loading: bool = False) -> None:
         """Become the coordinator of ``partition``'s groups from its records, oldest first
-        (Kafka's GroupMetadataManager.loadGroupsAndOffsets)."""
+        (Kafka's GroupMetadataManager.loadGroupsAndOffsets). With ``already_loading`` the
+        partition was marked loading when its leadership came, and an ``unload`` since (the
+        leadership left again) makes this load void."""
         with self._lock:
-            self.loading.add(partition)
+            if not already_loading:
+                self.loading.add(partition)
         offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
         groups: dict[str, Any] = {}
         for key_bytes, value in records:
@@ -131,6 +126,8 @@ class GroupCoordinator:
             except Exception as e:  # one unreadable record does not cost the partition
                 log.warning("Skipping an unreadable record of __consumer_offsets-%d: %s", partition, e)
         with self._lock:
+            if partition not in self.loading:
+                return  # unloaded meanwhile
             for group_id in set(offsets) | set(groups):
                 value = groups.get(group_id)
                 committed = {tp: o for tp, o in offsets.get(group_id, {}).items() if o is not None}

@@ -17,7 +17,7 @@ import concurrent.futures
 import logging
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafkalite.common.errors import ApiError
@@ -51,31 +51,36 @@ class AutoTopicCreator:
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
 
-    def create(self, name: str, snap: Snapshot) -> int:
-        """The error code the topic answers with now (after a valid name)."""
-        if self.replication_factor > len(snap.brokers):
+    def create(self, name: str, snap: Snapshot, num_partitions: int | None = None,
+               replication_factor: int | None = None, configs: Mapping[str, str] | None = None) -> int:
+        """The error code the topic answers with now (after a valid name). An internal topic
+        (``__consumer_offsets``) brings its own partitions, replication factor and configs."""
+        partitions = self.num_partitions if num_partitions is None else num_partitions
+        factor = self.replication_factor if replication_factor is None else replication_factor
+        if factor > len(snap.brokers):
             return E.INVALID_REPLICATION_FACTOR
         with self._lock:
             if name in self._in_flight:
                 return E.LEADER_NOT_AVAILABLE
             self._in_flight.add(name)
         try:
-            future = self._submit(name)
+            future = self._submit(name, partitions, factor, configs or {})
         except RuntimeError:  # shutting down
             self._done(name)
             return E.LEADER_NOT_AVAILABLE
         future.add_done_callback(lambda f: self._finished(name, f))
         return E.LEADER_NOT_AVAILABLE
 
-    def _submit(self, name: str) -> concurrent.futures.Future:
+    def _submit(self, name: str, partitions: int, factor: int,
+                configs: Mapping[str, str]) -> concurrent.futures.Future:
         if self.controller is not None:
-            return self.controller.create_topic(name, self.num_partitions, self.replication_factor, None,
-                                                False)
+            return self.controller.create_topic(name, partitions, factor, None, False, configs)
         if self.link is None:
             raise RuntimeError("no way to the controller")
         R = create_topics.REQUEST
         body = R(timeout_ms=CREATE_TIMEOUT_MS, validate_only=False, topics=[R["topics"](
-            name=name, num_partitions=self.num_partitions, replication_factor=self.replication_factor)])
+            name=name, num_partitions=partitions, replication_factor=factor,
+            configs=[R["topics"]["configs"](name=k, value=v) for k, v in configs.items()])])
         log.info("Sending the auto-creation of %s to the controller", name)
         return self.link.submit("creations", ApiKey.CREATE_TOPICS, CREATE_TOPICS_VERSION, body)
 
