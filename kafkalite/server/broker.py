@@ -26,6 +26,8 @@ from . import meta_properties
 from .alter_partition_manager import AlterPartitionManager
 from .apis import apis_for
 from .config import BrokerConfig
+from .coordinator.group_coordinator import GroupCoordinator
+from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
 from .handlers.metadata import AutoTopicCreator
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
@@ -68,6 +70,8 @@ class Broker:
         self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
         self.topic_configs: TopicConfigCache | None = None
         self.producer_ids: ProducerIdManager | None = None
+        self.group_coordinator: GroupCoordinator | None = None
+        self.coordinator_loader: CoordinatorLoader | None = None
         self.alter_partition_manager: AlterPartitionManager | None = None
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
 
@@ -123,9 +127,17 @@ class Broker:
             self.node_id, lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
             self.controller_address)
         self.producer_ids.startup()
+        # The group coordinator of the __consumer_offsets partitions this broker leads.
+        offsets_topic = cfg.offsets_topic_config()
+        self.group_coordinator = GroupCoordinator(
+            self.node_id, cfg.group_config(), ReplicatedOffsetsStore(rm, offsets_topic),
+            lambda group: partition_for(group, offsets_topic.num_partitions))
+        self.coordinator_loader = CoordinatorLoader(self.group_coordinator, rm)
+        rm.leadership_listeners.append(self.coordinator_loader.on_leadership)
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response, self.producer_ids,
-                                     cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats)
+                                     cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats,
+                                     self.group_coordinator, offsets_topic)
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
@@ -294,6 +306,10 @@ class Broker:
             self.controller_link.shutdown()
         if self.topic_purgatory is not None:
             self.topic_purgatory.shutdown(timeout / 4)
+        if self.coordinator_loader is not None:
+            self.coordinator_loader.shutdown(timeout / 4)
+        if self.group_coordinator is not None:
+            self.group_coordinator.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown(timeout / 4)
         if self.scheduler is not None:

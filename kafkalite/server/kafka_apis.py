@@ -13,10 +13,13 @@ from kafkalite.protocol import api_name
 
 from .apis import SERVED, ApiTable
 from .config import BrokerConfig
+from .coordinator.group_coordinator import GroupCoordinator
+from .coordinator.settings import OffsetsTopicConfig
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
+from .handlers.groups import GroupApis
 from .handlers.isr import IsrApis
 from .handlers.metadata import AutoTopicCreator, MetadataApis
 from .handlers.offsets import OffsetApis
@@ -69,14 +72,16 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      producer_ids: ProducerIdManager | None = None, config: BrokerConfig | None = None,
                      topic_configs: TopicConfigCache | None = None,
                      auto_create: AutoTopicCreator | None = None,
-                     topic_stats: BrokerTopicStats | None = None) -> KafkaApis:
+                     topic_stats: BrokerTopicStats | None = None,
+                     group_coordinator: GroupCoordinator | None = None,
+                     offsets_topic: OffsetsTopicConfig | None = None) -> KafkaApis:
     """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
     ``send_response`` answers a request that waited (from whichever thread completes it);
     ``producer_ids`` None gives no producer ids (the network benchmark's KafkaApis); ``config``
     is what DescribeConfigs shows (Kafka's defaults without it); ``topic_configs`` the topics'
     settings (only the controller's, if any, without it); ``auto_create`` None creates no topic
     for Metadata; ``topic_stats`` the BrokerTopicMetrics Produce and Fetch count into (their own
-    without it)."""
+    without it); ``group_coordinator`` None serves no group (COORDINATOR_NOT_AVAILABLE)."""
     topic_stats = topic_stats or BrokerTopicStats()
     describer = ConfigDescriber(config or BrokerConfig({"node.id": str(replica_manager.node_id)}))
     if topic_configs is None:
@@ -91,4 +96,5 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      topics, RegistrationApis(controller, send_response), IsrApis(controller, send_response),
                      ProduceApis(replica_manager, send_response, topic_stats),
                      FetchApis(replica_manager, send_response, topic_stats),
-                     OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response))
+                     OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response),
+                     GroupApis(group_coordinator, send_response))
