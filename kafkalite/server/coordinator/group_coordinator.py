@@ -579,6 +579,38 @@ class GroupCoordinator:
             return E.NONE, dict(committed)
         return E.NONE, {tp: committed.get(tp) for tp in partitions}
 
+    def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]],
+                       respond: Callable[[int, dict[tuple[str, int], int]], None]) -> None:
+        """Kafka's handleDeleteOffsets: a group's committed offsets removed, except those of topics
+        a member of the group is subscribed to (GROUP_SUBSCRIBED_TO_TOPIC)."""
+        error = self.check_group(group_id)
+        if error:
+            respond(error, {})
+            return
+        with self._lock:
+            group = self.groups.get(group_id)
+            if group is None or group.is_in(S.DEAD):
+                respond(E.GROUP_ID_NOT_FOUND, {})
+                return
+            subscribed = group_subscriptions(group)
+            per = {tp: E.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
+                   if subscribed is None or tp[0] in subscribed}
+            removable = [tp for tp in partitions if tp not in per]
+        tombstones: list[tuple[bytes, bytes | None]] = [
+            (cr.encode_key(cr.OffsetKey(group_id, t, p)), None) for t, p in removable]
+        if not tombstones:
+            respond(E.NONE, per)
+            return
+
+        def stored(error: int) -> None:
+            if not error:
+                with self._lock:
+                    for tp in removable:
+                        group.offsets.pop(tp, None)
+            respond(error, per)
+
+        self.store.append(group_id, tombstones, stored)
+
     # --- describe, list, delete ------------------------------------------------------------------
 
     def describe_group(self, group_id: str) -> tuple[int, GroupMetadata | None]:
@@ -650,6 +682,29 @@ class GroupCoordinator:
                      for m in group.members.values()])
         self.store.append(group.group_id, [(cr.encode_key(cr.GroupKey(group.group_id)),
                                             cr.encode_group_value(value))], done)
+
+
+def group_subscriptions(group: GroupMetadata) -> set[str] | None:
+    """The topics the members of a "consumer" group subscribe to (ConsumerProtocolSubscription:
+    int16 version, then an array of topic names); None when one cannot be read (all count as
+    subscribed then)."""
+    if not group.members:
+        return set()
+    if group.protocol_type != "consumer" or group.protocol_name is None:
+        return None
+    topics: set[str] = set()
+    for member in group.members.values():
+        try:
+            data = member.metadata(group.protocol_name)
+            count = int.from_bytes(data[2:6], "big", signed=True)
+            pos = 6
+            for _ in range(count):
+                size = int.from_bytes(data[pos:pos + 2], "big", signed=True)
+                topics.add(data[pos + 2:pos + 2 + size].decode())
+                pos += 2 + size
+        except (KeyError, UnicodeDecodeError, ValueError):
+            return None
+    return topics
 
 
 def _bind(fn: Callable[[GroupMetadata, int], None], group: GroupMetadata) -> Callable[[int], None]:
