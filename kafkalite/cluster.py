@@ -75,6 +75,8 @@ def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
         "controller.listener.names": "",
         "log.dirs": os.path.join(directory, f"broker-{node_id}"),
         "cluster.id": cluster_id,
+        # A group forms at once, as in Kafka's sample server.properties for development.
+        "group.initial.rebalance.delay.ms": "0",
     }
     if metrics_port is not None:
         overrides["metrics.port"] = str(metrics_port)
@@ -235,6 +237,8 @@ def run(brokers: int, directory: str, base_port: int, metrics_base: int | None =
             metrics = f", metrics http://{HOST}:{n.metrics_port}/metrics" if n.metrics_port else ""
             print(f"  broker {n.node_id}{role}: {HOST}:{n.client_port}, pid {n.process.pid}, "
                   f"log {_log(directory, n.node_id)}{metrics}")
+        print("Consumer groups rebalance without group.initial.rebalance.delay.ms (set to 0 here; "
+              "Kafka's default is 3000).")
         print("Ctrl-C stops every broker.", flush=True)
         reported: set[int] = set()
         while not stopping.wait(0.5):

@@ -48,6 +48,7 @@ def running(tmp_path_factory):
     try:
         text = read_until(proc, "Ctrl-C stops")
         assert "is up" in text, text
+        assert "group.initial.rebalance.delay.ms (set to 0 here" in text  # it says what it changed
         yield {"proc": proc, "tmp": tmp, "base": base, "text": text}
     finally:
         if proc.poll() is None:
