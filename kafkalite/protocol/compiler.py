@@ -405,7 +405,8 @@ def _decode_fixed_array(g: _Gen, s: Struct, version: int, flexible: bool, layout
     end = f"_e{k}"
     lines = [f"{end} = pos + {count} * {layout.size}",
              f"if {end} > _n: raise DecodeError('truncated array', offset=pos)"]
-    target = ", ".join(names) + (f", _t{k}" if flexible else "")
+    # The trailing comma unpacks a one-field row too (``for a, in rows``), not just bind its tuple.
+    target = ", ".join(names) + (f", _t{k}" if flexible else ",")
     cond = f" if not _t{k}" if flexible else ""
     lines.append(f"{var} = [{cls}({', '.join(args)}) for {target} in "
                  f"{rows}(memoryview(buf)[pos:{end}]){cond}]")

@@ -16,13 +16,18 @@ from .delete_topics import DELETE_TOPICS
 from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
 from .fetch import FETCH
+from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
 from .init_producer_id import INIT_PRODUCER_ID
 from .join_group import JOIN_GROUP
 from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP
+from .list_groups import LIST_GROUPS
 from .list_offsets import LIST_OFFSETS
 from .metadata import METADATA
+from .offset_commit import OFFSET_COMMIT
+from .offset_delete import OFFSET_DELETE
+from .offset_fetch import OFFSET_FETCH
 from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
 from .produce import PRODUCE
 from .sasl_authenticate import SASL_AUTHENTICATE
@@ -39,11 +44,15 @@ ALL: tuple[Api, ...] = (
     LEADER_AND_ISR,
     STOP_REPLICA,
     UPDATE_METADATA,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    FIND_COORDINATOR,
     JOIN_GROUP,
     HEARTBEAT,
     LEAVE_GROUP,
     SYNC_GROUP,
     DESCRIBE_GROUPS,
+    LIST_GROUPS,
     SASL_HANDSHAKE,
     API_VERSIONS,
     CREATE_TOPICS,
@@ -55,6 +64,7 @@ ALL: tuple[Api, ...] = (
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
+    OFFSET_DELETE,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
     ALLOCATE_PRODUCER_IDS,
