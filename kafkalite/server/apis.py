@@ -24,6 +24,7 @@ from .handlers.api_versions import ApiTable, ApiVersionsApis
 from .handlers.configs import ConfigApis
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
+from .handlers.groups import GroupApis
 from .handlers.isr import IsrApis
 from .handlers.metadata import MetadataApis
 from .handlers.offsets import OffsetApis
@@ -55,6 +56,10 @@ class Waits(enum.Enum):
     CONTROLLER = "until the controller's event thread has handled it (a callback answers it)"
     TOPIC_CONFIGS = ("for a topic whose settings this broker has not learned: until the controller "
                      "has told them (asked from a background thread, at most 5 s each try); else at once")
+    REBALANCE = ("JoinGroup: in the Rebalance purgatory until every member has rejoined, or the "
+                 "rebalance timeout; SyncGroup: until the leader's assignment is stored")
+    GROUP_LOG = ("until its records are committed in __consumer_offsets (acks=all), or "
+                 "offsets.commit.timeout.ms")
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,20 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.ALLOCATE_PRODUCER_IDS, "0", CONTROLLER, ProducerIdApis.allocate_producer_ids,
             Waits.CONTROLLER),
     _served(ApiKey.ALTER_PARTITION, "0-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),
+    _served(ApiKey.OFFSET_COMMIT, "0-8", EVERY, GroupApis.offset_commit, Waits.GROUP_LOG,
+            note="v9 (KIP-848's member epochs) not served"),
+    _served(ApiKey.OFFSET_FETCH, "0-8", EVERY, GroupApis.offset_fetch),
+    _served(ApiKey.FIND_COORDINATOR, "0-4", EVERY, GroupApis.find_coordinator,
+            note="groups only (transactions are not served); creates __consumer_offsets when first asked"),
+    _served(ApiKey.JOIN_GROUP, "0-9", EVERY, GroupApis.join_group, Waits.REBALANCE),
+    _served(ApiKey.HEARTBEAT, "0-4", EVERY, GroupApis.heartbeat),
+    _served(ApiKey.LEAVE_GROUP, "0-5", EVERY, GroupApis.leave_group),
+    _served(ApiKey.SYNC_GROUP, "0-5", EVERY, GroupApis.sync_group, Waits.REBALANCE),
+    _served(ApiKey.DESCRIBE_GROUPS, "0-5", EVERY, GroupApis.describe_groups),
+    _served(ApiKey.LIST_GROUPS, "0-5", EVERY, GroupApis.list_groups,
+            note="the groups this broker coordinates, as Kafka's brokers answer"),
+    _served(ApiKey.DELETE_GROUPS, "0-2", EVERY, GroupApis.delete_groups, Waits.GROUP_LOG),
+    _served(ApiKey.OFFSET_DELETE, "0", EVERY, GroupApis.offset_delete, Waits.GROUP_LOG),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

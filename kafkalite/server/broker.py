@@ -137,7 +137,8 @@ class Broker:
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response, self.producer_ids,
                                      cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats,
-                                     self.group_coordinator, offsets_topic)
+                                     self.group_coordinator, offsets_topic,
+                                     self._auto_topic_creator(internal=True))
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
@@ -158,9 +159,11 @@ class Broker:
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
 
-    def _auto_topic_creator(self) -> AutoTopicCreator | None:
+    def _auto_topic_creator(self, internal: bool = False) -> AutoTopicCreator | None:
+        """Metadata's creator of unknown topics (None with auto.create.topics.enable=false); an
+        internal topic (``__consumer_offsets``) is created whatever that setting says."""
         enabled, partitions, replication_factor = self.config.auto_create_topics
-        if not enabled:
+        if not enabled and not internal:
             return None
         return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link)
 

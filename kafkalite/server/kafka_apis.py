@@ -74,7 +74,8 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      auto_create: AutoTopicCreator | None = None,
                      topic_stats: BrokerTopicStats | None = None,
                      group_coordinator: GroupCoordinator | None = None,
-                     offsets_topic: OffsetsTopicConfig | None = None) -> KafkaApis:
+                     offsets_topic: OffsetsTopicConfig | None = None,
+                     internal_topics: AutoTopicCreator | None = None) -> KafkaApis:
     """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
     ``send_response`` answers a request that waited (from whichever thread completes it);
     ``producer_ids`` None gives no producer ids (the network benchmark's KafkaApis); ``config``
@@ -97,4 +98,5 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      ProduceApis(replica_manager, send_response, topic_stats),
                      FetchApis(replica_manager, send_response, topic_stats),
                      OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response),
-                     GroupApis(group_coordinator, send_response))
+                     GroupApis(group_coordinator, send_response, metadata_cache, internal_topics,
+                               offsets_topic))

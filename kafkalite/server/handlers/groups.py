@@ -12,30 +12,186 @@ SyncGroup answer later, from whichever thread completes them (the coordinator's 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from typing import Any
 
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import (
     delete_groups,
     describe_groups,
+    find_coordinator,
     heartbeat,
     join_group,
     leave_group,
+    list_groups,
+    offset_commit,
+    offset_delete,
+    offset_fetch,
     sync_group,
 )
 
+from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import NO_MEMBER, GroupCoordinator, JoinResult, SyncResult
+from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
+from ..coordinator.settings import OffsetsTopicConfig
+from ..metadata_cache import MetadataCache, Snapshot
 from ..responses import respond
+from .metadata import AutoTopicCreator
 
 log = logging.getLogger("kafkalite.server.handlers.groups")
 
 
 class GroupApis:
-    def __init__(self, coordinator: GroupCoordinator | None,
-                 send_response: Callable[[Response], None]) -> None:
+    def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
+                 metadata_cache: MetadataCache | None = None, auto_create: AutoTopicCreator | None = None,
+                 offsets_topic: OffsetsTopicConfig | None = None) -> None:
         self.coordinator = coordinator  # None: a KafkaApis without a broker (no groups)
         self.send_response = send_response
+        self.metadata_cache = metadata_cache
+        self.auto_create = auto_create  # creates __consumer_offsets (whatever auto.create.topics.enable)
+        self.offsets_topic = offsets_topic or OffsetsTopicConfig()
+
+    # --- FindCoordinator ---------------------------------------------------------------------
+
+    def find_coordinator(self, request: Request) -> Response:
+        body, version = request.body, request.api_version
+        R = find_coordinator.RESPONSE
+        keys = list(body.coordinator_keys) if version >= 4 else [body.key]
+        key_type = body.key_type if version >= 1 else 0
+        found = [self._coordinator_for(k, key_type, request.listener) for k in keys]
+        if version >= 4:
+            return respond(request, R(throttle_time_ms=0, coordinators=[
+                R["coordinators"](key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
+                for k, (e, m, n, h, p) in zip(keys, found, strict=True)]))
+        error, message, node, host, port = found[0]
+        return respond(request, R(throttle_time_ms=0, error_code=error, error_message=message, node_id=node,
+                                  host=host, port=port))
+
+    def _coordinator_for(self, key: str, key_type: int,
+                         listener: str) -> tuple[int, str | None, int, str, int]:
+        """(error, message, node id, host, port) of the coordinator of group ``key``."""
+        if key_type != 0:
+            # Transactions are not served: no transaction coordinator anywhere.
+            return E.COORDINATOR_NOT_AVAILABLE, "Transactions are not supported by kafkalite.", -1, "", -1
+        if not key:
+            return E.INVALID_REQUEST, "A group id is needed.", -1, "", -1
+        if self.metadata_cache is None:
+            return E.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
+        snap = self.metadata_cache.snapshot
+        topic = snap.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            self._create_offsets_topic(snap)
+            return E.COORDINATOR_NOT_AVAILABLE, "The offsets topic is being created.", -1, "", -1
+        info = topic.partitions.get(partition_for(key, len(topic.partitions)))
+        broker = snap.brokers.get(info.leader) if info is not None else None
+        endpoint = broker.endpoint(listener) if broker is not None else None
+        if endpoint is None:
+            return E.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
+        return E.NONE, None, broker.id, endpoint.host, endpoint.port  # type: ignore[union-attr]
+
+    def _create_offsets_topic(self, snap: Snapshot) -> None:
+        if self.auto_create is None:
+            return
+        config = self.offsets_topic
+        # Kafka's offsets.topic.replication.factor, capped by the brokers registered now.
+        factor = max(1, min(config.replication_factor, len(snap.brokers)))
+        self.auto_create.create(OFFSETS_TOPIC, snap, config.num_partitions, factor, config.topic_configs())
+
+    # --- offsets -----------------------------------------------------------------------------------
+
+    def offset_commit(self, request: Request) -> Response | None:
+        body, version = request.body, request.api_version
+        R = offset_commit.RESPONSE
+        now = int(time.time() * 1000)
+        offsets: dict[tuple[str, int], CommittedOffset] = {}
+        for t in body.topics:
+            for p in t.partitions:
+                offsets[(t.name, p.partition_index)] = CommittedOffset(
+                    p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
+                    p.committed_metadata or "", now)
+
+        def answer(error: int) -> Response:
+            return respond(request, R(throttle_time_ms=0, topics=[R["topics"](name=t.name, partitions=[
+                R["topics"]["partitions"](partition_index=p.partition_index, error_code=error)
+                for p in t.partitions]) for t in body.topics]))
+
+        if self.coordinator is None:
+            return answer(E.COORDINATOR_NOT_AVAILABLE)
+        generation = _generation(body) if version >= 1 else -1
+        member_id = body.member_id if version >= 1 else NO_MEMBER
+        instance_id = body.group_instance_id if version >= 7 else None
+        self.coordinator.commit_offsets(body.group_id, member_id, instance_id, generation, offsets,
+                                        lambda error: self.send_response(answer(error)))
+        return None
+
+    def offset_fetch(self, request: Request) -> Response:
+        body, version = request.body, request.api_version
+        R = offset_fetch.RESPONSE
+        if version >= 8:
+            groups = [(g.group_id, None if g.topics is None else
+                       [(t.name, list(t.partition_indexes)) for t in g.topics]) for g in body.groups]
+        else:
+            groups = [(body.group_id, None if body.topics is None else
+                       [(t.name, list(t.partition_indexes)) for t in body.topics])]
+        answers = []
+        for group_id, topics in groups:
+            wanted = None if topics is None else [(t, p) for t, ps in topics for p in ps]
+            found: dict[tuple[str, int], CommittedOffset | None] = {}
+            if self.coordinator is None:
+                error = E.COORDINATOR_NOT_AVAILABLE
+            else:
+                error, found = self.coordinator.fetch_offsets(group_id, wanted)
+            if error and wanted is not None:
+                found = dict.fromkeys(wanted)
+            by_topic: dict[str, list[Any]] = {}
+            for (t, p), o in sorted(found.items()):
+                by_topic.setdefault(t, []).append((p, o))
+            answers.append((group_id, error, by_topic))
+        if version >= 8:
+            G = R["groups"]
+            return respond(request, R(throttle_time_ms=0, groups=[G(group_id=g, error_code=e, topics=[
+                G["topics"](name=t, partitions=[_fetched(G["topics"]["partitions"], p, o, e) for p, o in ps])
+                for t, ps in by_topic.items()]) for g, e, by_topic in answers]))
+        _, error, by_topic = answers[0]
+        T = R["topics"]
+        # Before v2 a group-level error goes into every partition (there is no top-level one).
+        return respond(request, R(throttle_time_ms=0, error_code=error, topics=[
+            T(name=t, partitions=[_fetched(T["partitions"], p, o, error) for p, o in ps])
+            for t, ps in by_topic.items()]))
+
+    def offset_delete(self, request: Request) -> Response | None:
+        body = request.body
+        R = offset_delete.RESPONSE
+        wanted = [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+
+        def answer(error: int, per_partition: dict[tuple[str, int], int]) -> Response:
+            return respond(request, R(error_code=error, throttle_time_ms=0, topics=[R["topics"](
+                name=t.name, partitions=[R["topics"]["partitions"](
+                    partition_index=p.partition_index,
+                    error_code=per_partition.get((t.name, p.partition_index), E.NONE))
+                    for p in t.partitions]) for t in body.topics]))
+
+        if self.coordinator is None:
+            return answer(E.COORDINATOR_NOT_AVAILABLE, {})
+        self.coordinator.delete_offsets(body.group_id, wanted,
+                                        lambda error, per: self.send_response(answer(error, per)))
+        return None
+
+    def list_groups(self, request: Request) -> Response:
+        body, version = request.body, request.api_version
+        R = list_groups.RESPONSE
+        states = set(body.states_filter) if version >= 4 and body.states_filter else None
+        groups: list[tuple[str, str, str]] = []
+        if self.coordinator is None:
+            error = E.COORDINATOR_NOT_AVAILABLE
+        else:
+            error, groups = self.coordinator.list_groups(states)
+        types = set(body.types_filter) if version >= 5 and body.types_filter else None
+        return respond(request, R(throttle_time_ms=0, error_code=error, groups=[
+            R["groups"](group_id=g, protocol_type=t, group_state=s, group_type="classic")
+            for g, t, s in groups if types is None or "classic" in {x.lower() for x in types}]))
 
     # --- membership --------------------------------------------------------------------------
 
@@ -151,3 +307,17 @@ class GroupApis:
             return answer({g: E.COORDINATOR_NOT_AVAILABLE for g in names})
         self.coordinator.delete_groups(names, lambda results: self.send_response(answer(results)))
         return None
+
+
+def _generation(body: Any) -> int:
+    """OffsetCommit's generation (renamed generation_id_or_member_epoch by KIP-848)."""
+    value = getattr(body, "generation_id_or_member_epoch", None)
+    return int(value if value is not None else body.generation_id)
+
+
+def _fetched(cls: Any, partition: int, offset: CommittedOffset | None, error: int) -> Any:
+    if offset is None:
+        return cls(partition_index=partition, committed_offset=-1, committed_leader_epoch=-1, metadata="",
+                   error_code=error)
+    return cls(partition_index=partition, committed_offset=offset.offset,
+               committed_leader_epoch=offset.leader_epoch, metadata=offset.metadata, error_code=error)

@@ -1,0 +1,140 @@
+"""Consumer groups with real clients against one broker in-process: confluent-kafka, kafka-python
+and aiokafka each consume a topic completely in a group and commit; committed offsets survive a
+restart of the broker (loaded back from __consumer_offsets)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+import pytest
+
+from ..kafka_client import wait_for
+from .conftest import running_broker
+
+GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
+                  "group.min.session.timeout.ms": "500"}
+COUNT = 200
+
+
+def produce(bootstrap: str, topic: str, count: int = COUNT, partitions: int = 3) -> list[bytes]:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept until the result is in
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    values = [b"%s-%04d" % (topic.encode(), i) for i in range(count)]
+    for i, v in enumerate(values):
+        producer.produce(topic, v, key=b"k%d" % i)
+    assert producer.flush(30) == 0
+    return values
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    with running_broker(tmp_path_factory.mktemp("groups"), **GROUP_SETTINGS) as b:
+        yield b
+
+
+def bootstrap_of(broker) -> str:
+    return f"127.0.0.1:{broker.bound_port('PLAINTEXT')}"
+
+
+def test_confluent_kafka_consumer_reads_everything_in_a_group_and_commits(broker):
+    from confluent_kafka import Consumer, TopicPartition
+
+    bootstrap, topic, group = bootstrap_of(broker), f"ck-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
+    values = produce(bootstrap, topic)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False, "session.timeout.ms": 6000})
+    try:
+        consumer.subscribe([topic])
+        seen: list[bytes] = []
+        assert wait_for(lambda: _poll_into(consumer, seen) and len(seen) >= COUNT, timeout=60)
+        assert sorted(seen) == sorted(values)
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed([TopicPartition(topic, p) for p in range(3)], timeout=10)
+        assert sum(tp.offset for tp in committed) == COUNT
+    finally:
+        consumer.close()
+
+
+def _poll_into(consumer, seen: list[bytes]) -> bool:
+    msg = consumer.poll(0.5)
+    if msg is not None and msg.error() is None:
+        seen.append(msg.value())
+    return True
+
+
+def test_kafka_python_consumer_reads_everything_in_a_group_and_commits(broker):
+    from kafka import KafkaConsumer, TopicPartition
+
+    bootstrap, topic, group = bootstrap_of(broker), f"kp-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
+    values = produce(bootstrap, topic)
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=20000)
+    try:
+        seen = []
+        for msg in consumer:
+            seen.append(msg.value)
+            if len(seen) == COUNT:
+                break
+        assert sorted(seen) == sorted(values)
+        consumer.commit()
+        assert sum(consumer.committed(TopicPartition(topic, p)) or 0 for p in range(3)) == COUNT
+    finally:
+        consumer.close()
+
+
+def test_aiokafka_consumer_reads_everything_in_a_group_and_commits(broker):
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    bootstrap, topic, group = bootstrap_of(broker), f"ak-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
+    values = produce(bootstrap, topic)
+
+    async def run() -> list[bytes]:
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                                    auto_offset_reset="earliest", enable_auto_commit=False)
+        await consumer.start()
+        try:
+            seen: list[bytes] = []
+            async with asyncio.timeout(60):
+                async for msg in consumer:
+                    seen.append(msg.value)
+                    if len(seen) == COUNT:
+                        break
+            await consumer.commit()
+            offsets = [await consumer.committed(TopicPartition(topic, p)) for p in range(3)]
+            assert sum(o or 0 for o in offsets) == COUNT
+            return seen
+        finally:
+            await consumer.stop()
+
+    assert sorted(asyncio.run(run())) == sorted(values)
+
+
+def test_committed_offsets_survive_a_restart_of_the_coordinators_broker(tmp_path):
+    from confluent_kafka import Consumer, TopicPartition
+
+    group, topic = "durable", "restarted"
+    with running_broker(tmp_path, **GROUP_SETTINGS) as b:
+        bootstrap = bootstrap_of(b)
+        produce(bootstrap, topic, 30, partitions=1)
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+        try:
+            consumer.commit(offsets=[TopicPartition(topic, 0, 17)], asynchronous=False)
+        finally:
+            consumer.close()
+    with running_broker(tmp_path, **GROUP_SETTINGS) as b:
+        consumer = Consumer({"bootstrap.servers": bootstrap_of(b), "group.id": group})
+        try:
+            def committed() -> int:
+                with contextlib.suppress(Exception):
+                    return consumer.committed([TopicPartition(topic, 0)], timeout=5)[0].offset
+                return -1
+
+            assert wait_for(lambda: committed() == 17, timeout=30)
+        finally:
+            consumer.close()
