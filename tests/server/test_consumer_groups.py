@@ -138,3 +138,20 @@ def test_committed_offsets_survive_a_restart_of_the_coordinators_broker(tmp_path
             assert wait_for(lambda: committed() == 17, timeout=30)
         finally:
             consumer.close()
+
+
+def test_kcat_balanced_consumer_reads_everything_in_a_group(broker):
+    import shutil
+    import subprocess
+
+    kcat = shutil.which("kcat")
+    assert kcat, "kcat is installed by tests/system-deps.sh"
+    bootstrap, topic, group = bootstrap_of(broker), f"kc-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
+    values = produce(bootstrap, topic)
+    # -G: librdkafka's balanced consumer (FindCoordinator, JoinGroup, SyncGroup, heartbeats,
+    # OffsetFetch, commits); -c: exit after that many messages.
+    out = subprocess.run([kcat, "-b", bootstrap, "-G", group, "-X", "auto.offset.reset=earliest",
+                          "-c", str(COUNT), "-f", "%s\n", "-q", topic],
+                         capture_output=True, timeout=90)
+    assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
+    assert sorted(out.stdout.split()) == sorted(values)
