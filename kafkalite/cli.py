@@ -364,6 +364,30 @@ def bench_replication(seconds: float, rounds: int, session_timeout_ms: int, writ
     replication.run(seconds, rounds, session_timeout_ms, write_md, command)
 
 
+@bench.command("groups")
+@click.option("--members", default="1,10,50", show_default=True,
+              help="Group sizes to form and rebalance, comma-separated.")
+@click.option("--seconds", default=3.0, show_default=True, help="Seconds of OffsetCommits per round.")
+@click.option("--rounds", default=3, show_default=True, help="Rounds (servers in turn).")
+@click.option("--heartbeat-ms", default=50, show_default=True,
+              help="How often the members heartbeat while waiting for a rebalance.")
+@click.option("--pin/--no-pin", default=True, show_default=True,
+              help="Pin the server to core 0 (the members run on the others).")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the groups section of this markdown file (docs/benchmarks.md).")
+def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, pin: bool,
+                 write_md: str | None) -> None:
+    """A consumer group forming and rebalancing after a member leaves, and OffsetCommits to one
+    coordinator, on kafkalite and on librdkafka's mock cluster."""
+    from bench import groups
+
+    sizes = [int(x) for x in members.split(",") if x.strip()]
+    command = (f"kafkalite bench groups --members {members} --seconds {seconds:g} --rounds {rounds} "
+               f"--heartbeat-ms {heartbeat_ms}" + ("" if pin else " --no-pin")
+               + (f" --write {write_md}" if write_md else ""))
+    groups.run(sizes, seconds, rounds, heartbeat_ms, pin, write_md, command)
+
+
 @bench.command("storage")
 @click.option("--size", default="10GB", show_default=True,
               help="The large log's size (the small one is 10 MB).")

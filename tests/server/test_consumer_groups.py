@@ -155,3 +155,20 @@ def test_kcat_balanced_consumer_reads_everything_in_a_group(broker):
                          capture_output=True, timeout=90)
     assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
     assert sorted(out.stdout.split()) == sorted(values)
+
+
+def test_a_commit_for_a_partition_nobody_has_is_refused_alone(broker):
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    bootstrap, topic = bootstrap_of(broker), f"known-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap, topic, 1, partitions=1)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{uuid.uuid4().hex[:6]}"})
+    try:
+        with pytest.raises(KafkaException) as refused:
+            consumer.commit(offsets=[TopicPartition(topic, 0, 1), TopicPartition("nowhere", 0, 5)],
+                            asynchronous=False)
+        assert refused.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+        done = consumer.committed([TopicPartition(topic, 0)], timeout=10)
+        assert done[0].offset == 1  # the known partition's commit went through
+    finally:
+        consumer.close()

@@ -329,7 +329,8 @@ class GroupCoordinator:
                 group.remove(member.member_id)
                 log.info("Member %s of group %s did not rejoin in time: removed", member.member_id,
                          group.group_id)
-            group.pending_members.clear()
+            # Pending members (handed an id, not joined yet) stay: their JoinGroup starts the
+            # next rebalance, or their pending time runs out (Kafka keeps them too).
             group.init_next_generation(self._now_ms())
             if group.is_in(S.EMPTY):
                 self._store_group(group, lambda _error: None)

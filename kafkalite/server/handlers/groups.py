@@ -106,19 +106,31 @@ class GroupApis:
         R = offset_commit.RESPONSE
         now = int(time.time() * 1000)
         offsets: dict[tuple[str, int], CommittedOffset] = {}
+        # Kafka's handleOffsetCommitRequest: a partition the metadata does not know is refused
+        # on its own; the others are committed.
+        unknown: set[tuple[str, int]] = set()
+        topics = self.metadata_cache.snapshot.topics if self.metadata_cache is not None else None
         for t in body.topics:
+            known = topics.get(t.name) if topics is not None else None
             for p in t.partitions:
+                if topics is not None and (known is None or p.partition_index not in known.partitions):
+                    unknown.add((t.name, p.partition_index))
+                    continue
                 offsets[(t.name, p.partition_index)] = CommittedOffset(
                     p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
                     p.committed_metadata or "", now)
 
         def answer(error: int) -> Response:
             return respond(request, R(throttle_time_ms=0, topics=[R["topics"](name=t.name, partitions=[
-                R["topics"]["partitions"](partition_index=p.partition_index, error_code=error)
+                R["topics"]["partitions"](partition_index=p.partition_index,
+                                          error_code=E.UNKNOWN_TOPIC_OR_PARTITION
+                                          if (t.name, p.partition_index) in unknown else error)
                 for p in t.partitions]) for t in body.topics]))
 
         if self.coordinator is None:
             return answer(E.COORDINATOR_NOT_AVAILABLE)
+        if not offsets:
+            return answer(E.NONE)
         generation = _generation(body) if version >= 1 else -1
         member_id = body.member_id if version >= 1 else NO_MEMBER
         instance_id = body.group_instance_id if version >= 7 else None
