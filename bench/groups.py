@@ -28,7 +28,6 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from kafkalite.clients import BlockingClient
 from kafkalite.protocol import error_codes as E
@@ -72,6 +71,10 @@ class Member:
         self.group, self.member_id, self.generation = group, "", -1
         self.leader = False
         self.members: list[str] = []
+        self.synced: tuple[int, float, bool] = (-1, 0.0, False)
+        self.error: BaseException | None = None
+        self.stop = False  # this member leaves: its thread stops
+        self.lock = threading.Lock()  # one request at a time on its connection
 
     def join(self) -> None:
         R = join_group.REQUEST
@@ -112,6 +115,32 @@ class Member:
             if self.sync() == E.NONE:
                 return
 
+    def live(self, stop: threading.Event, heartbeat_s: float) -> None:
+        """Join and sync, then heartbeat until ``stop``; join again when a rebalance begins.
+        ``synced``: (generation, when its SyncGroup was answered, whether a heartbeat since said
+        no rebalance is under way)."""
+        try:
+            while not stop.is_set() and not self.stop:
+                with self.lock:
+                    if self.stop:
+                        return
+                    self.join_and_sync()
+                    self.synced = (self.generation, time.perf_counter(), False)
+                while not stop.is_set() and not self.stop:
+                    with self.lock:
+                        if self.stop:
+                            return
+                        error = self.heartbeat()
+                    if error == E.REBALANCE_IN_PROGRESS:
+                        break
+                    if error != E.NONE:
+                        raise RuntimeError(f"Heartbeat: {E.for_code(error).name}")
+                    if not self.synced[2]:
+                        self.synced = (self.synced[0], self.synced[1], True)
+                    stop.wait(heartbeat_s)
+        except BaseException as e:
+            self.error = e
+
     def leave(self) -> None:
         R = leave_group.REQUEST
         self.client.send_and_receive(ApiKey.LEAVE_GROUP, 3, R(group_id=self.group, members=[
@@ -121,50 +150,52 @@ class Member:
         self.client.close()
 
 
-def _all(members: list[Member], fn: Callable[[Member], Any]) -> None:
-    errors: list[BaseException] = []
-
-    def run(m: Member) -> None:
-        try:
-            fn(m)
-        except BaseException as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(m,)) for m in members]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    if errors:
-        raise errors[0]
-
-
 def form_and_rebalance(port: int, size: int, heartbeat_ms: int, group: str) -> tuple[float, float]:
     """Seconds for ``size`` members to form a Stable group, then for the rest to be Stable again
-    after one leaves."""
+    after one leaves. Members live as clients do: after their SyncGroup they heartbeat every
+    ``heartbeat_ms`` and join again on REBALANCE_IN_PROGRESS (with no initial rebalance delay a
+    group's first members form a generation that the later ones then rebalance)."""
     coordinator = coordinator_of(port, group)
     members = [Member(coordinator, group, i) for i in range(size)]
+    stop = threading.Event()
+    threads = [threading.Thread(target=m.live, args=(stop, heartbeat_ms / 1000), daemon=True)
+               for m in members]
     try:
         start = time.perf_counter()
-        _all(members, Member.join_and_sync)
-        formed = time.perf_counter() - start
+        for t in threads:
+            t.start()
+        formed = _until_stable(members, 0) - start
         if size < 2:
             return formed, float("nan")
+        generation = members[0].synced[0]
         leaving = next(m for m in members if not m.leader)
+        leaving.stop = True
         rest = [m for m in members if m is not leaving]
         start = time.perf_counter()
-        leaving.leave()
-
-        def until_synced_again(m: Member) -> None:
-            while m.heartbeat() != E.REBALANCE_IN_PROGRESS:
-                time.sleep(heartbeat_ms / 1000)
-            m.join_and_sync()
-
-        _all(rest, until_synced_again)
-        return formed, time.perf_counter() - start
+        with leaving.lock:
+            leaving.leave()
+        return formed, _until_stable(rest, generation) - start
     finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
         for m in members:
             m.close()
+
+
+def _until_stable(members: list[Member], after_generation: int, timeout: float = 120) -> float:
+    """When the last member synced, once every member has synced one generation (above
+    ``after_generation``) and heard from a heartbeat since that no rebalance is under way."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = [m.synced for m in members]
+        if any(m.error for m in members):
+            raise next(m.error for m in members if m.error)  # type: ignore[misc]
+        generations = {g for g, _, confirmed in states if confirmed}
+        if len(generations) == 1 and all(c for _, _, c in states) and min(generations) > after_generation:
+            return max(at for _, at, _ in states)
+        time.sleep(0.005)
+    raise RuntimeError(f"the group did not become stable in {timeout:g} s")
 
 
 def commits_per_second(port: int, seconds: float, group: str) -> float:
