@@ -190,7 +190,7 @@ def _until_stable(members: list[Member], after_generation: int, timeout: float =
     while time.monotonic() < deadline:
         states = [m.synced for m in members]
         if any(m.error for m in members):
-            raise next(m.error for m in members if m.error)  # type: ignore[misc]
+            raise next(m.error for m in members if m.error)
         generations = {g for g, _, confirmed in states if confirmed}
         if len(generations) == 1 and all(c for _, _, c in states) and min(generations) > after_generation:
             return max(at for _, at, _ in states)
