@@ -29,18 +29,9 @@ from kafkalite.protocol.messages import (
     offset_fetch,
 )
 
-from .golden_bytes import i16, i32, i64, s16
+from .golden_bytes import check_kp_golden, i16, i32, i64, kp_case, s16
 
 TS = 1_700_000_000_000  # a commit timestamp (OffsetCommit v1)
-
-
-def _case(api_key, versions, response, value, kp_classes, kp_kwargs, name):
-    """One param per version: the same value for every version in ``versions``."""
-    return [
-        pytest.param(api_key, v, response, value, kp_classes[v](**kp_kwargs),
-                     id=f"{name}-v{v}-{'response' if response else 'request'}")
-        for v in versions
-    ]
 
 
 def _commit_topic(name, *partitions):
@@ -55,7 +46,7 @@ def _fetched_topic(name, *partitions):
 
 CASES = [
     # --- OffsetCommit (8) ---
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [0], False,
         offset_commit.REQUEST(group_id="g", topics=[
             _commit_topic("t", dict(partition_index=0, committed_offset=42, committed_metadata="m"),
@@ -64,7 +55,7 @@ CASES = [
         dict(group_id="g", topics=[("t", [(0, 42, "m"), (1, 7, None)])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [1], False,
         offset_commit.REQUEST(group_id="g", generation_id_or_member_epoch=3, member_id="m-1", topics=[
             _commit_topic("t", dict(partition_index=0, committed_offset=42, commit_timestamp=TS,
@@ -76,7 +67,7 @@ CASES = [
              topics=[("t", [(0, 42, TS, ""), (2, 0, -1, None)])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [2, 3, 4], False,
         offset_commit.REQUEST(group_id="g", generation_id_or_member_epoch=-1, member_id="",
                               retention_time_ms=86_400_000, topics=[
@@ -88,7 +79,7 @@ CASES = [
              topics=[("t", [(0, 42, None)]), ("u", [])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [5], False,
         offset_commit.REQUEST(group_id="g", generation_id_or_member_epoch=5, member_id="m-1", topics=[
             _commit_topic("t", dict(partition_index=1, committed_offset=9, committed_metadata=""))]),
@@ -96,7 +87,7 @@ CASES = [
         dict(group_id="g", generation_id_or_member_epoch=5, member_id="m-1", topics=[("t", [(1, 9, "")])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [6], False,
         offset_commit.REQUEST(group_id="g", generation_id_or_member_epoch=5, member_id="m-1", topics=[
             _commit_topic("t", dict(partition_index=1, committed_offset=9, committed_leader_epoch=4,
@@ -108,7 +99,7 @@ CASES = [
              topics=[("t", [(1, 9, 4, "x"), (2, 3, -1, None)])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [7], False,
         offset_commit.REQUEST(group_id="g", generation_id_or_member_epoch=5, member_id="m-1",
                               group_instance_id="i-1", topics=[
@@ -119,7 +110,7 @@ CASES = [
              topics=[("t", [(0, 1, 2, "")])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [7], False,
         offset_commit.REQUEST(group_id="g", generation_id_or_member_epoch=5, member_id="m-1",
                               group_instance_id=None, topics=[]),
@@ -128,7 +119,7 @@ CASES = [
              topics=[]),
         "OffsetCommit-null-instance",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [0, 1, 2], True,
         offset_commit.RESPONSE(topics=[offset_commit.OFFSET_COMMIT_RESPONSE_TOPIC(name="t", partitions=[
             offset_commit.OFFSET_COMMIT_RESPONSE_PARTITION(partition_index=0, error_code=0),
@@ -137,7 +128,7 @@ CASES = [
         dict(topics=[("t", [(0, 0), (1, 22)])]),
         "OffsetCommit",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_COMMIT, [3, 4, 5, 6, 7], True,
         offset_commit.RESPONSE(throttle_time_ms=12, topics=[offset_commit.OFFSET_COMMIT_RESPONSE_TOPIC(
             name="t", partitions=[offset_commit.OFFSET_COMMIT_RESPONSE_PARTITION(
@@ -147,7 +138,7 @@ CASES = [
         "OffsetCommit",
     ),
     # --- OffsetFetch (9) ---
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_FETCH, [0, 1, 2, 3, 4, 5], False,
         offset_fetch.REQUEST(group_id="g", topics=[
             offset_fetch.OFFSET_FETCH_REQUEST_TOPIC(name="t", partition_indexes=[0, 1]),
@@ -156,7 +147,7 @@ CASES = [
         dict(group_id="g", topics=[("t", [0, 1]), ("u", [])]),
         "OffsetFetch",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_FETCH, [0, 1], True,
         offset_fetch.RESPONSE(topics=[_fetched_topic(
             "t", dict(partition_index=0, committed_offset=42, metadata="m", error_code=0),
@@ -165,7 +156,7 @@ CASES = [
         dict(topics=[("t", [(0, 42, "m", 0), (1, -1, None, 0)])]),
         "OffsetFetch",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_FETCH, [2], True,
         offset_fetch.RESPONSE(topics=[_fetched_topic(
             "t", dict(partition_index=0, committed_offset=42, metadata="", error_code=0))], error_code=0),
@@ -173,14 +164,14 @@ CASES = [
         dict(topics=[("t", [(0, 42, "", 0)])], error_code=0),
         "OffsetFetch",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_FETCH, [3, 4], True,
         offset_fetch.RESPONSE(throttle_time_ms=0, topics=[], error_code=14),  # COORDINATOR_LOAD_IN_PROGRESS
         kp_commit.OffsetFetchResponse,
         dict(throttle_time_ms=0, topics=[], error_code=14),
         "OffsetFetch",
     ),
-    *_case(
+    *kp_case(
         ApiKey.OFFSET_FETCH, [5], True,
         offset_fetch.RESPONSE(throttle_time_ms=3, topics=[_fetched_topic(
             "t", dict(partition_index=0, committed_offset=42, committed_leader_epoch=7, metadata="m",
@@ -192,24 +183,24 @@ CASES = [
         "OffsetFetch",
     ),
     # --- FindCoordinator (10) ---
-    *_case(
+    *kp_case(
         ApiKey.FIND_COORDINATOR, [0], False,
         find_coordinator.REQUEST(key="g"),
         kp_find_coordinator.FindCoordinatorRequest, dict(key="g"), "FindCoordinator",
     ),
-    *_case(
+    *kp_case(
         ApiKey.FIND_COORDINATOR, [1, 2], False,
         find_coordinator.REQUEST(key="tx-1", key_type=1),
         kp_find_coordinator.FindCoordinatorRequest, dict(key="tx-1", key_type=1), "FindCoordinator",
     ),
-    *_case(
+    *kp_case(
         ApiKey.FIND_COORDINATOR, [0], True,
         find_coordinator.RESPONSE(error_code=0, node_id=2, host="broker-2", port=9092),
         kp_find_coordinator.FindCoordinatorResponse,
         dict(error_code=0, node_id=2, host="broker-2", port=9092),
         "FindCoordinator",
     ),
-    *_case(
+    *kp_case(
         ApiKey.FIND_COORDINATOR, [1, 2], True,
         find_coordinator.RESPONSE(throttle_time_ms=0, error_code=15, error_message="not yet",
                                   node_id=-1, host="", port=-1),  # COORDINATOR_NOT_AVAILABLE
@@ -217,7 +208,7 @@ CASES = [
         dict(throttle_time_ms=0, error_code=15, error_message="not yet", node_id=-1, host="", port=-1),
         "FindCoordinator",
     ),
-    *_case(
+    *kp_case(
         ApiKey.FIND_COORDINATOR, [1, 2], True,
         find_coordinator.RESPONSE(throttle_time_ms=5, error_code=0, error_message=None,
                                   node_id=1, host="localhost", port=19092),
@@ -226,12 +217,12 @@ CASES = [
         "FindCoordinator-null-message",
     ),
     # --- ListGroups (16) ---
-    *_case(
+    *kp_case(
         ApiKey.LIST_GROUPS, [0, 1, 2], False,
         list_groups.REQUEST(),
         kp_admin.ListGroupsRequest, dict(), "ListGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.LIST_GROUPS, [0], True,
         list_groups.RESPONSE(error_code=0, groups=[
             list_groups.LISTED_GROUP(group_id="g", protocol_type="consumer"),
@@ -240,7 +231,7 @@ CASES = [
         dict(error_code=0, groups=[("g", "consumer"), ("h", "")]),
         "ListGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.LIST_GROUPS, [1, 2], True,
         list_groups.RESPONSE(throttle_time_ms=1, error_code=0, groups=[
             list_groups.LISTED_GROUP(group_id="g", protocol_type="consumer")]),
@@ -253,11 +244,7 @@ CASES = [
 
 @pytest.mark.parametrize(("api_key", "version", "response", "value", "kp"), CASES)
 def test_golden_from_kafka_python(api_key, version, response, value, kp):
-    expected = kp.encode()
-    assert encode_body(api_key, version, value, response=response) == expected
-    assert decode_body(api_key, version, expected, response=response) == value
-    assert type(kp).decode(encode_body(api_key, version, value, response=response)).to_object() \
-        == kp.to_object()
+    check_kp_golden(api_key, version, response, value, kp)
 
 
 def test_every_kafka_python_version_is_covered():

@@ -16,7 +16,7 @@ import pytest
 from kafka.protocol.old import admin as kp_admin
 from kafka.protocol.old import group as kp_group
 
-from kafkalite.protocol import decode_body, encode_body
+from kafkalite.protocol import encode_body
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import (
     delete_groups,
@@ -27,24 +27,15 @@ from kafkalite.protocol.messages import (
     sync_group,
 )
 
-from .golden_bytes import i16, i32, s16
+from .golden_bytes import check_kp_golden, i16, i32, kp_case, s16
 
 META = b"\x00\x01\x00\x00\x00\x01\x00\x01t\xff\xff\xff\xff"  # a consumer subscription to "t"
 ASSIGNMENT = b"\x00\x01\x00\x00\x00\x01\x00\x01t\x00\x00\x00\x01\x00\x00\x00\x00\xff\xff\xff\xff"
 
 
-def _case(api_key, versions, response, value, kp_classes, kp_kwargs, name):
-    """One param per version: the same value for every version in ``versions``."""
-    return [
-        pytest.param(api_key, v, response, value, kp_classes[v](**kp_kwargs),
-                     id=f"{name}-v{v}-{'response' if response else 'request'}")
-        for v in versions
-    ]
-
-
 CASES = [
     # --- JoinGroup (11) ---
-    *_case(
+    *kp_case(
         ApiKey.JOIN_GROUP, [0], False,
         join_group.REQUEST(group_id="g", session_timeout_ms=10000, member_id="",
                            protocol_type="consumer", protocols=[
@@ -55,7 +46,7 @@ CASES = [
              protocols=[("range", META), ("roundrobin", b"")]),
         "JoinGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.JOIN_GROUP, [1, 2, 3, 4], False,
         join_group.REQUEST(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=300000,
                            member_id="m-1", protocol_type="consumer", protocols=[
@@ -65,7 +56,7 @@ CASES = [
              protocol_type="consumer", protocols=[("range", META)]),
         "JoinGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.JOIN_GROUP, [5], False,
         join_group.REQUEST(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=300000,
                            member_id="", group_instance_id=None, protocol_type="consumer",
@@ -75,7 +66,7 @@ CASES = [
              group_instance_id=None, protocol_type="consumer", protocols=[("range", META)]),
         "JoinGroup-null-instance",
     ),
-    *_case(
+    *kp_case(
         ApiKey.JOIN_GROUP, [0, 1], True,
         join_group.RESPONSE(error_code=0, generation_id=3, protocol_name="range", leader="m-1",
                             member_id="m-1", members=[
@@ -86,7 +77,7 @@ CASES = [
              members=[("m-1", META), ("m-2", META)]),
         "JoinGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.JOIN_GROUP, [2, 3, 4], True,
         join_group.RESPONSE(throttle_time_ms=5, error_code=79, generation_id=-1, protocol_name="",
                             leader="", member_id="m-9", members=[]),  # 79: MEMBER_ID_REQUIRED
@@ -95,7 +86,7 @@ CASES = [
              member_id="m-9", members=[]),
         "JoinGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.JOIN_GROUP, [5], True,
         join_group.RESPONSE(throttle_time_ms=0, error_code=0, generation_id=1, protocol_name="range",
                             leader="m-1", member_id="m-2", members=[
@@ -109,37 +100,37 @@ CASES = [
         "JoinGroup",
     ),
     # --- Heartbeat (12) ---
-    *_case(
+    *kp_case(
         ApiKey.HEARTBEAT, [0, 1, 2], False,
         heartbeat.REQUEST(group_id="g", generation_id=3, member_id="m-1"),
         kp_group.HeartbeatRequest,
         dict(group_id="g", generation_id=3, member_id="m-1"),
         "Heartbeat",
     ),
-    *_case(
+    *kp_case(
         ApiKey.HEARTBEAT, [3], False,
         heartbeat.REQUEST(group_id="g", generation_id=3, member_id="m-1", group_instance_id="i-1"),
         kp_group.HeartbeatRequest,
         dict(group_id="g", generation_id=3, member_id="m-1", group_instance_id="i-1"),
         "Heartbeat",
     ),
-    *_case(
+    *kp_case(
         ApiKey.HEARTBEAT, [0], True,
         heartbeat.RESPONSE(error_code=27),  # REBALANCE_IN_PROGRESS
         kp_group.HeartbeatResponse, dict(error_code=27), "Heartbeat",
     ),
-    *_case(
+    *kp_case(
         ApiKey.HEARTBEAT, [1, 2, 3], True,
         heartbeat.RESPONSE(throttle_time_ms=100, error_code=0),
         kp_group.HeartbeatResponse, dict(throttle_time_ms=100, error_code=0), "Heartbeat",
     ),
     # --- LeaveGroup (13) ---
-    *_case(
+    *kp_case(
         ApiKey.LEAVE_GROUP, [0, 1, 2], False,
         leave_group.REQUEST(group_id="g", member_id="m-1"),
         kp_group.LeaveGroupRequest, dict(group_id="g", member_id="m-1"), "LeaveGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.LEAVE_GROUP, [3], False,
         leave_group.REQUEST(group_id="g", members=[
             leave_group.MEMBER_IDENTITY(member_id="m-1", group_instance_id=None),
@@ -148,17 +139,17 @@ CASES = [
         dict(group_id="g", members=[("m-1", None), ("", "i-2")]),
         "LeaveGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.LEAVE_GROUP, [0], True,
         leave_group.RESPONSE(error_code=25),  # UNKNOWN_MEMBER_ID
         kp_group.LeaveGroupResponse, dict(error_code=25), "LeaveGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.LEAVE_GROUP, [1, 2], True,
         leave_group.RESPONSE(throttle_time_ms=1, error_code=0),
         kp_group.LeaveGroupResponse, dict(throttle_time_ms=1, error_code=0), "LeaveGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.LEAVE_GROUP, [3], True,
         leave_group.RESPONSE(throttle_time_ms=0, error_code=0, members=[
             leave_group.MEMBER_RESPONSE(member_id="m-1", group_instance_id=None, error_code=0),
@@ -168,7 +159,7 @@ CASES = [
         "LeaveGroup",
     ),
     # --- SyncGroup (14) ---
-    *_case(
+    *kp_case(
         ApiKey.SYNC_GROUP, [0, 1, 2], False,
         sync_group.REQUEST(group_id="g", generation_id=3, member_id="m-1", assignments=[
             sync_group.SYNC_GROUP_REQUEST_ASSIGNMENT(member_id="m-1", assignment=ASSIGNMENT),
@@ -178,7 +169,7 @@ CASES = [
              assignments=[("m-1", ASSIGNMENT), ("m-2", b"")]),
         "SyncGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.SYNC_GROUP, [3], False,
         sync_group.REQUEST(group_id="g", generation_id=3, member_id="m-2", group_instance_id="i-2",
                            assignments=[]),  # a follower sends no assignments
@@ -186,30 +177,30 @@ CASES = [
         dict(group_id="g", generation_id=3, member_id="m-2", group_instance_id="i-2", assignments=[]),
         "SyncGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.SYNC_GROUP, [0], True,
         sync_group.RESPONSE(error_code=0, assignment=ASSIGNMENT),
         kp_group.SyncGroupResponse, dict(error_code=0, assignment=ASSIGNMENT), "SyncGroup",
     ),
-    *_case(
+    *kp_case(
         ApiKey.SYNC_GROUP, [1, 2, 3], True,
         sync_group.RESPONSE(throttle_time_ms=2, error_code=22, assignment=b""),  # ILLEGAL_GENERATION
         kp_group.SyncGroupResponse, dict(throttle_time_ms=2, error_code=22, assignment=b""),
         "SyncGroup",
     ),
     # --- DescribeGroups (15) ---
-    *_case(
+    *kp_case(
         ApiKey.DESCRIBE_GROUPS, [0, 1, 2], False,
         describe_groups.REQUEST(groups=["g", "h"]),
         kp_admin.DescribeGroupsRequest, dict(groups=["g", "h"]), "DescribeGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.DESCRIBE_GROUPS, [3], False,
         describe_groups.REQUEST(groups=["g"], include_authorized_operations=True),
         kp_admin.DescribeGroupsRequest, dict(groups=["g"], include_authorized_operations=True),
         "DescribeGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.DESCRIBE_GROUPS, [0], True,
         describe_groups.RESPONSE(groups=[describe_groups.DESCRIBED_GROUP(
             error_code=0, group_id="g", group_state="Stable", protocol_type="consumer",
@@ -221,7 +212,7 @@ CASES = [
                       [("m-1", "c", "/10.0.0.1", META, ASSIGNMENT)])]),
         "DescribeGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.DESCRIBE_GROUPS, [1, 2], True,
         describe_groups.RESPONSE(throttle_time_ms=0, groups=[describe_groups.DESCRIBED_GROUP(
             error_code=0, group_id="h", group_state="Dead", protocol_type="", protocol_data="",
@@ -230,7 +221,7 @@ CASES = [
         dict(throttle_time_ms=0, groups=[(0, "h", "Dead", "", "", [])]),
         "DescribeGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.DESCRIBE_GROUPS, [3], True,
         describe_groups.RESPONSE(throttle_time_ms=0, groups=[describe_groups.DESCRIBED_GROUP(
             error_code=0, group_id="g", group_state="Empty", protocol_type="consumer",
@@ -240,7 +231,7 @@ CASES = [
         dict(throttle_time_ms=0, groups=[(0, "g", "Empty", "consumer", "", [], {3, 8})]),
         "DescribeGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.DESCRIBE_GROUPS, [3], True,
         describe_groups.RESPONSE(throttle_time_ms=0, groups=[describe_groups.DESCRIBED_GROUP(
             error_code=0, group_id="g", group_state="Empty", protocol_type="", protocol_data="",
@@ -250,12 +241,12 @@ CASES = [
         "DescribeGroups-no-operations",
     ),
     # --- DeleteGroups (42) ---
-    *_case(
+    *kp_case(
         ApiKey.DELETE_GROUPS, [0, 1], False,
         delete_groups.REQUEST(groups_names=["g", "h"]),
         kp_admin.DeleteGroupsRequest, dict(groups_names=["g", "h"]), "DeleteGroups",
     ),
-    *_case(
+    *kp_case(
         ApiKey.DELETE_GROUPS, [0, 1], True,
         delete_groups.RESPONSE(throttle_time_ms=0, results=[
             delete_groups.DELETABLE_GROUP_RESULT(group_id="g", error_code=0),
@@ -269,11 +260,7 @@ CASES = [
 
 @pytest.mark.parametrize(("api_key", "version", "response", "value", "kp"), CASES)
 def test_golden_from_kafka_python(api_key, version, response, value, kp):
-    expected = kp.encode()
-    assert encode_body(api_key, version, value, response=response) == expected
-    assert decode_body(api_key, version, expected, response=response) == value
-    assert type(kp).decode(encode_body(api_key, version, value, response=response)).to_object() \
-        == kp.to_object()
+    check_kp_golden(api_key, version, response, value, kp)
 
 
 def test_every_kafka_python_version_is_covered():
