@@ -172,3 +172,22 @@ def test_a_commit_for_a_partition_nobody_has_is_refused_alone(broker):
         assert done[0].offset == 1  # the known partition's commit went through
     finally:
         consumer.close()
+
+
+def test_the_offsets_topic_is_internal_in_metadata(broker):
+    from kafkalite.protocol.messages import find_coordinator, metadata
+
+    from ..kafka_client import Client
+
+    produce(bootstrap_of(broker), f"any-{uuid.uuid4().hex[:6]}", 1, partitions=1)
+    with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+        # A group's FindCoordinator creates __consumer_offsets (or it is there already).
+        c.call(10, 2, find_coordinator.REQUEST(key="any-group", key_type=0))
+
+        def topics() -> dict:
+            return {t.name: t for t in c.call(3, 12, metadata.REQUEST(topics=None)).topics}
+
+        assert wait_for(lambda: "__consumer_offsets" in topics(), timeout=30)
+        found = topics()
+    assert found["__consumer_offsets"].is_internal
+    assert not [name for name, t in found.items() if name != "__consumer_offsets" and t.is_internal]

@@ -27,6 +27,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics, metadata
 
+from ..coordinator.offsets_topic import OFFSETS_TOPIC
 from ..metadata_cache import MetadataCache, Snapshot
 from ..responses import respond
 from ..topic_configs import ControllerLink
@@ -168,5 +169,7 @@ def _topic_metadata(snap: Snapshot, name: str | None, topic_id: uuid.UUID | None
             leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
             offline_replicas=list(p.offline_replicas),
         ))
-    return T(error_code=E.NONE, name=topic.name, topic_id=topic.topic_id, is_internal=False,
-             partitions=partitions, topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+    # Clients leave internal topics out of pattern subscriptions (Kafka's Topic.isInternal).
+    return T(error_code=E.NONE, name=topic.name, topic_id=topic.topic_id,
+             is_internal=topic.name == OFFSETS_TOPIC, partitions=partitions,
+             topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
