@@ -191,3 +191,25 @@ def test_the_offsets_topic_is_internal_in_metadata(broker):
         found = topics()
     assert found["__consumer_offsets"].is_internal
     assert not [name for name, t in found.items() if name != "__consumer_offsets" and t.is_internal]
+
+
+def test_a_static_member_comes_back_under_its_instance_id_and_goes_on_from_its_commit(broker):
+    from confluent_kafka import Consumer
+
+    bootstrap, topic, group = bootstrap_of(broker), f"st-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
+    values = produce(bootstrap, topic, 40, partitions=1)
+    conf = {"bootstrap.servers": bootstrap, "group.id": group, "group.instance.id": "worker-1",
+            "auto.offset.reset": "earliest", "enable.auto.commit": False, "session.timeout.ms": 30000}
+    seen: list[bytes] = []
+    for _ in range(2):  # the same static member twice: the second one takes the first one's place
+        consumer = Consumer(conf)
+        try:
+            consumer.subscribe([topic])
+            target = len(seen) + 20
+            assert wait_for(lambda c=consumer, t=target: _poll_into(c, seen) and len(seen) >= t, timeout=60)
+            consumer.commit(asynchronous=False)
+        finally:
+            consumer.close()  # a static member does not leave: its session would keep its place
+    assert seen == values  # in order, none twice: the second went on from the first one's commit
+    group_state = broker.group_coordinator.groups[group]
+    assert list(group_state.static_members) == ["worker-1"] and len(group_state.members) <= 1
