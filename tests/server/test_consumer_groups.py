@@ -213,3 +213,68 @@ def test_a_static_member_comes_back_under_its_instance_id_and_goes_on_from_its_c
     assert seen == values  # in order, none twice: the second went on from the first one's commit
     group_state = broker.group_coordinator.groups[group]
     assert list(group_state.static_members) == ["worker-1"] and len(group_state.members) <= 1
+
+
+def test_admin_clients_list_describe_read_alter_and_delete_groups(broker):
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    bootstrap, topic = bootstrap_of(broker), f"adm-{uuid.uuid4().hex[:6]}"
+    group, idle = f"busy-{uuid.uuid4().hex[:6]}", f"idle-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap, topic, 10, partitions=2)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    # An idle group with offsets (AlterConsumerGroupOffsets is an OffsetCommit without a member).
+    admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
+        idle, [TopicPartition(topic, 0, 3), TopicPartition(topic, 1, 4)])])[idle].result(30)
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe([topic])
+        seen: list[bytes] = []
+        assert wait_for(lambda: _poll_into(consumer, seen) and len(seen) >= 1, timeout=60)
+        listed = admin.list_consumer_groups().result(30)
+        states = {g.group_id: g.state for g in listed.valid}
+        assert states[group] == ConsumerGroupState.STABLE and states[idle] == ConsumerGroupState.EMPTY
+        (described,) = admin.describe_consumer_groups([group])[group].result(30),
+        assert described.state == ConsumerGroupState.STABLE and len(described.members) == 1
+        assert {tp.partition for tp in described.members[0].assignment.topic_partitions} == {0, 1}
+        offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(idle)])[idle].result(30)
+        assert sorted((tp.partition, tp.offset) for tp in offsets.topic_partitions) == [(0, 3), (1, 4)]
+        # A group with a member cannot be deleted; an idle one can, offsets and all.
+        results = admin.delete_consumer_groups([group, idle])
+        with pytest.raises(Exception, match="NON_EMPTY_GROUP"):
+            results[group].result(30)
+        results[idle].result(30)
+        after = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(idle)])[idle].result(30)
+        assert all(tp.offset < 0 for tp in after.topic_partitions)
+    finally:
+        consumer.close()
+
+
+def test_offset_delete_removes_a_groups_offsets_and_knows_no_unknown_group(broker):
+    from kafkalite.protocol import error_codes as E
+    from kafkalite.protocol.messages import find_coordinator, offset_commit, offset_delete, offset_fetch
+
+    from ..kafka_client import Client
+
+    bootstrap, group = bootstrap_of(broker), f"od-{uuid.uuid4().hex[:6]}"
+    topic = f"od-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap, topic, 1, partitions=1)
+    with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+        found = find_coordinator.REQUEST(key=group, key_type=0)
+        assert wait_for(lambda: c.call(10, 2, found).error_code == 0, timeout=30)
+        C = offset_commit.REQUEST
+        body = C(group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[C["topics"](
+            name=topic, partitions=[C["topics"]["partitions"](partition_index=0, committed_offset=1,
+                                                             committed_metadata="")])])
+        assert c.call(8, 7, body).topics[0].partitions[0].error_code == 0
+        D = offset_delete.REQUEST
+        answer = c.call(47, 0, D(group_id=group, topics=[D["topics"](
+            name=topic, partitions=[D["topics"]["partitions"](partition_index=0)])]))
+        assert answer.error_code == 0 and answer.topics[0].partitions[0].error_code == 0
+        F = offset_fetch.REQUEST
+        fetched = c.call(9, 7, F(group_id=group, topics=None))
+        assert fetched.topics == []  # nothing committed any more
+        missing = c.call(47, 0, D(group_id="never-seen", topics=[]))
+        assert missing.error_code == E.GROUP_ID_NOT_FOUND

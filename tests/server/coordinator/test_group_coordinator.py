@@ -179,3 +179,19 @@ def test_requests_for_groups_of_a_partition_not_led_here_are_refused(coordinator
     assert join(coordinator).get().error == E.NOT_COORDINATOR
     assert coordinator.heartbeat("g", "m", None, 1) == E.NOT_COORDINATOR
     assert coordinator.check_group("") == E.INVALID_GROUP_ID
+
+
+def test_offset_delete_refuses_the_topics_members_subscribe_to(coordinator):
+    # A consumer protocol subscription (version 0) to topic "t" only.
+    subscription = b"\x00\x00" + b"\x00\x00\x00\x01" + b"\x00\x01t" + b"\xff\xff\xff\xff"
+    a = join_new(coordinator, protocols=[("range", subscription)]).get()
+    sync(coordinator, a.member_id, 1, {a.member_id: b"x"}).get()
+    for topic in ("t", "u"):
+        done = Answer()
+        offsets = {(topic, 0): CommittedOffset(1, -1, "", 0)}
+        coordinator.commit_offsets("g", a.member_id, None, 1, offsets, done)
+        assert done.get() == E.NONE
+    answers: list = []
+    coordinator.delete_offsets("g", [("t", 0), ("u", 0)], lambda error, per: answers.append((error, per)))
+    assert answers == [(E.NONE, {("t", 0): E.GROUP_SUBSCRIBED_TO_TOPIC})]
+    assert set(coordinator.groups["g"].offsets) == {("t", 0)}
