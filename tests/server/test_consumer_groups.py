@@ -278,3 +278,33 @@ def test_offset_delete_removes_a_groups_offsets_and_knows_no_unknown_group(broke
         assert fetched.topics == []  # nothing committed any more
         missing = c.call(47, 0, D(group_id="never-seen", topics=[]))
         assert missing.error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_batched_find_coordinator_and_multi_group_offset_fetch(broker):
+    from kafkalite.protocol.messages import find_coordinator, offset_commit, offset_fetch
+
+    from ..kafka_client import Client
+
+    topic = f"batch-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap_of(broker), topic, 1, partitions=1)
+    groups = [f"b1-{uuid.uuid4().hex[:6]}", f"b2-{uuid.uuid4().hex[:6]}"]
+    with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
+        # v4: several keys in one request (KIP-699), each answered on its own.
+        request = find_coordinator.REQUEST(key_type=0, coordinator_keys=[*groups, ""])
+        assert wait_for(lambda: all(x.error_code == 0 for x in c.call(10, 4, request).coordinators[:2]),
+                        timeout=30)
+        answer = c.call(10, 4, request)
+        assert [x.key for x in answer.coordinators] == [*groups, ""]
+        assert {x.node_id for x in answer.coordinators[:2]} == {1} and answer.coordinators[2].error_code != 0
+        C = offset_commit.REQUEST
+        for i, group in enumerate(groups):
+            body = C(group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[C["topics"](
+                name=topic, partitions=[C["topics"]["partitions"](partition_index=0, committed_offset=i + 1,
+                                                                 committed_metadata="m")])])
+            assert c.call(8, 8, body).topics[0].partitions[0].error_code == 0
+        # v8: several groups in one OffsetFetch.
+        F = offset_fetch.REQUEST
+        fetched = c.call(9, 8, F(groups=[F["groups"](group_id=g, topics=None) for g in groups]))
+    got = [(g.group_id, g.error_code, [(p.partition_index, p.committed_offset, p.metadata)
+                                       for t in g.topics for p in t.partitions]) for g in fetched.groups]
+    assert got == [(groups[0], 0, [(0, 1, "m")]), (groups[1], 0, [(0, 2, "m")])]
