@@ -134,6 +134,11 @@ class Broker:
             lambda group: partition_for(group, offsets_topic.num_partitions))
         self.coordinator_loader = CoordinatorLoader(self.group_coordinator, rm)
         rm.leadership_listeners.append(self.coordinator_loader.on_leadership)
+        coordinator = self.group_coordinator
+        assert self.scheduler is not None
+        self.scheduler.schedule("delete-expired-group-metadata",
+                                lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
+                                offsets_topic.retention_check_interval_ms)
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response, self.producer_ids,
                                      cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats,

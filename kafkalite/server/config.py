@@ -683,6 +683,18 @@ SETTINGS: tuple[Setting, ...] = (
         validator=at_least(1), group="group",
     ),
     Setting(
+        "offsets.retention.minutes", "int", 10080,
+        "For subscribed consumers, committed offset of a specific partition will be expired and "
+        "discarded after this period of time has elapsed after the consumer group loses all its "
+        "consumers (becomes empty); for standalone consumers (assigned partitions) after the commit.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.retention.check.interval.ms", "long", 600000,
+        "Frequency at which to check for stale offsets.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
         "group.initial.rebalance.delay.ms", "int", 3000,
         "The amount of time the group coordinator will wait for more consumers to join a new group "
         "before performing the first rebalance (`kafkalite cluster` sets 0).",
@@ -1481,7 +1493,9 @@ class BrokerConfig:
         return OffsetsTopicConfig(num_partitions=v["offsets.topic.num.partitions"],
                                   replication_factor=v["offsets.topic.replication.factor"],
                                   segment_bytes=v["offsets.topic.segment.bytes"],
-                                  commit_timeout_ms=v["offsets.commit.timeout.ms"])
+                                  commit_timeout_ms=v["offsets.commit.timeout.ms"],
+                                  retention_ms=v["offsets.retention.minutes"] * 60000,
+                                  retention_check_interval_ms=v["offsets.retention.check.interval.ms"])
 
     def cleaner_config(self) -> CleanerConfig:
         v = self._values

@@ -612,6 +612,46 @@ class GroupCoordinator:
 
         self.store.append(group_id, tombstones, stored)
 
+    def cleanup_expired_offsets(self, retention_ms: int) -> int:
+        """Kafka's cleanupGroupMetadata (offsets.retention.minutes): an Empty group's offsets go
+        ``retention_ms`` after the later of their commit and the group becoming Empty; a group
+        left with nothing goes too.
+        Tombstones are written for both. How many offsets expired."""
+        now = self._now_ms()
+        expired: list[tuple[GroupMetadata, list[tuple[str, int]], bool]] = []
+        with self._lock:
+            for group in self.groups.values():
+                if not group.is_in(S.EMPTY):
+                    continue
+                # Retention counts from the later of the commit and the group becoming Empty.
+                gone = [tp for tp, o in group.offsets.items()
+                        if now - max(o.commit_timestamp, group.state_timestamp) >= retention_ms]
+                if gone:
+                    expired.append((group, gone, len(gone) == len(group.offsets)))
+        for group, gone, whole in expired:
+            tombstones: list[tuple[bytes, bytes | None]] = [
+                (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in gone]
+            if whole:
+                tombstones.append((cr.encode_key(cr.GroupKey(group.group_id)), None))
+
+            def stored(error: int, group: GroupMetadata = group, gone: list = gone,
+                       whole: bool = whole) -> None:
+                if error:
+                    return  # tried again at the next check
+                with self._lock:
+                    for tp in gone:
+                        group.offsets.pop(tp, None)
+                    if whole and group.is_in(S.EMPTY) and not group.offsets and \
+                            self.groups.get(group.group_id) is group:
+                        group.transition_to(S.DEAD, self._now_ms())
+                        del self.groups[group.group_id]
+
+            self.store.append(group.group_id, tombstones, stored)
+        if expired:
+            log.info("Removed %d expired offsets of %d groups", sum(len(g) for _, g, _ in expired),
+                     len(expired))
+        return sum(len(g) for _, g, _ in expired)
+
     # --- describe, list, delete ------------------------------------------------------------------
 
     def describe_group(self, group_id: str) -> tuple[int, GroupMetadata | None]:

@@ -24,6 +24,8 @@ class OffsetsTopicConfig:
     replication_factor: int = 3
     segment_bytes: int = 104857600
     commit_timeout_ms: int = 5000
+    retention_ms: int = 7 * 24 * 60 * 60 * 1000
+    retention_check_interval_ms: int = 600000
 
     def topic_configs(self) -> dict[str, str]:
         """The topic's settings at its creation (Kafka's groupMetadataTopicConfigs)."""

@@ -195,3 +195,30 @@ def test_offset_delete_refuses_the_topics_members_subscribe_to(coordinator):
     coordinator.delete_offsets("g", [("t", 0), ("u", 0)], lambda error, per: answers.append((error, per)))
     assert answers == [(E.NONE, {("t", 0): E.GROUP_SUBSCRIBED_TO_TOPIC})]
     assert set(coordinator.groups["g"].offsets) == {("t", 0)}
+
+
+def test_offsets_of_an_empty_group_expire_after_the_retention_and_the_group_goes(tmp_path):
+    now = [1_000_000]
+    store = ListStore()
+    c = GroupCoordinator(1, GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0), store,
+                         partition_for=lambda group: 0, now_ms=lambda: now[0])
+    try:
+        c.load(0, [])
+        done = Answer()
+        c.commit_offsets("old", "", None, -1, {("t", 0): CommittedOffset(5, -1, "", now[0])}, done)
+        assert done.get() == E.NONE
+        now[0] += 1000
+        done = Answer()
+        c.commit_offsets("old", "", None, -1, {("t", 1): CommittedOffset(6, -1, "", now[0])}, done)
+        assert done.get() == E.NONE
+        assert c.cleanup_expired_offsets(retention_ms=1500) == 0  # neither is 1.5 s old yet
+        now[0] += 600
+        assert c.cleanup_expired_offsets(retention_ms=1500) == 1  # t-0's commit is
+        assert set(c.groups["old"].offsets) == {("t", 1)}
+        now[0] += 1000
+        assert c.cleanup_expired_offsets(retention_ms=1500) == 1
+        assert "old" not in c.groups  # nothing left: the group goes, with a tombstone
+        assert [(cr.decode_key(k), v) for k, v in store.records[-2:]] == [
+            (cr.OffsetKey("old", "t", 1), None), (cr.GroupKey("old"), None)]
+    finally:
+        c.shutdown()
