@@ -222,3 +222,18 @@ def test_offsets_of_an_empty_group_expire_after_the_retention_and_the_group_goes
             (cr.OffsetKey("old", "t", 1), None), (cr.GroupKey("old"), None)]
     finally:
         c.shutdown()
+
+
+def test_the_initial_rebalance_delay_lets_members_started_together_form_one_generation():
+    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=1000)
+    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
+    try:
+        c.load(0, [])
+        first = join_new(c)
+        assert not first.event.wait(0.1)  # held for group.initial.rebalance.delay.ms
+        second = join_new(c)  # within the delay: the same first generation
+        a, b = first.get(), second.get()
+        assert a.generation_id == b.generation_id == 1
+        assert len(c.groups["g"].members) == 2
+    finally:
+        c.shutdown()
