@@ -99,7 +99,8 @@ def test_sigusr1_prints_every_threads_stack_and_the_broker_goes_on(tmp_path):
     with BrokerProcess(tmp_path) as b:
         b.signal(signal.SIGUSR1)
         # One stack per thread (acceptor, processors, handlers...), not only the main thread's.
-        assert wait_for(lambda: sum(line.startswith("Thread 0x") for line in b.lines) >= 3, timeout=10)
+        dumped = wait_for(lambda: sum(line.startswith("Thread 0x") for line in b.lines) >= 3, timeout=30)
+        assert dumped, f"exit code {b.proc.poll()}; output ends with:\n" + "\n".join(b.lines[-40:])
         socket.create_connection(("127.0.0.1", b.port), timeout=5).close()  # still serving
         assert b.proc.poll() is None
 

@@ -11,6 +11,9 @@ import signal
 import pytest
 
 from kafkalite import cluster as C
+from kafkalite.clients import BlockingClient
+from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.protocol.messages import create_topics as ct
 
 from .kafka_client import wait_for
 from .test_cluster_faults import proxied_cluster, restart
@@ -26,7 +29,24 @@ SETTINGS = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500"
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with proxied_cluster(str(tmp_path_factory.mktemp("groups-cluster")), SETTINGS) as state:
+        # __consumer_offsets made by hand, led by broker 2: broker 1 runs the only controller,
+        # and a coordinator killed here must leave a controller to elect its successor.
+        create_offsets_topic(state["nodes"][0].client_port, [2, 3, 1])
         yield state
+
+
+def create_offsets_topic(port: int, replicas: list[int]) -> None:
+    R = ct.REQUEST
+    client = BlockingClient("127.0.0.1", port, "test", 30)
+    try:
+        topic = R["topics"](name="__consumer_offsets", num_partitions=-1, replication_factor=-1,
+                            assignments=[R["topics"]["assignments"](partition_index=0, broker_ids=replicas)],
+                            configs=[R["topics"]["configs"](name="cleanup.policy", value="compact"),
+                                     R["topics"]["configs"](name="segment.bytes", value="4096")])
+        answer = client.send_and_receive(ApiKey.CREATE_TOPICS, 7, R(topics=[topic], timeout_ms=30000))
+        assert answer.topics[0].error_code == 0, answer.topics[0]
+    finally:
+        client.close()
 
 
 def bootstrap(cluster) -> str:
@@ -75,6 +95,7 @@ def test_committed_offsets_survive_the_coordinators_death_and_restart(cluster):
     assert wait_for(lambda: offsets_leader(cluster) > 0, timeout=30)
     # SIGKILL the coordinator: another replica of __consumer_offsets-0 takes over and loads them.
     leader = offsets_leader(cluster)
+    assert leader != 1  # the controller's broker is never the one killed (see the fixture)
     node = cluster["nodes"][leader - 1]
     node.process.send_signal(signal.SIGKILL)
     node.process.wait(10)
@@ -85,6 +106,7 @@ def test_committed_offsets_survive_the_coordinators_death_and_restart(cluster):
     assert C.wait_registered(cluster["nodes"], 60)
     # Gracefully stopped (controlled shutdown): the coordinator moves again, nothing is lost.
     second = offsets_leader(cluster)
+    assert second != 1
     cluster["nodes"][second - 1].process.send_signal(signal.SIGTERM)
     assert cluster["nodes"][second - 1].process.wait(30) == 0
     assert wait_for(lambda: committed(bootstrap(cluster), "billing", "orders", 2) == [12, 23], timeout=30)
