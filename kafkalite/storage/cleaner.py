@@ -66,10 +66,6 @@ class OffsetMap:
     def __init__(self, memory: int) -> None:
         self.slots = max(1, int(memory // OFFSET_MAP_ENTRY_BYTES * OFFSET_MAP_LOAD_FACTOR))
         self._map: dict[bytes, int] = {}
-        self.latest_offset = -1
-
-    def __len__(self) -> int:
-        return len(self._map)
 
     @staticmethod
     def _hash(key: bytes) -> bytes:
@@ -81,7 +77,6 @@ class OffsetMap:
         if digest not in self._map and len(self._map) >= self.slots:
             return False
         self._map[digest] = offset
-        self.latest_offset = offset
         return True
 
     def get(self, key: bytes) -> int:
@@ -135,19 +130,17 @@ def cleanable_range(log: Log, checkpointed: int | None, now_ms: int) -> LogToCle
     return LogToClean(log, dirty_start, uncleanable, clean, dirty)
 
 
-def _read_batches(segment: LogSegment, end_offset: int | None = None) -> Iterator[tuple[BatchHeader, bytes]]:
+def _read_batches(segment: LogSegment) -> Iterator[tuple[BatchHeader, bytes]]:
     for position, header in segment.batches_from():
-        if end_offset is not None and header.base_offset >= end_offset:
-            return
         yield header, os.pread(segment.fd, header.size, position)
 
 
 class Cleaner:
-    """Cleans one log at a time (Kafka's Cleaner); ``now_ms`` is the clock for the delete horizon."""
+    """Cleans one log at a time (Kafka's Cleaner). The delete horizon comes from the segments'
+    modification times, not from a clock."""
 
-    def __init__(self, dedupe_buffer_size: int, now_ms: Callable[[], int] | None = None) -> None:
+    def __init__(self, dedupe_buffer_size: int) -> None:
         self.dedupe_buffer_size = dedupe_buffer_size
-        self._now_ms = now_ms or (lambda: int(time.time() * 1000))
 
     def clean(self, target: LogToClean) -> CleanStats:
         log_ = target.log
@@ -165,7 +158,7 @@ class Cleaner:
         horizon = (clean_below[-1].last_modified() if clean_below else 0) - log_.config.delete_retention_ms
         stats = [0, 0, 0]
         to_clean = [s for s in segments if s.base_offset < end]
-        for group in _group_by_size(to_clean, log_.config.segment_bytes):
+        for group in _group_by_size(to_clean, end, log_.config.segment_bytes):
             self._clean_group(log_, group, offset_map, horizon, truncations, stats)
         return CleanStats(end, *stats)
 
@@ -248,14 +241,15 @@ class Cleaner:
             is_transactional=header.is_transactional, last_offset_delta=header.last_offset_delta)
 
 
-def _group_by_size(segments: Sequence[LogSegment], max_size: int) -> Iterator[list[LogSegment]]:
+def _group_by_size(segments: Sequence[LogSegment], end: int, max_size: int) -> Iterator[list[LogSegment]]:
     """Consecutive segments whose sizes add up to at most ``max_size`` and whose offsets fit one
-    segment's 32-bit relative offsets (Kafka's groupSegmentsBySize)."""
+    segment's 32-bit relative offsets (Kafka's groupSegmentsBySize); ``end`` is where the last
+    one ends (each other ends where the next begins, so no segment is read for it)."""
     group: list[LogSegment] = []
     size = 0
-    for segment in segments:
-        if group and (size + segment.size > max_size
-                      or segment.read_next_offset() - group[0].base_offset > 2**31 - 1):
+    ends = [s.base_offset for s in segments[1:]] + [end]
+    for segment, segment_end in zip(segments, ends, strict=True):
+        if group and (size + segment.size > max_size or segment_end - group[0].base_offset > 2**31 - 1):
             yield group
             group, size = [], 0
         group.append(segment)
@@ -359,8 +353,7 @@ class LogCleaner:
             return None
         log_dir, tp, target = grabbed
         try:
-            stats = Cleaner(self.config.dedupe_buffer_size // max(1, self.config.num_threads),
-                            self._now_ms).clean(target)
+            stats = Cleaner(self.config.dedupe_buffer_size // max(1, self.config.num_threads)).clean(target)
             self._update_checkpoint(log_dir, tp, stats.end_offset)
             log.info("Cleaned %s-%d up to offset %d: %d bytes read, %d written, %d records removed",
                      tp.topic, tp.partition, stats.end_offset, stats.bytes_read, stats.bytes_written,

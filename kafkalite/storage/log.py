@@ -279,9 +279,10 @@ class Log:
             finally:
                 swapped.close()
             for old in self.dir.glob(f"*{LOG_FILE_SUFFIX}"):
-                if base <= offset_from_file_name(old.name) < max(end, base + 1):
-                    for stale in (old, offset_index_file(self.dir, offset_from_file_name(old.name)),
-                                  time_index_file(self.dir, offset_from_file_name(old.name))):
+                old_base = offset_from_file_name(old.name)
+                if base <= old_base < max(end, base + 1):
+                    for stale in (old, offset_index_file(self.dir, old_base),
+                                  time_index_file(self.dir, old_base)):
                         stale.unlink(missing_ok=True)
             for suffix_path in (path, offset_index_file(self.dir, base, SWAP_FILE_SUFFIX),
                                 time_index_file(self.dir, base, SWAP_FILE_SUFFIX)):

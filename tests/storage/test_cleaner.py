@@ -66,7 +66,7 @@ def contents(log: Log) -> dict[int, tuple[bytes | None, bytes | None]]:
 def clean(log: Log, first_dirty: int | None = None, clock=None) -> int:
     target = cleanable_range(log, first_dirty, (clock or Clock())())
     assert target is not None
-    return Cleaner(1 << 20, clock).clean(target).end_offset
+    return Cleaner(1 << 20).clean(target).end_offset
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
