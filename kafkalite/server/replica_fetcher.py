@@ -33,6 +33,7 @@ from typing import Any
 
 from kafkalite.clients import BlockingClient
 from kafkalite.common.errors import ApiError
+from kafkalite.common.java import java_string_hash
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import fetch, list_offsets
@@ -89,14 +90,7 @@ class PartitionFetchState:
 
 def fetcher_id(topic: str, index: int, num_fetchers: int) -> int:
     """Kafka's AbstractFetcherManager.getFetcherId: the same partition always to one thread."""
-    return abs(31 * _java_string_hash(topic) + index) % num_fetchers
-
-
-def _java_string_hash(s: str) -> int:
-    h = 0
-    for ch in s:
-        h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
+    return abs(31 * java_string_hash(topic) + index) % num_fetchers
 
 
 class ReplicaFetcherThread(threading.Thread):

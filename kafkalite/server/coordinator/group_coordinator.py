@@ -58,6 +58,26 @@ class SyncResult:
     assignment: bytes = b""
 
 
+@dataclass(frozen=True)
+class MemberSummary:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """A group as DescribeGroups shows it (Kafka's GroupSummary)."""
+
+    state: str
+    protocol_type: str
+    protocol_data: str
+    members: tuple[MemberSummary, ...]
+
+
 class OffsetsStore(Protocol):
     """Where the coordinator's records go: the group's partition of __consumer_offsets."""
 
@@ -101,6 +121,12 @@ class GroupCoordinator:
         if partition not in self.owned:
             return E.NOT_COORDINATOR
         return E.NONE
+
+    def begin_loading(self, partition: int) -> None:
+        """``partition``'s leadership came here: its groups answer COORDINATOR_LOAD_IN_PROGRESS
+        until ``load(..., already_loading=True)``."""
+        with self._lock:
+            self.loading.add(partition)
 
     def load(self, partition: int, records: Iterable[tuple[bytes, bytes | None]],
              already_loading: bool = False) -> None:
@@ -530,10 +556,10 @@ class GroupCoordinator:
         with self._lock:
             group = self.groups.get(group_id)
             if generation_id < 0 and member_id == NO_MEMBER:
+                # Kafka: commits without a generation only to a group without members.
                 if group is not None and not group.is_in(S.EMPTY):
-                    respond(E.ILLEGAL_GENERATION if group.members else E.NONE)
-                    if group.members:
-                        return
+                    respond(E.ILLEGAL_GENERATION)
+                    return
                 if group is None:
                     group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
             else:
@@ -654,12 +680,24 @@ class GroupCoordinator:
 
     # --- describe, list, delete ------------------------------------------------------------------
 
-    def describe_group(self, group_id: str) -> tuple[int, GroupMetadata | None]:
+    def describe_group(self, group_id: str) -> tuple[int, GroupSummary | None]:
+        """(error, the group as DescribeGroups shows it: None if unknown). As Kafka's summary,
+        members' metadata and assignments only for a Stable group."""
         error = self.check_group(group_id)
         if error:
             return error, None
         with self._lock:
-            return E.NONE, self.groups.get(group_id)
+            group = self.groups.get(group_id)
+            if group is None:
+                return E.NONE, None
+            stable = group.is_in(S.STABLE)
+            protocol = group.protocol_name or ""
+            members = tuple(MemberSummary(
+                m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                m.metadata(protocol) if stable and protocol else b"", m.assignment if stable else b"")
+                for m in group.members.values())
+            return E.NONE, GroupSummary(group.state.value, group.protocol_type or "",
+                                        protocol if stable else "", members)
 
     def list_groups(self, states: set[str] | None = None) -> tuple[int, list[tuple[str, str, str]]]:
         """(error, [(group id, protocol type, state)]) of the groups coordinated here."""

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from kafkalite.common.errors import ApiError
+from kafkalite.common.java import java_string_hash
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import Record, build_batch, iter_batches
 from kafkalite.protocol.records.records import decode_records
@@ -31,15 +32,6 @@ from .settings import OffsetsTopicConfig
 log = logging.getLogger("kafkalite.server.coordinator")
 
 OFFSETS_TOPIC = "__consumer_offsets"
-
-
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode, over UTF-16 code units."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def partition_for(group_id: str, num_partitions: int) -> int:
@@ -145,8 +137,7 @@ class CoordinatorLoader:
         if not leads:
             self.coordinator.unload(index)
             return
-        with self.coordinator._lock:
-            self.coordinator.loading.add(index)
+        self.coordinator.begin_loading(index)
         thread = threading.Thread(target=self._load, args=(index,), name="group-metadata-manager-0",
                                   daemon=True)
         with self._lock:

@@ -293,18 +293,13 @@ class GroupApis:
                                              group_state="Dead" if not error else "", protocol_type="",
                                              protocol_data="", members=[]))
                 continue
-            with self.coordinator._lock:  # type: ignore[union-attr]
-                stable = group.state.value in ("Stable",)
-                protocol = group.protocol_name or ""
-                members = [R["groups"]["members"](
+            described.append(R["groups"](
+                error_code=E.NONE, group_id=group_id, group_state=group.state,
+                protocol_type=group.protocol_type, protocol_data=group.protocol_data,
+                members=[R["groups"]["members"](
                     member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                    client_host=m.client_host,
-                    member_metadata=m.metadata(protocol) if stable and protocol else b"",
-                    member_assignment=m.assignment if stable else b"") for m in group.members.values()]
-                described.append(R["groups"](
-                    error_code=E.NONE, group_id=group_id, group_state=group.state.value,
-                    protocol_type=group.protocol_type or "", protocol_data=protocol if stable else "",
-                    members=members))
+                    client_host=m.client_host, member_metadata=m.metadata, member_assignment=m.assignment)
+                    for m in group.members]))
         return respond(request, R(throttle_time_ms=0, groups=described))
 
     def delete_groups(self, request: Request) -> Response | None:
