@@ -142,8 +142,7 @@ class Broker:
         self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
                                      self.topic_purgatory, self.send_response, self.producer_ids,
                                      cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats,
-                                     self.group_coordinator, offsets_topic,
-                                     self._auto_topic_creator(internal=True))
+                                     self.group_coordinator, self._auto_topic_creator(internal=True))
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
@@ -170,7 +169,8 @@ class Broker:
         enabled, partitions, replication_factor = self.config.auto_create_topics
         if not enabled and not internal:
             return None
-        return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link)
+        return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
+                                self.config.offsets_topic_config())
 
     def _start_scheduler(self) -> None:
         """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's

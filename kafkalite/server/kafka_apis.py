@@ -14,7 +14,6 @@ from kafkalite.protocol import api_name
 from .apis import SERVED, ApiTable
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
-from .coordinator.settings import OffsetsTopicConfig
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
@@ -74,7 +73,6 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      auto_create: AutoTopicCreator | None = None,
                      topic_stats: BrokerTopicStats | None = None,
                      group_coordinator: GroupCoordinator | None = None,
-                     offsets_topic: OffsetsTopicConfig | None = None,
                      internal_topics: AutoTopicCreator | None = None) -> KafkaApis:
     """KafkaApis with one object of every area; ``controller`` None on a broker without the role;
     ``send_response`` answers a request that waited (from whichever thread completes it);
@@ -98,5 +96,4 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
                      ProduceApis(replica_manager, send_response, topic_stats),
                      FetchApis(replica_manager, send_response, topic_stats),
                      OffsetApis(replica_manager), ProducerIdApis(producer_ids, controller, send_response),
-                     GroupApis(group_coordinator, send_response, metadata_cache, internal_topics,
-                               offsets_topic))
+                     GroupApis(group_coordinator, send_response, metadata_cache, internal_topics))

@@ -308,3 +308,22 @@ def test_batched_find_coordinator_and_multi_group_offset_fetch(broker):
     got = [(g.group_id, g.error_code, [(p.partition_index, p.committed_offset, p.metadata)
                                        for t in g.topics for p in t.partitions]) for g in fetched.groups]
     assert got == [(groups[0], 0, [(0, 1, "m")]), (groups[1], 0, [(0, 2, "m")])]
+
+
+def test_a_metadata_request_naming_the_offsets_topic_creates_it_as_the_coordinator_would(tmp_path):
+    from kafkalite.protocol.messages import metadata
+
+    from ..kafka_client import Client
+
+    with running_broker(tmp_path, **GROUP_SETTINGS) as b, Client("127.0.0.1", b.bound_port("PLAINTEXT")) as c:
+        R = metadata.REQUEST
+        ask = R(topics=[R["topics"](name="__consumer_offsets")], allow_auto_topic_creation=True)
+
+        def partitions() -> int:
+            (topic,) = c.call(3, 12, ask).topics
+            return len(topic.partitions) if topic.error_code == 0 else 0
+
+        # offsets.topic.num.partitions, not num.partitions
+        assert wait_for(lambda: partitions() == 3, timeout=30)
+        assert wait_for(lambda: b.log_manager.get_log("__consumer_offsets", 0) is not None, timeout=30)
+        assert b.log_manager.get_log("__consumer_offsets", 0).config.compact

@@ -35,8 +35,7 @@ from kafkalite.protocol.messages import (
 from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import NO_MEMBER, GroupCoordinator, JoinResult, SyncResult
 from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
-from ..coordinator.settings import OffsetsTopicConfig
-from ..metadata_cache import MetadataCache, Snapshot
+from ..metadata_cache import MetadataCache
 from ..responses import respond
 from .metadata import AutoTopicCreator
 
@@ -45,13 +44,12 @@ log = logging.getLogger("kafkalite.server.handlers.groups")
 
 class GroupApis:
     def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
-                 metadata_cache: MetadataCache | None = None, auto_create: AutoTopicCreator | None = None,
-                 offsets_topic: OffsetsTopicConfig | None = None) -> None:
+                 metadata_cache: MetadataCache | None = None,
+                 auto_create: AutoTopicCreator | None = None) -> None:
         self.coordinator = coordinator  # None: a KafkaApis without a broker (no groups)
         self.send_response = send_response
         self.metadata_cache = metadata_cache
         self.auto_create = auto_create  # creates __consumer_offsets (whatever auto.create.topics.enable)
-        self.offsets_topic = offsets_topic or OffsetsTopicConfig()
 
     # --- FindCoordinator ---------------------------------------------------------------------
 
@@ -82,7 +80,8 @@ class GroupApis:
         snap = self.metadata_cache.snapshot
         topic = snap.topics.get(OFFSETS_TOPIC)
         if topic is None:
-            self._create_offsets_topic(snap)
+            if self.auto_create is not None:
+                self.auto_create.create(OFFSETS_TOPIC, snap)
             return E.COORDINATOR_NOT_AVAILABLE, "The offsets topic is being created.", -1, "", -1
         info = topic.partitions.get(partition_for(key, len(topic.partitions)))
         broker = snap.brokers.get(info.leader) if info is not None else None
@@ -90,14 +89,6 @@ class GroupApis:
         if endpoint is None:
             return E.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
         return E.NONE, None, broker.id, endpoint.host, endpoint.port  # type: ignore[union-attr]
-
-    def _create_offsets_topic(self, snap: Snapshot) -> None:
-        if self.auto_create is None:
-            return
-        config = self.offsets_topic
-        # Kafka's offsets.topic.replication.factor, capped by the brokers registered now.
-        factor = max(1, min(config.replication_factor, len(snap.brokers)))
-        self.auto_create.create(OFFSETS_TOPIC, snap, config.num_partitions, factor, config.topic_configs())
 
     # --- offsets -----------------------------------------------------------------------------------
 

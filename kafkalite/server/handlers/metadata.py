@@ -28,6 +28,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics, metadata
 
 from ..coordinator.offsets_topic import OFFSETS_TOPIC
+from ..coordinator.settings import OffsetsTopicConfig
 from ..metadata_cache import MetadataCache, Snapshot
 from ..responses import respond
 from ..topic_configs import ControllerLink
@@ -44,20 +45,26 @@ class AutoTopicCreator:
     without waiting for it. A topic whose creation is under way is not asked for again."""
 
     def __init__(self, num_partitions: int, replication_factor: int, controller: Any = None,
-                 link: ControllerLink | None = None) -> None:
+                 link: ControllerLink | None = None, offsets_topic: OffsetsTopicConfig | None = None) -> None:
         self.num_partitions = num_partitions
         self.replication_factor = replication_factor
         self.controller = controller  # on the controller's node
         self.link = link  # elsewhere
+        self.offsets_topic = offsets_topic or OffsetsTopicConfig()
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
 
-    def create(self, name: str, snap: Snapshot, num_partitions: int | None = None,
-               replication_factor: int | None = None, configs: Mapping[str, str] | None = None) -> int:
-        """The error code the topic answers with now (after a valid name). An internal topic
-        (``__consumer_offsets``) brings its own partitions, replication factor and configs."""
-        partitions = self.num_partitions if num_partitions is None else num_partitions
-        factor = self.replication_factor if replication_factor is None else replication_factor
+    def create(self, name: str, snap: Snapshot) -> int:
+        """The error code the topic answers with now (after a valid name). ``__consumer_offsets``
+        gets its own partitions, configs and replication factor (Kafka's
+        offsets.topic.replication.factor, capped here by the brokers registered now), whoever
+        asks for it (FindCoordinator, or a Metadata request naming it)."""
+        configs: Mapping[str, str] = {}
+        partitions, factor = self.num_partitions, self.replication_factor
+        if name == OFFSETS_TOPIC:
+            offsets = self.offsets_topic
+            partitions, configs = offsets.num_partitions, offsets.topic_configs()
+            factor = max(1, min(offsets.replication_factor, len(snap.brokers)))
         if factor > len(snap.brokers):
             return E.INVALID_REPLICATION_FACTOR
         with self._lock:
@@ -65,7 +72,7 @@ class AutoTopicCreator:
                 return E.LEADER_NOT_AVAILABLE
             self._in_flight.add(name)
         try:
-            future = self._submit(name, partitions, factor, configs or {})
+            future = self._submit(name, partitions, factor, configs)
         except RuntimeError:  # shutting down
             self._done(name)
             return E.LEADER_NOT_AVAILABLE
