@@ -17,6 +17,7 @@ command, which then stops each broker once, gracefully.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -117,8 +118,6 @@ def free_base_port(brokers: int = 3) -> int:
     """A base port whose ``2 * brokers`` ports are free now, below the kernel's ephemeral range: a
     port in that range may be taken as the source port of any outgoing connection between this
     check and the brokers' bind."""
-    import random
-
     try:
         low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
     except (OSError, ValueError, IndexError):
