@@ -39,6 +39,7 @@ class Acceptor(threading.Thread):
         backlog: int = 50,
     ) -> None:
         self.listener = listener
+        self.plane = plane
         self.security_protocol = security_protocol
         self.processors = processors
         self.quotas = quotas

@@ -154,6 +154,7 @@ class Processor(threading.Thread):
         self._completed_receives: list[tuple[KafkaChannel, bytearray]] = []
         self._completed_sends: list[KafkaChannel] = []
         self._disconnected: list[tuple[KafkaChannel, str]] = []
+        self._drop_why: str | None = None  # set by another thread: close every connection (drop_connections)
         self._index = itertools.count()
         self._running = True
         self._accepting_requests = True
@@ -197,6 +198,12 @@ class Processor(threading.Thread):
         if self._polling and not self._woken:
             self._woken = True
             self._waker.wake()
+
+    def drop_connections(self, why: str) -> None:
+        """Close every connection at the loop's next turn (a fault a test injects: clients see
+        their connections cut and reconnect); the listener goes on accepting."""
+        self._drop_why = why
+        self.wakeup()
 
     def stop_reading(self) -> None:
         """Hand no more requests over (graceful shutdown); responses still go out."""
@@ -252,6 +259,10 @@ class Processor(threading.Thread):
             self._give_turn()
 
     def configure_new_connections(self) -> None:
+        if self._drop_why is not None:
+            why, self._drop_why = self._drop_why, None
+            for conn in list(self.connections.values()):
+                self._close(conn, why)
         if not self.new_connections.queue:  # (no lock for the common case: nothing new)
             return
         for _ in range(CONNECTION_QUEUE_SIZE):  # at most 20 per iteration, as Kafka
@@ -382,7 +393,7 @@ class Processor(threading.Thread):
     def _poll_timeout(self) -> float:
         # Called with _polling set: whatever another thread queued before seeing the flag is seen
         # here, and whatever it queues after is announced by a wake-up.
-        if self._responses or not self._running:
+        if self._responses or not self._running or self._drop_why is not None:
             return 0.0
         # (A look at the Queue's deque, without its lock: only this thread takes from it.)
         if self.new_connections.queue or self._completed_sends or self._disconnected:

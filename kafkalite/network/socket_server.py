@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint
 from kafkalite.metrics.request_log import RequestLog
@@ -155,6 +155,36 @@ class SocketServer:
         if self.control_plane_request_channel is not None:
             channels.insert(0, self.control_plane_request_channel)
         return channels
+
+    # --- faults a test injects (kafkalite.testing, server/faults.py) ---------------------------
+
+    def drop_connections(self, listeners: Iterable[str]) -> None:
+        """Close every connection of these listeners now; they go on accepting."""
+        for name in listeners:
+            for p in self.acceptors[name].processors:
+                p.drop_connections("dropped by an injected fault")
+
+    def close_listener(self, name: str) -> None:
+        """Stop accepting on ``name`` and close its socket and connections: to clients the broker
+        is gone (connection refused) while its other listeners and threads go on."""
+        acceptor = self.acceptors[name]
+        acceptor.shutdown()
+        for p in acceptor.processors:
+            p.drop_connections("the listener was closed by an injected fault")
+
+    def reopen_listener(self, name: str) -> None:
+        """Bind ``name`` again on the port it had, with the same Processors."""
+        old = self.acceptors[name]
+        if old.is_alive():
+            return
+        cfg = self.config
+        acceptor = Acceptor(
+            old.listener, old.security_protocol, old.host, old.port, old.processors, self.quotas,
+            plane=old.plane, send_buffer_bytes=cfg.socket_send_buffer_bytes,
+            recv_buffer_bytes=cfg.socket_receive_buffer_bytes, backlog=cfg.socket_listen_backlog_size)
+        self.acceptors[name] = acceptor
+        acceptor.start()
+        acceptor.started.wait(5)
 
     def stop_accepting(self) -> None:
         """First step of a graceful stop: no new connections, no new requests read."""
