@@ -62,7 +62,7 @@ MAX_PRODUCER_ID = 2**63 - 1
 
 
 class KafkaController:
-    def __init__(self, settings: ControllerSettings, store_dir: str, cluster_id: str) -> None:
+    def __init__(self, settings: ControllerSettings, store_dir: str | None, cluster_id: str) -> None:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = cluster_id
@@ -242,6 +242,15 @@ class KafkaController:
             if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance:
                 self._next_rebalance = now + self.settings.leader_imbalance_check_interval_seconds
                 concurrent.futures.wait([self.submit(self._rebalance_leaders)], timeout=5)
+
+    def fence(self, broker_id: int) -> concurrent.futures.Future:
+        """Handle ``broker_id`` as failed now, not once its session times out: a broker known to be
+        dead (one a test cluster killed, kafkalite.testing)."""
+        def fence() -> None:
+            if broker_id in self._last_seen:
+                log.info("Broker %d is known to be dead: handling it as failed", broker_id)
+                self._on_broker_failure([broker_id])
+        return self.submit(fence, f"fence broker {broker_id}")
 
     def _expire(self, broker_ids: list[int]) -> None:
         now = time.monotonic()

@@ -52,9 +52,14 @@ class StoredPartition:
 
 
 class ControllerStore:
-    def __init__(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        self.path = os.path.join(directory, "controller.db")
+    def __init__(self, directory: str | None) -> None:
+        """``directory`` None: a database in memory (a broker with log.storage=memory), gone with
+        the controller."""
+        if directory is None:
+            self.path = ":memory:"
+        else:
+            os.makedirs(directory, exist_ok=True)
+            self.path = os.path.join(directory, "controller.db")
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.execute("PRAGMA journal_mode = WAL")

@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +29,9 @@ from .apis import apis_for
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
+from .fault_ops import BrokerFaults
+from .faults import FaultInjector
+from .handlers.api_versions import ApiVersionsApis
 from .handlers.metadata import AutoTopicCreator
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
@@ -73,6 +77,8 @@ class Broker:
         self.group_coordinator: GroupCoordinator | None = None
         self.coordinator_loader: CoordinatorLoader | None = None
         self.alter_partition_manager: AlterPartitionManager | None = None
+        self.faults: FaultInjector | None = None
+        self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
 
     # --- start --------------------------------------------------------------------------------
@@ -144,6 +150,10 @@ class Broker:
                                      cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats,
                                      self.group_coordinator, self._auto_topic_creator(internal=True))
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
+        self.apis.faults = self.faults = self._fault_injector()
+        hidden = {cfg.privileged_listener_name, *cfg.controller_listener_names}
+        clients = [e.name for e in cfg.listeners if e.name not in hidden]
+        self.fault_ops = BrokerFaults(self.faults, self.socket_server, clients, self.controller)
         ss = self.socket_server
         if ss.control_plane_request_channel is not None:
             self.pools.append(RequestHandlerPool(ss.control_plane_request_channel, self.apis.handle, 1,
@@ -155,13 +165,28 @@ class Broker:
         self._start_lifecycle()
         if cfg.metrics_endpoint is not None:
             host, port = cfg.metrics_endpoint
-            self.metrics_server = MetricsServer(self, host, port)
+            self.metrics_server = MetricsServer(self, host, port, {"/faults": self.fault_ops.apply})
             log.info("Broker %d serves Prometheus metrics on http://%s:%d/metrics", self.node_id,
                      host, self.metrics_server.port)
         for e in self._advertised_endpoints():
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
+
+    def _fault_injector(self) -> FaultInjector:
+        """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
+        cache = self.metadata_cache
+        assert cache is not None
+
+        def topic_name(topic_id: uuid.UUID) -> str | None:
+            info = cache.snapshot.topic_by_id(topic_id)
+            return info.name if info is not None else None
+
+        faults = FaultInjector(self.node_id, topic_name, self._send_response_now)
+        versions = self.apis.area(ApiVersionsApis)
+        versions.max_versions = faults.max_versions_for
+        faults.on_max_versions.append(versions.forget)
+        return faults
 
     def _auto_topic_creator(self, internal: bool = False) -> AutoTopicCreator | None:
         """Metadata's creator of unknown topics (None with auto.create.topics.enable=false); an
@@ -203,7 +228,15 @@ class Broker:
 
     def send_response(self, response: Response) -> None:
         """Answer a request that waited (in a purgatory, or for the controller), from whichever
-        thread completed it: through the request channel of the plane it came from."""
+        thread completed it: through the request channel of the plane it came from (after the
+        round-trip time a test added, if any)."""
+        faults = self.faults
+        if faults is not None and faults.delays(response.request):
+            faults.later(response)
+        else:
+            self._send_response_now(response)
+
+    def _send_response_now(self, response: Response) -> None:
         ss = self.socket_server
         assert ss is not None
         channel = ss.control_plane_request_channel
@@ -275,7 +308,8 @@ class Broker:
     def wait(self, timeout: float | None = None) -> bool:
         return self._stop_requested.wait(timeout)
 
-    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT) -> None:
+    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT, controlled: bool = True) -> None:
+        """``controlled`` False skips the controlled shutdown (a test cluster's killed broker)."""
         if self._stopped.is_set():
             return
         log.info("Broker %d shutting down", self.node_id)
@@ -284,7 +318,7 @@ class Broker:
             replicated = rm is not None and any(len(p.state.replicas) > 1
                                                 for p in list(rm.partitions.values()))
             # Nothing another broker could take over: no need to ask (and no handler to wait for).
-            if self.config.controlled_shutdown and self.fatal is None and replicated:
+            if controlled and self.config.controlled_shutdown and self.fatal is None and replicated:
                 # Leaderships move to other replicas first: clients fail over before this broker
                 # stops answering. Bounded: a controller that cannot be reached does not hold it.
                 started = time.monotonic()
@@ -301,6 +335,8 @@ class Broker:
             self.producer_ids.shutdown()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
+        if self.faults is not None:
+            self.faults.shutdown()  # delayed responses go now: the graceful stop waits for them
         ss = self.socket_server
         if ss is not None:
             ss.stop_accepting()

@@ -14,6 +14,7 @@ from kafkalite.protocol import api_name
 from .apis import SERVED, ApiTable
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
+from .faults import FaultInjector
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
@@ -40,6 +41,7 @@ class KafkaApis:
     def __init__(self, *areas: object) -> None:
         """``areas``: one object of each handler class the served table names."""
         self.areas = areas
+        self.faults: FaultInjector | None = None  # a test's faults (faults.py), set by the broker
         self.handlers: dict[int, Callable[[Request], Response | None]] = {}
         for s in SERVED:
             owner = next((a for a in areas if getattr(type(a), s.handler.__name__, None) is s.handler), None)
@@ -58,11 +60,28 @@ class KafkaApis:
             log.warning("No handler for %s from %s; closing it", api_name(request.api_key),
                         request.connection_id)
             return CloseConnectionResponse(request)
+        faults = self.faults
+        if faults is not None and faults.active:
+            return self._handle_with_faults(faults, handler, request)
         try:
             return handler(request)
         except Exception:  # one bad request closes its connection, nothing more
             log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
             return CloseConnectionResponse(request)
+
+    def _handle_with_faults(self, faults: FaultInjector, handler: Callable[[Request], Response | None],
+                            request: Request) -> Response | None:
+        try:
+            response = faults.before(request)
+            if response is None:
+                response = handler(request)
+        except Exception:
+            log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
+            response = CloseConnectionResponse(request)
+        if response is not None and faults.delays(request):
+            faults.later(response)
+            return None
+        return response
 
 
 def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaManager, controller: Any,

@@ -14,6 +14,8 @@ def respond(request: Request, body: Any) -> SendResponse:
     error codes the body carries for the metrics and the request log: its own, and all of them
     (per topic, per partition), counted here on the handler's thread rather than in the Processor."""
     api_key, version = request.api_key, request.api_version
+    if request.injected is not None:
+        request.injected.overlay(request, body)
     frame = encode_response(api_key, version, request.correlation_id, body)
     return SendResponse(request, frame, top_level_error_code(api_key, version, body),
                         error_counts(api_key, version, body))
