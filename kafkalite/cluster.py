@@ -16,6 +16,7 @@ command, which then stops each broker once, gracefully.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import signal
@@ -24,13 +25,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kafkalite.clients import BlockingClient
+from kafkalite.fault_admin import FaultAdmin, post_json, serve_admin
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import metadata
 from kafkalite.server.config import load_properties_file
+from kafkalite.server.faults import FaultError
 from kafkalite.server.meta_properties import new_cluster_id
 
 HOST = "127.0.0.1"
@@ -43,6 +47,9 @@ class Node:
     internal_port: int
     process: subprocess.Popen
     metrics_port: int | None = None
+    args: tuple[str, ...] = ()  # its command line, to start it again
+    log_path: str | None = None
+    killed: bool = False  # by a fault (``kafkalite fault kill``): its exit is no news
 
 
 def _cluster_id(directory: str) -> str:
@@ -61,17 +68,18 @@ class ClusterError(Exception):
     """The cluster cannot start (one line that says why)."""
 
 
-def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
-                extra: Sequence[str] = (), metrics_port: int | None = None,
-                config_file: str | None = None) -> list[str]:
-    client, internal = base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1
-    overrides = {
+def broker_settings(node_id: int, directory: str, client_port: int, internal_port: int,
+                    controller_port: int, cluster_id: str) -> dict[str, str]:
+    """The settings of broker ``node_id`` in a local cluster whose controller (broker 1) listens
+    on ``controller_port`` (its INTERNAL listener); shared by ``kafkalite cluster`` and
+    kafkalite.testing."""
+    return {
         "node.id": str(node_id),
         "process.roles": "broker,controller" if node_id == 1 else "broker",
-        "listeners": f"PLAINTEXT://{HOST}:{client},INTERNAL://{HOST}:{internal}",
+        "listeners": f"PLAINTEXT://{HOST}:{client_port},INTERNAL://{HOST}:{internal_port}",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT",
         "inter.broker.listener.name": "INTERNAL",
-        "controller.quorum.bootstrap.servers": f"{HOST}:{base_port + 1}",
+        "controller.quorum.bootstrap.servers": f"{HOST}:{controller_port}",
         "controller.quorum.voters": "",
         "controller.listener.names": "",
         "log.dirs": os.path.join(directory, f"broker-{node_id}"),
@@ -79,6 +87,13 @@ def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
         # A group forms at once, as in Kafka's sample server.properties for development.
         "group.initial.rebalance.delay.ms": "0",
     }
+
+
+def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
+                extra: Sequence[str] = (), metrics_port: int | None = None,
+                config_file: str | None = None) -> list[str]:
+    client, internal = base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1
+    overrides = broker_settings(node_id, directory, client, internal, base_port + 1, cluster_id)
     if metrics_port is not None:
         overrides["metrics.port"] = str(metrics_port)
     args = [sys.executable, "-m", "kafkalite", "broker"]
@@ -156,17 +171,74 @@ def start(brokers: int, directory: str, base_port: int, extra: Sequence[str] = (
     nodes = []
     extra = [*_request_log_dir(config_file), *extra]
     for node_id in range(1, brokers + 1):
-        out = open(os.path.join(directory, f"broker-{node_id}.log"), "ab") if log_files else None
+        log_path = os.path.join(directory, f"broker-{node_id}.log") if log_files else None
         metrics = None if metrics_base is None else metrics_base + node_id - 1
         overrides = [*extra, *(node_extra or {}).get(node_id, ())]
-        args = broker_args(node_id, directory, base_port, cluster_id, overrides, metrics, config_file)
-        proc = subprocess.Popen(args, stdout=out or subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        args = tuple(broker_args(node_id, directory, base_port, cluster_id, overrides, metrics, config_file))
+        nodes.append(Node(node_id, base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1,
+                          _spawn(args, log_path), metrics, args, log_path))
+    return nodes
+
+
+def _spawn(args: Sequence[str], log_path: str | None) -> subprocess.Popen:
+    out = open(log_path, "ab") if log_path else None
+    try:
+        return subprocess.Popen(args, stdout=out or subprocess.DEVNULL, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+    finally:
         if out:
             out.close()
-        nodes.append(Node(node_id, base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1, proc,
-                          metrics))
-    return nodes
+
+
+class ProcessFaults:
+    """The cluster's faults for ``kafkalite fault`` (kafkalite/fault_admin.py): a broker's own
+    operations go to its HTTP port; a kill is a SIGKILL that the controller (broker 1) is told of
+    at once; a restart starts the process again with its command line."""
+
+    def __init__(self, nodes: list[Node], cluster_id: str) -> None:
+        self.nodes = {n.node_id: n for n in nodes}
+        self.cluster_id = cluster_id
+
+    def admin(self) -> FaultAdmin:
+        return FaultAdmin(self.brokers, self.kill, self.restart, self.describe)
+
+    def brokers(self) -> dict[int, Callable[[dict], Any]]:
+        return {n.node_id: functools.partial(post_json, HOST, n.metrics_port)
+                for n in self.nodes.values() if n.metrics_port is not None and n.process.poll() is None}
+
+    def _node(self, node_id: int) -> Node:
+        if node_id not in self.nodes:
+            raise FaultError(f"no broker {node_id} (brokers: {sorted(self.nodes)})")
+        return self.nodes[node_id]
+
+    def kill(self, node_id: int) -> None:
+        if node_id == 1:
+            raise FaultError("broker 1 is the controller and cannot be killed; take it down instead")
+        node = self._node(node_id)
+        if node.process.poll() is not None:
+            return
+        node.killed = True
+        node.process.kill()
+        node.process.wait(10)
+        controller = self.nodes[1]
+        if controller.metrics_port is not None:
+            post_json(HOST, controller.metrics_port, {"op": "fence", "broker": node_id})
+
+    def restart(self, node_id: int) -> None:
+        node = self._node(node_id)
+        if node.process.poll() is None:
+            return
+        node.process = _spawn(node.args, node.log_path)
+        node.killed = False
+        if not wait_registered([node], 60, self.cluster_id):
+            raise FaultError(f"broker {node_id} did not come back within 60 s (see {node.log_path})")
+
+    def describe(self) -> dict:
+        return {"cluster_id": self.cluster_id,
+                "bootstrap_servers": ",".join(f"{HOST}:{n.client_port}" for n in self.nodes.values()),
+                "brokers": {str(n.node_id): {"address": f"{HOST}:{n.client_port}",
+                                             "alive": n.process.poll() is None, "pid": n.process.pid}
+                            for n in self.nodes.values()}}
 
 
 def wait_registered(nodes: list[Node], timeout: float = 60.0, cluster_id: str | None = None) -> bool:
@@ -214,13 +286,14 @@ def run(brokers: int, directory: str, base_port: int, metrics_base: int | None =
         config_file: str | None = None, overrides: Sequence[str] = ()) -> int:
     ports = [base_port + i for i in range(2 * brokers)]
     if metrics_base is not None:
-        ports += [metrics_base + i for i in range(brokers)]
+        ports += [metrics_base + i for i in range(brokers + 1)]  # and the fault admin's
     check_ports_free(ports)
     os.makedirs(directory, exist_ok=True)
     nodes = start(brokers, directory, base_port, overrides, metrics_base=metrics_base,
                   config_file=config_file)
     stopping = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stopping.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    admin = None
     try:
         print(f"starting {brokers} brokers in {directory} ...", flush=True)
         if not wait_registered(nodes, cluster_id=_cluster_id(directory)):
@@ -236,12 +309,19 @@ def run(brokers: int, directory: str, base_port: int, metrics_base: int | None =
             metrics = f", metrics http://{HOST}:{n.metrics_port}/metrics" if n.metrics_port else ""
             print(f"  broker {n.node_id}{role}: {HOST}:{n.client_port}, pid {n.process.pid}, "
                   f"log {_log(directory, n.node_id)}{metrics}")
+        if metrics_base is not None:
+            admin = serve_admin(ProcessFaults(nodes, _cluster_id(directory)).admin(), HOST,
+                                metrics_base + brokers)
+            print(f"Faults: kafkalite fault --admin {HOST}:{admin.port} ... (kafkalite fault --help)")
         print("Consumer groups rebalance without group.initial.rebalance.delay.ms (set to 0 here; "
               "Kafka's default is 3000).")
         print("Ctrl-C stops every broker.", flush=True)
         reported: set[int] = set()
         while not stopping.wait(0.5):
             for n in nodes:
+                if n.killed:
+                    reported.discard(n.node_id)  # restarted by a fault: reported again if it exits
+                    continue
                 if n.node_id not in reported and n.process.poll() is not None:
                     reported.add(n.node_id)
                     print(f"broker {n.node_id} exited with {n.process.returncode}"
@@ -252,6 +332,8 @@ def run(brokers: int, directory: str, base_port: int, metrics_base: int | None =
                 return 1
         return 0
     finally:
+        if admin is not None:
+            admin.shutdown()
         stop(nodes)
         for s, h in previous.items():
             signal.signal(s, h)

@@ -22,7 +22,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("storage",),
     ("controller",),
     ("server",),
-    ("cluster", "jobs"),
+    ("cluster", "jobs", "fault_admin"),
+    ("testing",),
     ("cli",),
     ("__main__",),
 )

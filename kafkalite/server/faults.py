@@ -134,7 +134,19 @@ class CapturedRequest:
     body: dict
 
     def to_json(self) -> dict:
-        return {**dataclasses.asdict(self), "body": _jsonable(self.body)}
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**fields, "body": _jsonable(self.body)}
+
+
+def _owned(v: Any) -> Any:
+    """``v`` with its views of the request's buffer copied out (the buffer is reused)."""
+    if isinstance(v, dict):
+        return {k: _owned(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_owned(x) for x in v]
+    if isinstance(v, (memoryview, bytearray)):
+        return bytes(v)
+    return v
 
 
 def _jsonable(v: Any) -> Any:
@@ -272,7 +284,7 @@ class FaultInjector:
                 self._capture.append(CapturedRequest(
                     key, api_name(key), version, request.correlation_id,
                     getattr(header, "client_id", None), request.listener, request.connection_id,
-                    request.body.to_dict()))
+                    _owned(request.body.to_dict())))
             stack = self._stacks.get((key, None))
             code = stack.popleft() if stack and self._expressible(key, version) else None
         if code is not None:

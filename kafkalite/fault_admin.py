@@ -1,0 +1,78 @@
+"""A cluster's faults over HTTP: ``POST /faults`` on one 127.0.0.1 port, the endpoint
+``kafkalite fault --admin`` talks to. ``kafkalite cluster`` serves it (its brokers are processes:
+a broker's operations go to that broker's own HTTP port, a kill is a SIGKILL), and so can an
+in-process test cluster (kafkalite.testing). A broker's operations (kafkalite/server/fault_ops.py)
+go to the broker named by ``"broker"``, or to every running broker; ``kill``, ``restart`` and
+``brokers`` are the cluster's own.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from kafkalite.metrics.http import JsonHttpServer
+from kafkalite.server.faults import FaultError
+
+BrokerOp = Callable[[dict], Any]
+ONE_BROKER_OPS = frozenset({"down", "up", "kill", "restart"})
+
+
+class FaultAdmin:
+    """``brokers()``: {node id: that broker's operation function} for the running brokers."""
+
+    def __init__(self, brokers: Callable[[], dict[int, BrokerOp]], kill: Callable[[int], None],
+                 restart: Callable[[int], None], describe: Callable[[], dict]) -> None:
+        self.brokers = brokers
+        self.kill = kill
+        self.restart = restart
+        self.describe = describe
+
+    def apply(self, args: dict) -> Any:
+        op = str(args.get("op"))
+        broker = args.get("broker")
+        if op in ONE_BROKER_OPS and broker is None:
+            raise FaultError(f"{op} names one broker")
+        if op == "brokers":
+            return self.describe()
+        if op == "kill":
+            self.kill(int(broker))  # type: ignore[arg-type]
+            return None
+        if op == "restart":
+            self.restart(int(broker))  # type: ignore[arg-type]
+            return None
+        targets = self.brokers()
+        if broker is not None:
+            if int(broker) not in targets:
+                raise FaultError(f"broker {broker} is not running (running: {sorted(targets)})")
+            targets = {int(broker): targets[int(broker)]}
+        plain = {k: v for k, v in args.items() if k != "broker"}
+        return {str(node): fn(plain) for node, fn in sorted(targets.items())}
+
+
+def serve_admin(admin: FaultAdmin, host: str, port: int) -> JsonHttpServer:
+    return JsonHttpServer(host, port, post_handlers={"/faults": admin.apply}, name="fault-admin")
+
+
+class FaultCallError(Exception):
+    """The endpoint refused an operation or could not be reached (one line that says why)."""
+
+
+def post_json(host: str, port: int, args: dict, timeout: float = 30.0) -> Any:
+    """``POST /faults`` at host:port; the result, or FaultCallError."""
+    request = urllib.request.Request(f"http://{host}:{port}/faults", data=json.dumps(args).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return json.loads(answer.read())["result"]
+    except urllib.error.HTTPError as e:
+        try:
+            why = json.loads(e.read()).get("error", e.reason)
+        except ValueError:
+            why = e.reason
+        raise FaultCallError(f"{args.get('op')}: {why}") from None
+    except (urllib.error.URLError, OSError) as e:
+        raise FaultCallError(f"no fault endpoint at {host}:{port} ({getattr(e, 'reason', e)})") from None
