@@ -137,6 +137,153 @@ def report(logs: str, out: str, master: str, driver_memory: str | None, percenti
             "--internal-listeners", internal_listeners]
     sys.exit(report_main(args + (["--driver-memory", driver_memory] if driver_memory else [])))
 
+# --- kafkalite fault: a running cluster's faults ------------------------------------------------
+
+
+@main.group(cls=_Group)
+@click.option("--admin", envvar="KAFKALITE_FAULT_ADMIN", required=True, metavar="HOST:PORT",
+              help="The cluster's fault endpoint, as `kafkalite cluster` prints it (or "
+                   "kafkalite.testing's Cluster.serve_admin); env KAFKALITE_FAULT_ADMIN.")
+@click.pass_context
+def fault(ctx: click.Context, admin: str) -> None:
+    """Inject faults into a running cluster (errors, latency, brokers down, capture, old versions)."""
+    host, _, port = admin.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.BadParameter(f"{admin!r} is not HOST:PORT", param_hint="--admin")
+    ctx.obj = (host, int(port))
+
+
+def _fault_call(ctx: click.Context, args: dict) -> None:
+    import json
+
+    from kafkalite.fault_admin import FaultCallError, post_json
+
+    host, port = ctx.obj
+    try:
+        result = post_json(host, port, {k: v for k, v in args.items() if v is not None})
+    except FaultCallError as e:
+        raise click.ClickException(str(e)) from None
+    if result is not None:
+        click.echo(json.dumps(result, indent=2))
+
+
+_broker_option = click.option("--broker", type=int, default=None,
+                              help="One broker (node id); every running broker without it.")
+
+
+@fault.command("brokers")
+@click.pass_context
+def fault_brokers(ctx: click.Context) -> None:
+    """The cluster's brokers and whether each runs."""
+    _fault_call(ctx, {"op": "brokers"})
+
+
+@fault.command("errors")
+@click.argument("api")
+@click.argument("errors", nargs=-1, required=True)
+@click.option("--count", default=1, show_default=True, type=click.IntRange(1), help="Repeat the errors.")
+@_broker_option
+@click.option("--topic", default=None, help="Only this partition's answers (with --partition).")
+@click.option("--partition", type=int, default=None)
+@click.pass_context
+def fault_errors(ctx: click.Context, api: str, errors: tuple[str, ...], count: int, broker: int | None,
+                 topic: str | None, partition: int | None) -> None:
+    """Answer the next API requests with ERRORS, in order (names or codes): `errors Produce
+    NOT_LEADER_OR_FOLLOWER --count 3`."""
+    _fault_call(ctx, {"op": "push_errors", "api": api, "errors": list(errors), "count": count,
+                      "broker": broker, "topic": topic, "partition": partition})
+
+
+@fault.command("pending")
+@_broker_option
+@click.pass_context
+def fault_pending(ctx: click.Context, broker: int | None) -> None:
+    """The injected errors not answered yet."""
+    _fault_call(ctx, {"op": "pending_errors", "broker": broker})
+
+
+@fault.command("clear")
+@_broker_option
+@click.pass_context
+def fault_clear(ctx: click.Context, broker: int | None) -> None:
+    """Every fault off: errors, added latency, capture, versions."""
+    _fault_call(ctx, {"op": "clear", "broker": broker})
+
+
+@fault.command("rtt")
+@click.argument("ms", type=click.IntRange(0))
+@_broker_option
+@click.pass_context
+def fault_rtt(ctx: click.Context, ms: int, broker: int | None) -> None:
+    """Add MS milliseconds to every response (0: none)."""
+    _fault_call(ctx, {"op": "rtt", "ms": ms, "broker": broker})
+
+
+@fault.command("drop")
+@_broker_option
+@click.pass_context
+def fault_drop(ctx: click.Context, broker: int | None) -> None:
+    """Close the clients' connections now."""
+    _fault_call(ctx, {"op": "drop_connections", "broker": broker})
+
+
+@fault.command("down")
+@click.argument("broker", type=int)
+@click.pass_context
+def fault_down(ctx: click.Context, broker: int) -> None:
+    """Close BROKER's client listeners (no leadership change); `up` reopens them."""
+    _fault_call(ctx, {"op": "down", "broker": broker})
+
+
+@fault.command("up")
+@click.argument("broker", type=int)
+@click.pass_context
+def fault_up(ctx: click.Context, broker: int) -> None:
+    """Reopen BROKER's client listeners."""
+    _fault_call(ctx, {"op": "up", "broker": broker})
+
+
+@fault.command("kill")
+@click.argument("broker", type=int)
+@click.pass_context
+def fault_kill(ctx: click.Context, broker: int) -> None:
+    """Kill BROKER (not 1, the controller): its leaderships move at once; `restart` starts it."""
+    _fault_call(ctx, {"op": "kill", "broker": broker})
+
+
+@fault.command("restart")
+@click.argument("broker", type=int)
+@click.pass_context
+def fault_restart(ctx: click.Context, broker: int) -> None:
+    """Start a killed BROKER again and wait until it is registered."""
+    _fault_call(ctx, {"op": "restart", "broker": broker})
+
+
+@fault.command("capture")
+@click.argument("action", type=click.Choice(["start", "show", "stop"]))
+@_broker_option
+@click.pass_context
+def fault_capture(ctx: click.Context, action: str, broker: int | None) -> None:
+    """Record the requests clients send (start), print them (show), print and stop (stop)."""
+    op = {"start": "capture_start", "show": "capture_get", "stop": "capture_stop"}[action]
+    _fault_call(ctx, {"op": op, "broker": broker})
+
+
+@fault.command("max-versions")
+@click.argument("limits", nargs=-1, metavar="API=VERSION...")
+@_broker_option
+@click.pass_context
+def fault_max_versions(ctx: click.Context, limits: tuple[str, ...], broker: int | None) -> None:
+    """Advertise at most these versions in ApiVersions (`Produce=7 Fetch=11`); none: the real ones."""
+    versions = {}
+    for item in limits:
+        name, _, version = item.partition("=")
+        if not version.isdigit():
+            raise click.BadParameter(f"{item!r} is not API=VERSION", param_hint="LIMITS")
+        versions[name] = int(version)
+    _fault_call(ctx, {"op": "max_versions", "versions": versions, "broker": broker})
+
+
 
 @main.group(cls=_BenchGroup)
 def bench() -> None:
@@ -386,6 +533,19 @@ def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, p
                f"--heartbeat-ms {heartbeat_ms}" + ("" if pin else " --no-pin")
                + (f" --write {write_md}" if write_md else ""))
     groups.run(sizes, seconds, rounds, heartbeat_ms, pin, write_md, command)
+
+
+@bench.command("startup")
+@click.option("--rounds", default=5, show_default=True, help="Rounds (kinds in turn), each in a fresh process.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the startup section of this markdown file (docs/benchmarks.md).")
+def bench_startup(rounds: int, write_md: str | None) -> None:
+    """A 3-broker test cluster from nothing to ready, and a one-record test, on kafkalite.testing
+    and on librdkafka's mock cluster."""
+    from bench import startup
+
+    command = f"kafkalite bench startup --rounds {rounds}" + (f" --write {write_md}" if write_md else "")
+    startup.run(rounds, write_md, command)
 
 
 @bench.command("storage")
