@@ -1,0 +1,137 @@
+"""``kafkalite bench startup``: how long a test waits for its Kafka, on kafkalite.testing and on
+librdkafka's mock cluster, each in a fresh Python process per round (what a test run pays):
+
+- import: the library's import (kafkalite.testing; confluent_kafka for the mock);
+- ready: from nothing to 3 brokers registered and a topic led (kafkalite: ``Cluster.start`` with
+  the topic; mock: a client with ``test.mock.num.brokers=3`` until its Metadata lists the 3
+  brokers and the topic, which the mock creates on that request);
+- the same test: ready, one record produced (acks=all) and consumed back, everything closed.
+
+Run one round as ``python -m bench.startup KIND`` (it prints one JSON line).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from .markdown import machine, write_section
+
+Say = Callable[[str], None]
+KINDS = ("kafkalite", "mock")
+TOPIC = "startup"
+
+
+def _kafkalite() -> dict:
+    t0 = time.monotonic()
+    from kafkalite.testing import Cluster
+    t1 = time.monotonic()
+    cluster = Cluster(3, topics=[TOPIC])
+    cluster.start()
+    t2 = time.monotonic()
+    _produce_and_consume(cluster.bootstrap_servers)
+    cluster.stop()
+    t3 = time.monotonic()
+    return {"import": t1 - t0, "ready": t2 - t1, "test": t3 - t1}
+
+
+def _mock() -> dict:
+    t0 = time.monotonic()
+    from confluent_kafka import Producer
+    t1 = time.monotonic()
+    # The mock cluster lives in this client; the test's own clients connect to its brokers.
+    host = Producer({"test.mock.num.brokers": 3, "bootstrap.servers": "unused:9092"})
+    while True:
+        md = host.list_topics(TOPIC, timeout=30)
+        topic = md.topics.get(TOPIC)
+        if len(md.brokers) == 3 and topic is not None and topic.error is None and topic.partitions \
+                and all(p.leader >= 0 for p in topic.partitions.values()):
+            break
+    servers = ",".join(f"{b.host}:{b.port}" for b in md.brokers.values())
+    t2 = time.monotonic()
+    _produce_and_consume(servers)
+    host.flush(5)
+    del host  # the mock cluster stops with its client
+    t3 = time.monotonic()
+    return {"import": t1 - t0, "ready": t2 - t1, "test": t3 - t1}
+
+
+def _produce_and_consume(servers: str) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    producer = Producer({"bootstrap.servers": servers, "acks": "all"})
+    got = []
+    producer.produce(TOPIC, b"hello", partition=0, on_delivery=lambda err, msg: got.append(err))
+    if producer.flush(30) != 0 or got != [None]:
+        raise RuntimeError(f"not delivered: {got}")
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": "startup", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(TOPIC, 0, 0)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                if message.value() != b"hello":
+                    raise RuntimeError(f"read {message.value()!r}")
+                return
+        raise RuntimeError("the record was not read back within 30 s")
+    finally:
+        consumer.close()
+
+
+def one_round(kind: str) -> dict:
+    """One round of ``kind`` in a fresh Python process: seconds for import, ready and the test."""
+    done = subprocess.run([sys.executable, "-m", "bench.startup", kind], capture_output=True, text=True,
+                          timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"the {kind} round failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(rounds: int, write_md: str | None, command: str, say: Say = print) -> str:
+    results: dict[str, list[dict]] = {k: [] for k in KINDS}
+    for r in range(rounds):
+        for kind in KINDS if r % 2 == 0 else tuple(reversed(KINDS)):
+            got = one_round(kind)
+            results[kind].append(got)
+            say(f"round {r + 1}/{rounds} {kind}: import {got['import'] * 1000:,.0f} ms, ready "
+                f"{got['ready'] * 1000:,.0f} ms, the test {got['test'] * 1000:,.0f} ms")
+    body = _section(results, rounds, command)
+    if write_md:
+        write_section(write_md, "startup", body)
+        say(f"wrote {write_md}")
+    return body
+
+
+def _median_ms(values: list[dict], key: str) -> float:
+    return statistics.median(v[key] for v in values) * 1000
+
+
+def _section(results: dict[str, list[dict]], rounds: int, command: str) -> str:
+    text = (f"## Startup: a 3-broker cluster for a test\n\nCommand: `{command}`  \nMachine: {machine()}.  \n"
+            f"Measured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds, each in a fresh Python process, "
+            "kinds in turn (order reversed every other round), medians. Ready: 3 brokers registered and "
+            f"topic `{TOPIC}` led (kafkalite.testing.Cluster in memory; librdkafka's mock cluster in a "
+            "confluent-kafka client, until its Metadata lists the 3 brokers and the topic). The test: "
+            "ready, one record produced with acks=all and consumed back by confluent-kafka clients, "
+            "everything closed.\n\n")
+    text += "| | import, ms | ready, ms | the test, ms |\n| --- | ---: | ---: | ---: |\n"
+    for kind in KINDS:
+        text += (f"| {kind} | {_median_ms(results[kind], 'import'):,.0f} | "
+                 f"{_median_ms(results[kind], 'ready'):,.0f} | {_median_ms(results[kind], 'test'):,.0f} |\n")
+    k_ready, m_ready = _median_ms(results["kafkalite"], "ready"), _median_ms(results["mock"], "ready")
+    k_test, m_test = _median_ms(results["kafkalite"], "test"), _median_ms(results["mock"], "test")
+    worst = max(v["ready"] for v in results["kafkalite"]) * 1000
+    text += (f"\nkafkalite ready in {k_ready:,.0f} ms (slowest round {worst:,.0f} ms; the goal: under "
+             f"1 s), {k_ready / m_ready:.1f}x the mock's; the same test {k_test / m_test:.2f}x the mock's "
+             "time.\n")
+    return text
+
+
+if __name__ == "__main__":
+    kind = sys.argv[1]
+    print(json.dumps(_kafkalite() if kind == "kafkalite" else _mock()), flush=True)

@@ -1,0 +1,416 @@
+"""A kafkalite cluster inside the test's own process, with faults to inject.
+
+Every broker is a kafkalite Broker on its own threads, on 127.0.0.1 ports below the kernel's
+ephemeral range; broker 1 is also the controller. Storage is in memory by default (nothing on
+disk), or files under a temporary directory that goes with the cluster. ``stop`` (or leaving the
+``with``) stops every broker and checks that no thread of theirs is left.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import logging
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from kafkalite.cluster import HOST, ClusterError, broker_settings, free_base_port
+from kafkalite.fault_admin import FaultAdmin, serve_admin
+from kafkalite.metrics.http import JsonHttpServer
+from kafkalite.server.broker import Broker
+from kafkalite.server.config import BrokerConfig
+from kafkalite.server.fault_ops import api_key, error_code
+from kafkalite.server.faults import CapturedRequest, FaultError
+from kafkalite.server.meta_properties import new_cluster_id
+
+log = logging.getLogger("kafkalite.testing")
+
+READY_TIMEOUT = 30.0
+POLL = 0.002  # seconds between looks at the brokers' state while waiting for it
+
+# What a test cluster sets unless the test says otherwise (each also a Kafka setting).
+TEST_DEFAULTS: dict[str, str] = {
+    # One network and one I/O thread per listener: three brokers share one interpreter.
+    "num.network.threads": "1",
+    "num.io.threads": "2",
+    # A killed broker's session ends at once (``kill`` fences it); a short session still bounds
+    # a broker a test stopped some other way.
+    "broker.session.timeout.ms": "6000",
+    "broker.heartbeat.interval.ms": "500",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Topic:
+    """A topic the cluster creates before it is ready."""
+
+    name: str
+    partitions: int = 1
+    replication_factor: int | None = None  # None: min(3, brokers)
+    configs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+TopicSpec = str | Topic | tuple
+
+
+def _topic(spec: TopicSpec) -> Topic:
+    if isinstance(spec, Topic):
+        return spec
+    if isinstance(spec, str):
+        return Topic(spec)
+    return Topic(*spec)
+
+
+@dataclasses.dataclass
+class Node:
+    node_id: int
+    client_port: int
+    internal_port: int
+    settings: dict[str, str]
+    broker: Broker | None = None
+    volume: Any = None  # its memory storage, kept across a kill and restart
+
+    @property
+    def alive(self) -> bool:
+        return self.broker is not None
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.client_port}"
+
+
+class Cluster:
+    """N in-process brokers. Use as a context manager (or ``start``/``stop``)::
+
+        with kafkalite.testing.Cluster(3, topics=["orders"]) as cluster:
+            producer = Producer({"bootstrap.servers": cluster.bootstrap_servers})
+
+    ``settings`` go to every broker (Kafka's names), ``broker_settings`` to single ones
+    ({node id: settings}); ``storage`` is "memory" or "files"; ``topics`` are created (and led)
+    before ``start`` returns."""
+
+    def __init__(self, brokers: int = 3, *, topics: Sequence[TopicSpec] = (),
+                 settings: Mapping[str, Any] | None = None,
+                 broker_settings: Mapping[int, Mapping[str, Any]] | None = None,
+                 storage: str = "memory", ready_timeout: float = READY_TIMEOUT) -> None:
+        if brokers < 1:
+            raise ValueError("a cluster has at least one broker")
+        if storage not in ("memory", "files"):
+            raise ValueError(f"storage is 'memory' or 'files', not {storage!r}")
+        self.size = brokers
+        self.topics = [_topic(t) for t in topics]
+        self.settings = {k: str(v) for k, v in (settings or {}).items()}
+        self.broker_overrides = {int(n): {k: str(v) for k, v in s.items()}
+                                 for n, s in (broker_settings or {}).items()}
+        self.storage = storage
+        self.ready_timeout = ready_timeout
+        self.nodes: dict[int, Node] = {}
+        self.cluster_id = new_cluster_id()
+        self._directory: str | None = None
+        self._admin: JsonHttpServer | None = None
+        self._lock = threading.RLock()
+        self.started_s = 0.0  # seconds ``start`` took (ready included)
+
+    # --- life cycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Cluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> Cluster:
+        began = time.monotonic()
+        _LIVE.add(self)
+        try:
+            if self.storage == "files":
+                self._directory = tempfile.mkdtemp(prefix="kafkalite-")
+            self._start_brokers()
+            self.wait_ready(self.ready_timeout)
+            for t in self.topics:
+                self.create_topic(t.name, t.partitions, t.replication_factor, t.configs)
+        except BaseException:
+            self.stop()
+            raise
+        self.started_s = time.monotonic() - began
+        return self
+
+    def _start_brokers(self) -> None:
+        for attempt in range(5):
+            base = free_base_port(self.size)
+            self.nodes = {}
+            for n in range(1, self.size + 1):
+                client, internal = base + 2 * (n - 1), base + 2 * (n - 1) + 1
+                settings = broker_settings(n, self._directory or "/kafkalite-memory", client, internal,
+                                           base + 1, self.cluster_id)
+                settings.update(TEST_DEFAULTS)
+                if self.storage == "memory":
+                    settings["log.storage"] = "memory"
+                settings.update(self.settings)
+                settings.update(self.broker_overrides.get(n, {}))
+                self.nodes[n] = Node(n, client, internal, settings)
+            try:
+                for node in self.nodes.values():
+                    self._start_node(node)
+                return
+            except OSError as e:  # a port taken since it was found free: another base
+                log.info("Test cluster ports from %d: %s; trying others", base, e)
+                self._stop_brokers()
+                if attempt == 4:
+                    raise ClusterError(f"no free ports for the test cluster: {e}") from e
+
+    def _start_node(self, node: Node) -> None:
+        config = BrokerConfig(node.settings)
+        broker = Broker(config, volume=node.volume) if self.storage == "memory" else Broker(config)
+        try:
+            broker.startup()
+        except BaseException:
+            broker.shutdown(controlled=False)
+            raise
+        node.broker = broker
+        if self.storage == "memory":
+            node.volume = broker.volume
+
+    def stop(self) -> None:
+        """Stop every broker and the admin endpoint; remove the files, if any. Idempotent."""
+        with self._lock:
+            if self._admin is not None:
+                self._admin.shutdown()
+                self._admin = None
+            self._stop_brokers()
+            if self._directory is not None:
+                shutil.rmtree(self._directory, ignore_errors=True)
+                self._directory = None
+            _LIVE.discard(self)
+
+    def _stop_brokers(self) -> None:
+        # The followers first, the controller last: they need it for their controlled shutdown.
+        for node in sorted(self.nodes.values(), key=lambda n: n.node_id == 1):
+            broker, node.broker = node.broker, None
+            if broker is not None:
+                broker.shutdown(timeout=5, controlled=False)
+
+    # --- what the test reads ------------------------------------------------------------------
+
+    @property
+    def directory(self) -> str | None:
+        """Where the brokers keep their files (storage "files"); None in memory."""
+        return self._directory
+
+    @property
+    def ports(self) -> list[int]:
+        return [p for n in self.nodes.values() for p in (n.client_port, n.internal_port)]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(n.address for n in self.nodes.values())
+
+    @property
+    def controller(self) -> Broker:
+        return self.broker(1)
+
+    def broker(self, node_id: int) -> Broker:
+        node = self._node(node_id)
+        if node.broker is None:
+            raise FaultError(f"broker {node_id} is not running")
+        return node.broker
+
+    def _node(self, node_id: int) -> Node:
+        node = self.nodes.get(int(node_id))
+        if node is None:
+            raise FaultError(f"no broker {node_id} (brokers: {sorted(self.nodes)})")
+        return node
+
+    def _live(self) -> list[Broker]:
+        return [n.broker for n in self.nodes.values() if n.broker is not None]
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        """Until every running broker is registered and knows every running broker."""
+        want = {n.node_id for n in self.nodes.values() if n.alive}
+        deadline = time.monotonic() + timeout
+        while True:
+            if all(b.lifecycle is not None and b.lifecycle.registered.is_set()
+                   and b.metadata_cache is not None and set(b.metadata_cache.snapshot.brokers) >= want
+                   for b in self._live()):
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the test cluster was not ready within {timeout:.0f} s")
+            time.sleep(POLL)
+
+    def leader(self, topic: str, partition: int = 0) -> int:
+        """The leader of a partition, as the controller's broker sees it (-1: none)."""
+        info = self.controller.metadata_cache.snapshot.topics.get(topic)  # type: ignore[union-attr]
+        if info is None or partition not in info.partitions:
+            return -1
+        return info.partitions[partition].leader
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
+                     configs: Mapping[str, str] | None = None, timeout: float = READY_TIMEOUT) -> None:
+        """Create a topic and wait until each of its partitions is led (the leader leads it and
+        every running broker knows the leader)."""
+        rf = replication_factor if replication_factor is not None else min(3, self.size)
+        controller = self.controller.controller
+        assert controller is not None
+        controller.create_topic(name, partitions, rf, None, False, dict(configs or {})).result(timeout)
+        self.wait_led(name, timeout)
+
+    def wait_led(self, topic: str, timeout: float = READY_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._led(topic):
+            if time.monotonic() > deadline:
+                raise ClusterError(f"topic {topic!r} was not led everywhere within {timeout:.0f} s")
+            time.sleep(POLL)
+
+    def _led(self, topic: str) -> bool:
+        leaders: dict[int, int] | None = None
+        for b in self._live():
+            info = b.metadata_cache.snapshot.topics.get(topic)  # type: ignore[union-attr]
+            if info is None:
+                return False
+            seen = {i: p.leader for i, p in info.partitions.items()}
+            if leaders is None:
+                leaders = seen
+            elif seen != leaders:
+                return False
+        if not leaders:
+            return False
+        for index, leader in leaders.items():
+            node = self.nodes.get(leader)
+            if node is None or node.broker is None:
+                return False
+            partition = node.broker.replica_manager.partitions.get((topic, index))  # type: ignore[union-attr]
+            if partition is None or not partition.is_leader:
+                return False
+        return True
+
+    # --- faults -------------------------------------------------------------------------------
+
+    def _targets(self, broker: int | None) -> list[Broker]:
+        return [self.broker(broker)] if broker is not None else self._live()
+
+    def push_errors(self, api: int | str, *errors: int | str, count: int = 1, broker: int | None = None,
+                    topic: str | None = None, partition: int | None = None) -> None:
+        """The next ``count`` x len(errors) requests of ``api`` are answered with ``errors``, in
+        order: by ``broker``, or by each broker (every broker holds its own copy); with ``topic``
+        and ``partition``, only for that partition."""
+        key = api_key(api)
+        codes = [error_code(e) for e in errors] * count
+        if not codes:
+            raise FaultError("no error codes given")
+        for b in self._targets(broker):
+            assert b.faults is not None
+            b.faults.push_errors(key, codes, topic, partition)
+
+    def pending_errors(self, broker: int | None = None) -> dict[int, list[dict]]:
+        return {b.node_id: b.faults.pending_errors() for b in self._targets(broker)}  # type: ignore[union-attr]
+
+    def clear_faults(self, broker: int | None = None) -> None:
+        """Every fault off: error stacks, round-trip times, capture, versions."""
+        for b in self._targets(broker):
+            b.faults.clear()  # type: ignore[union-attr]
+
+    def set_rtt(self, ms: int, broker: int | None = None) -> None:
+        """Every response of ``broker`` (or of every broker) waits ``ms`` more."""
+        for b in self._targets(broker):
+            b.faults.set_rtt(ms)  # type: ignore[union-attr]
+
+    def drop_connections(self, broker: int | None = None) -> None:
+        """Close the client connections of ``broker`` (or every broker) now."""
+        for b in self._targets(broker):
+            b.fault_ops.drop_connections({})  # type: ignore[union-attr]
+
+    def take_down(self, broker: int) -> None:
+        """Close the broker's client listeners: clients are refused, the cluster keeps it (no
+        leadership moves, it stays in every ISR)."""
+        self.broker(broker).fault_ops.take_down({})  # type: ignore[union-attr]
+
+    def bring_up(self, broker: int) -> None:
+        """Reopen what ``take_down`` closed, on the same ports."""
+        self.broker(broker).fault_ops.bring_up({})  # type: ignore[union-attr]
+
+    def kill(self, broker: int) -> None:
+        """Stop a broker without controlled shutdown and have the controller handle it as failed
+        at once, as when its session times out: its leaderships move to the ISR. Its storage
+        stays for ``restart``, as a disk would. Broker 1 (the controller) cannot be killed."""
+        if int(broker) == 1:
+            raise FaultError("broker 1 is the controller and cannot be killed; take it down instead")
+        with self._lock:
+            node = self._node(broker)
+            b, node.broker = node.broker, None
+            if b is None:
+                return
+            b.shutdown(timeout=5, controlled=False)
+        controller = self.controller.controller
+        assert controller is not None
+        controller.fence(node.node_id).result(10)
+
+    def restart(self, broker: int, timeout: float = READY_TIMEOUT) -> None:
+        """Start a killed broker again, on its ports, with its storage; wait until registered."""
+        with self._lock:
+            node = self._node(broker)
+            if node.broker is not None:
+                return
+            self._start_node(node)
+        self.wait_ready(timeout)
+
+    @contextlib.contextmanager
+    def capture(self, broker: int | None = None) -> Iterator[list[CapturedRequest]]:
+        """Record the requests clients send to ``broker`` (or to any broker) within the block; the
+        list yielded is filled when the block ends, in the order each broker received them."""
+        targets = self._targets(broker)
+        got: list[CapturedRequest] = []
+        for b in targets:
+            b.faults.start_capture()  # type: ignore[union-attr]
+        try:
+            yield got
+        finally:
+            for b in targets:
+                got.extend(b.faults.stop_capture())  # type: ignore[union-attr]
+
+    def set_max_versions(self, versions: Mapping[int | str, int], broker: int | None = None) -> None:
+        """Advertise at most these versions in ApiVersions ({api: version}; empty: the real ones)."""
+        limits = {api_key(k): int(v) for k, v in versions.items()}
+        for b in self._targets(broker):
+            b.faults.set_max_versions(limits)  # type: ignore[union-attr]
+
+    # --- the same over HTTP, for ``kafkalite fault`` ------------------------------------------
+
+    def fault_admin(self) -> FaultAdmin:
+        def brokers() -> dict[int, Any]:
+            return {n.node_id: n.broker.fault_ops.apply for n in self.nodes.values()  # type: ignore[union-attr]
+                    if n.broker is not None}
+
+        return FaultAdmin(brokers, self.kill, self.restart, self.describe)
+
+    def serve_admin(self, port: int = 0) -> int:
+        """Serve ``POST /faults`` on 127.0.0.1 (``kafkalite fault --admin``); its port."""
+        if self._admin is None:
+            self._admin = serve_admin(self.fault_admin(), HOST, port)
+        return self._admin.port
+
+    def describe(self) -> dict:
+        return {"cluster_id": self.cluster_id, "bootstrap_servers": self.bootstrap_servers,
+                "brokers": {str(n.node_id): {"address": n.address, "alive": n.alive}
+                            for n in self.nodes.values()}}
+
+    def __repr__(self) -> str:
+        return f"<kafkalite test cluster {self.bootstrap_servers} ({self.storage})>"
+
+
+# Clusters not stopped by their test (an interrupted run) are stopped when the interpreter exits,
+# so that their files go too.
+_LIVE: weakref.WeakSet[Cluster] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for c in list(_LIVE):
+        with contextlib.suppress(Exception):
+            c.stop()
