@@ -252,13 +252,19 @@ class Cluster:
         return info.partitions[partition].leader
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
-                     configs: Mapping[str, str] | None = None, timeout: float = READY_TIMEOUT) -> None:
+                     configs: Mapping[str, str] | None = None, timeout: float = READY_TIMEOUT,
+                     assignment: Mapping[int, Sequence[int]] | None = None) -> None:
         """Create a topic and wait until each of its partitions is led (the leader leads it and
-        every running broker knows the leader)."""
+        every running broker knows the leader). ``assignment``: {partition: [replicas]}, the
+        first the preferred leader (CreateTopics' manual assignment)."""
+        if assignment is not None:
+            partitions, replication_factor = len(assignment), -1
         rf = replication_factor if replication_factor is not None else min(3, self.size)
         controller = self.controller.controller
         assert controller is not None
-        controller.create_topic(name, partitions, rf, None, False, dict(configs or {})).result(timeout)
+        manual = {int(p): [int(r) for r in rs] for p, rs in assignment.items()} if assignment else None
+        controller.create_topic(name, partitions if manual is None else -1, rf, manual, False,
+                                dict(configs or {})).result(timeout)
         self.wait_led(name, timeout)
 
     def wait_led(self, topic: str, timeout: float = READY_TIMEOUT) -> None:
