@@ -536,7 +536,8 @@ def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, p
 
 
 @bench.command("startup")
-@click.option("--rounds", default=5, show_default=True, help="Rounds (kinds in turn), each in a fresh process.")
+@click.option("--rounds", default=5, show_default=True,
+              help="Rounds (kinds in turn), each in a fresh process.")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
               help="Replace the startup section of this markdown file (docs/benchmarks.md).")
 def bench_startup(rounds: int, write_md: str | None) -> None:

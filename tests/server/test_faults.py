@@ -131,7 +131,8 @@ def test_top_level_errors_capture_and_refusals():
         frame = encode_request(ApiKey.FIND_COORDINATOR, version, 1, "app",
                                api.request(key="g", coordinator_keys=["g"]))
         header, body = decode_request(memoryview(frame)[4:])
-        request = Request(0, "c", "PLAINTEXT", "PLAINTEXT", header, body, len(frame), "127.0.0.1", "", "", False)
+        request = Request(0, "c", "PLAINTEXT", "PLAINTEXT", header, body, len(frame), "127.0.0.1", "", "",
+                          False)
         faults.push_errors(ApiKey.FIND_COORDINATOR, [E.COORDINATOR_NOT_AVAILABLE])
         _, answer = decode_response(memoryview(faults.before(request).payload)[4:],
                                     ApiKey.FIND_COORDINATOR, version)

@@ -12,8 +12,8 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from kafkalite.testing import Cluster, FaultError
 from kafkalite.protocol import ApiKey
+from kafkalite.testing import Cluster, FaultError
 
 from ..kafka_client import wait_for
 
@@ -89,7 +89,8 @@ def test_a_partition_fault_answers_that_partition_only(cluster):
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 50})
     got: dict[int, object] = {}
     for p in (0, 1):
-        producer.produce(topic, b"x", partition=p, on_delivery=lambda err, msg: got.__setitem__(msg.partition(), err))
+        producer.produce(topic, b"x", partition=p,
+                         on_delivery=lambda err, msg: got.__setitem__(msg.partition(), err))
     assert producer.flush(30) == 0
     assert got[0] is None
     assert got[1] is not None and got[1].code() == KafkaError.RECORD_LIST_TOO_LARGE
