@@ -74,19 +74,19 @@ def kafkalite_module_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster
         yield cluster
 
 
-@pytest.fixture
-def kafkalite_cluster_factory() -> Iterator[Callable[..., Cluster]]:
+def _factory() -> Iterator[ClusterFactory]:
     factory = ClusterFactory()
     try:
         yield factory
     finally:
         factory.stop_all()
+
+
+@pytest.fixture
+def kafkalite_cluster_factory() -> Iterator[Callable[..., Cluster]]:
+    yield from _factory()
 
 
 @pytest.fixture(scope="session")
 def kafkalite_session_cluster_factory() -> Iterator[Callable[..., Cluster]]:
-    factory = ClusterFactory()
-    try:
-        yield factory
-    finally:
-        factory.stop_all()
+    yield from _factory()
