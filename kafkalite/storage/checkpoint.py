@@ -16,12 +16,12 @@ a crash leaves either the old file or the new one, never a mix.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
-from kafkalite.storage.files import CLEAN_SHUTDOWN_FILE_NAME, TEMP_FILE_SUFFIX
+from kafkalite.storage.files import CLEAN_SHUTDOWN_FILE_NAME
+from kafkalite.storage.volume import FILES, Volume
 
 T = TypeVar("T")
 
@@ -42,28 +42,6 @@ class EpochEntry(NamedTuple):
     start_offset: int
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename or an unlink in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(path: Path, data: bytes, sync: bool = True) -> None:
-    """Replace ``path`` by ``data`` through ``path.tmp`` and a rename (Utils.atomicMoveWithFallback)."""
-    tmp = path.with_name(path.name + TEMP_FILE_SUFFIX)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        if sync:
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
-    if sync:
-        fsync_dir(path.parent)
-
-
 class CheckpointFile(Generic[T]):
     """One checkpoint file of entries of type T; ``to_line`` and ``from_line`` are Kafka's
     EntryFormatter (``from_line`` returns None for a malformed line)."""
@@ -74,8 +52,10 @@ class CheckpointFile(Generic[T]):
         to_line: Callable[[T], str],
         from_line: Callable[[str], T | None],
         version: int = CURRENT_VERSION,
+        volume: Volume = FILES,
     ) -> None:
         self.path = path
+        self.volume = volume
         self.version = version
         self._to_line = to_line
         self._from_line = from_line
@@ -83,12 +63,12 @@ class CheckpointFile(Generic[T]):
     def write(self, entries: Iterable[T], sync: bool = True) -> None:
         items = list(entries)
         text = "".join([f"{self.version}\n{len(items)}\n", *(self._to_line(e) + "\n" for e in items)])
-        write_atomically(self.path, text.encode(), sync)
+        self.volume.write_atomically(self.path, text.encode(), sync)
 
     def read(self) -> list[T]:
         """The entries; an absent or empty file has none (Kafka creates it empty)."""
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            lines = self.volume.read_bytes(self.path).decode("utf-8").splitlines()
         except FileNotFoundError:
             return []
         if not lines:
@@ -138,9 +118,9 @@ class OffsetCheckpointFile:
     """A log dir's map of partition to offset: ``recovery-point-offset-checkpoint``,
     ``log-start-offset-checkpoint``, ``replication-offset-checkpoint``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, volume: Volume = FILES) -> None:
         self._file: CheckpointFile[tuple[TopicPartition, int]] = CheckpointFile(
-            path, lambda e: f"{e[0].topic} {e[0].partition} {e[1]}", _offset_from_line
+            path, lambda e: f"{e[0].topic} {e[0].partition} {e[1]}", _offset_from_line, volume=volume
         )
 
     @property
@@ -167,9 +147,9 @@ def _epoch_from_line(line: str) -> EpochEntry | None:
 class LeaderEpochCheckpointFile:
     """A partition's ``leader-epoch-checkpoint``: ``epoch start_offset`` lines."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, volume: Volume = FILES) -> None:
         self._file: CheckpointFile[EpochEntry] = CheckpointFile(
-            path, lambda e: f"{e.epoch} {e.start_offset}", _epoch_from_line
+            path, lambda e: f"{e.epoch} {e.start_offset}", _epoch_from_line, volume=volume
         )
 
     @property
@@ -188,28 +168,24 @@ class CleanShutdownFile:
     and checkpointed at shutdown, deleted once the logs are loaded at start-up. Its content is
     Kafka's JSON, ``{"version":0,"brokerEpoch":N}``."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, volume: Volume = FILES) -> None:
         self.path = log_dir / CLEAN_SHUTDOWN_FILE_NAME
+        self.volume = volume
 
     def exists(self) -> bool:
-        return self.path.exists()
+        return self.volume.exists(self.path)
 
     def write(self, broker_epoch: int = -1) -> None:
-        with open(self.path, "w", encoding="utf-8") as f:
-            f.write(
-                json.dumps({"version": CURRENT_VERSION, "brokerEpoch": broker_epoch}, separators=(",", ":"))
-            )
-            f.flush()
-            os.fsync(f.fileno())
-        fsync_dir(self.path.parent)
+        text = json.dumps({"version": CURRENT_VERSION, "brokerEpoch": broker_epoch}, separators=(",", ":"))
+        self.volume.write_atomically(self.path, text.encode())
 
     def read(self) -> int | None:
         """The broker epoch it holds, or None when absent or unreadable."""
         try:
-            epoch = json.loads(self.path.read_text(encoding="utf-8"))["brokerEpoch"]
+            epoch = json.loads(self.volume.read_bytes(self.path))["brokerEpoch"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
         return epoch if isinstance(epoch, int) else None
 
     def delete(self) -> None:
-        self.path.unlink(missing_ok=True)
+        self.volume.unlink(self.path)

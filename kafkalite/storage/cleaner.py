@@ -42,6 +42,7 @@ from .checkpoint import OffsetCheckpointFile, TopicPartition
 from .files import CLEANED_FILE_SUFFIX
 from .log import Log
 from .segment import LogSegment
+from .volume import FILES, Volume
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +184,8 @@ class Cleaner:
     def _clean_group(self, log_: Log, group: list[LogSegment], offset_map: OffsetMap, horizon: int,
                      truncations: int, stats: list[int]) -> None:
         base = group[0].base_offset
-        cleaned = LogSegment(log_.dir, base, log_.config, log_.clock, active=True, suffix=CLEANED_FILE_SUFFIX)
+        cleaned = LogSegment(log_.dir, base, log_.config, log_.clock, active=True, suffix=CLEANED_FILE_SUFFIX,
+                             volume=log_.volume)
         try:
             producers_last = log_.producer_state.last_offsets()
             for segment in group:
@@ -196,8 +198,7 @@ class Cleaner:
                         stats[1] += len(kept)
             cleaned.flush()
             cleaned.on_become_inactive()
-            mtime = max(s.last_modified() for s in group) / 1000
-            os.utime(cleaned.log_path, (mtime, mtime))
+            log_.volume.set_mtime_ms(cleaned.log_path, max(s.last_modified() for s in group))
             if not log_.replace_segments(group, cleaned, truncations):
                 log.info("Cleaning of %s-%d from %d dropped: its segments changed meanwhile", log_.topic,
                          log_.partition, base)
@@ -265,8 +266,9 @@ class LogCleaner:
     """
 
     def __init__(self, config: CleanerConfig, logs: Callable[[], dict[Path, dict[TopicPartition, Log]]],
-                 now_ms: Callable[[], int] | None = None) -> None:
+                 now_ms: Callable[[], int] | None = None, volume: Volume = FILES) -> None:
         self.config = config
+        self.volume = volume  # where the cleaner's offset checkpoints go (the logs' volume)
         self._logs = logs
         self._now_ms = now_ms or (lambda: int(time.time() * 1000))
         self._lock = threading.Lock()
@@ -279,7 +281,7 @@ class LogCleaner:
     # --- checkpoints -----------------------------------------------------------------------------
 
     def _checkpoint_file(self, log_dir: Path) -> OffsetCheckpointFile:
-        return OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT_FILENAME)
+        return OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT_FILENAME, self.volume)
 
     def _checkpoint(self, log_dir: Path) -> dict[TopicPartition, int]:
         if log_dir not in self._checkpoints:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from kafkalite.storage.errors import CorruptIndexError, InvalidOffsetError
+from kafkalite.storage.volume import FILES, Volume
 
 NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 _INT32_MAX = 2**31 - 1
@@ -53,7 +54,8 @@ class _Index:
 
     entry_size: ClassVar[int]
 
-    def __init__(self, path: Path, base_offset: int, max_index_size: int, writable: bool = True) -> None:
+    def __init__(self, path: Path, base_offset: int, max_index_size: int, writable: bool = True,
+                 volume: Volume = FILES) -> None:
         if max_index_size < self.entry_size:
             raise ValueError(f"Invalid max index size: {max_index_size}")
         self.path = path
@@ -62,8 +64,9 @@ class _Index:
         self._fd: int | None = None
         self._data: _Buffer | None = None  # None: read-only and not mapped yet
         self._map: mmap.mmap | None = None
-        path.touch(exist_ok=True)
-        self._length = path.stat().st_size
+        self.volume = volume
+        os.close(volume.open_fd(path))  # created if absent
+        self._length = volume.size(path)
         self._entries = self._length // self.entry_size
         if writable:
             self.make_writable()
@@ -112,7 +115,7 @@ class _Index:
         if self._fd is not None:
             return
         self._unmap()
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = self.volume.open_fd(self.path)
         data = bytearray(os.pread(self._fd, self._length, 0))
         # A torn last entry (unclean stop during an append) is dropped, never read.
         self._entries = len(data) // self.entry_size
@@ -135,8 +138,7 @@ class _Index:
             if self._length == 0:
                 self._data = b""  # an empty file cannot be mapped
             else:
-                with open(self.path, "rb") as f:
-                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                self._map = self.volume.map_read(self.path)
                 self._data = self._map
         return self._data
 
@@ -203,7 +205,7 @@ class _Index:
             os.fsync(self._fd)
 
     def rename(self, path: Path) -> None:
-        os.replace(self.path, path)
+        self.volume.replace(self.path, path)
         self.path = path
 
     def close(self) -> None:
@@ -219,7 +221,7 @@ class _Index:
 
     def delete(self) -> None:
         self.close()
-        self.path.unlink(missing_ok=True)
+        self.volume.unlink(self.path)
 
 
 def _offset_relative(data: _Buffer, slot: int) -> int:
@@ -243,8 +245,9 @@ class OffsetIndex(_Index):
 
     entry_size = 8
 
-    def __init__(self, path: Path, base_offset: int, max_index_size: int, writable: bool = True) -> None:
-        super().__init__(path, base_offset, max_index_size, writable)
+    def __init__(self, path: Path, base_offset: int, max_index_size: int, writable: bool = True,
+                 volume: Volume = FILES) -> None:
+        super().__init__(path, base_offset, max_index_size, writable, volume)
 
     def sanity_check(self) -> None:
         super().sanity_check()
@@ -298,8 +301,9 @@ class TimeIndex(_Index):
 
     entry_size = 12
 
-    def __init__(self, path: Path, base_offset: int, max_index_size: int, writable: bool = True) -> None:
-        super().__init__(path, base_offset, max_index_size, writable)
+    def __init__(self, path: Path, base_offset: int, max_index_size: int, writable: bool = True,
+                 volume: Volume = FILES) -> None:
+        super().__init__(path, base_offset, max_index_size, writable, volume)
 
     def is_full(self) -> bool:
         # Kafka keeps the last slot for the entry a segment gets when it is rolled or closed.

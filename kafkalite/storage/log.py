@@ -24,8 +24,6 @@ from __future__ import annotations
 import bisect
 import enum
 import logging
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -70,6 +68,7 @@ from kafkalite.storage.segment import (
     TimestampAndOffset,
     records_at_or_after,
 )
+from kafkalite.storage.volume import FILES, Volume, glob
 
 log = logging.getLogger("kafkalite.storage.log")
 
@@ -122,8 +121,10 @@ class Log:
         had_clean_shutdown: bool = False,
         now_ms: Callable[[], int] = wall_clock_ms,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        volume: Volume = FILES,
     ) -> None:
         self.dir = directory
+        self.volume = volume
         self.topic, self.partition = parse_partition_dir_name(directory.name)
         self.config = config
         self._now_ms = now_ms
@@ -134,13 +135,13 @@ class Log:
         self._hw_position: tuple[int, int, int] | None = None  # (high watermark, segment base, position)
         self._flush_pending = 0  # the base offset of the last rolled-to segment, for flush_rolled
         self.truncations = 0  # how many times the log was truncated (the cleaner's check)
-        directory.mkdir(parents=True, exist_ok=True)
+        volume.mkdir(directory)
         self.leader_epoch_cache = LeaderEpochFileCache(
-            LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILENAME),
+            LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILENAME, volume),
             f"{self.topic}-{self.partition}",
         )
         self.producer_state = ProducerStateManager(
-            directory, f"{self.topic}-{self.partition}", producer_id_expiration_ms
+            directory, f"{self.topic}-{self.partition}", producer_id_expiration_ms, volume
         )
         self._load(log_start_offset, recovery_point, had_clean_shutdown)
 
@@ -148,20 +149,21 @@ class Log:
 
     def _load(self, log_start_checkpoint: int, recovery_point: int, clean: bool) -> None:
         """Kafka's LogLoader.load: clear leftovers, open segments, recover what may be torn."""
-        for path in self.dir.iterdir():
+        volume = self.volume
+        for path in volume.children(self.dir):
             name = path.name
             if name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, TEMP_FILE_SUFFIX)):
-                path.unlink()  # a deletion or rewrite a stop interrupted
+                volume.unlink(path)  # a deletion or rewrite a stop interrupted
         self._complete_swaps()
-        for path in sorted(self.dir.iterdir()):
+        for path in sorted(volume.children(self.dir)):
             if path.suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
-                if not log_file(self.dir, offset_from_file_name(path.name)).exists():
+                if not volume.exists(log_file(self.dir, offset_from_file_name(path.name))):
                     log.warning("Found an orphaned index file %s, with no corresponding log file.", path)
-                    path.unlink()
+                    volume.unlink(path)
             elif path.suffix == LOG_FILE_SUFFIX:
                 base = offset_from_file_name(path.name)
-                index_missing = not offset_index_file(self.dir, base).exists()
-                segment = LogSegment(self.dir, base, self.config, self._now_ms, active=False)
+                index_missing = not volume.exists(offset_index_file(self.dir, base))
+                segment = LogSegment(self.dir, base, self.config, self._now_ms, active=False, volume=volume)
                 self._add_segment(segment)
                 try:
                     if index_missing:
@@ -183,7 +185,8 @@ class Log:
                 segment.delete()
             self.leader_epoch_cache.clear()
         if not self._segments:
-            self._add_segment(LogSegment(self.dir, log_start_checkpoint, self.config, self._now_ms))
+            self._add_segment(LogSegment(self.dir, log_start_checkpoint, self.config, self._now_ms,
+                                          volume=self.volume))
         for segment in self.segments()[:-1]:
             if segment.offset_index.writable:  # recovered: rebuilt indexes to trim and release
                 segment.on_become_inactive()
@@ -270,27 +273,29 @@ class Log:
         """A cleaned segment renamed ``.swap`` replaces the segments it covers (Kafka's
         completeSwapOperations): the cleaner stopped between the rename and the old segments'
         removal. A ``.swap`` index without its ``.swap`` log is a leftover."""
-        for path in sorted(self.dir.glob(f"*{LOG_FILE_SUFFIX}{SWAP_FILE_SUFFIX}")):
+        volume = self.volume
+        for path in glob(volume, self.dir, f"*{LOG_FILE_SUFFIX}{SWAP_FILE_SUFFIX}"):
             base = offset_from_file_name(path.name)
             swapped = LogSegment(self.dir, base, self.config, self._now_ms, active=False,
-                                 suffix=SWAP_FILE_SUFFIX)
+                                 suffix=SWAP_FILE_SUFFIX, volume=volume)
             try:
                 end = swapped.read_next_offset()
             finally:
                 swapped.close()
-            for old in self.dir.glob(f"*{LOG_FILE_SUFFIX}"):
+            for old in glob(volume, self.dir, f"*{LOG_FILE_SUFFIX}"):
                 old_base = offset_from_file_name(old.name)
                 if base <= old_base < max(end, base + 1):
                     for stale in (old, offset_index_file(self.dir, old_base),
                                   time_index_file(self.dir, old_base)):
-                        stale.unlink(missing_ok=True)
+                        volume.unlink(stale)
             for suffix_path in (path, offset_index_file(self.dir, base, SWAP_FILE_SUFFIX),
                                 time_index_file(self.dir, base, SWAP_FILE_SUFFIX)):
-                if suffix_path.exists():
-                    os.replace(suffix_path, suffix_path.with_name(suffix_path.name[: -len(SWAP_FILE_SUFFIX)]))
+                if volume.exists(suffix_path):
+                    unswapped = suffix_path.with_name(suffix_path.name.removesuffix(SWAP_FILE_SUFFIX))
+                    volume.replace(suffix_path, unswapped)
             log.info("Completed the swap of cleaned segment %d of %s-%d", base, self.topic, self.partition)
-        for leftover in self.dir.glob(f"*{SWAP_FILE_SUFFIX}"):
-            leftover.unlink()
+        for leftover in glob(volume, self.dir, f"*{SWAP_FILE_SUFFIX}"):
+            volume.unlink(leftover)
 
     # -- segments --------------------------------------------------------------------------------
 
@@ -548,8 +553,8 @@ class Log:
             else:
                 active.on_become_inactive()
             for path in (log_file(self.dir, new_offset), offset_index_file(self.dir, new_offset)):
-                path.unlink(missing_ok=True)  # leftovers of an earlier segment at that offset
-            segment = LogSegment(self.dir, new_offset, self.config, self._now_ms)
+                self.volume.unlink(path)  # leftovers of an earlier segment at that offset
+            segment = LogSegment(self.dir, new_offset, self.config, self._now_ms, volume=self.volume)
             self._add_segment(segment)
             self._flush_pending = new_offset
             # The state of the batches below the new segment; an append that rolls updates it after.
@@ -684,7 +689,7 @@ class Log:
         """Drop every segment and start empty at ``new_offset``."""
         with self._lock:
             self._schedule_delete(self.segments())
-            self._add_segment(LogSegment(self.dir, new_offset, self.config, self._now_ms))
+            self._add_segment(LogSegment(self.dir, new_offset, self.config, self._now_ms, volume=self.volume))
             self.leader_epoch_cache.clear()
             self.producer_state.truncate_fully()
             self._log_end_offset = new_offset
@@ -846,7 +851,7 @@ class Log:
             self._close_segments()
             self._segments.clear()
             self._bases.clear()
-            shutil.rmtree(self.dir, ignore_errors=True)
+            self.volume.rmtree(self.dir)
 
     def __repr__(self) -> str:
         return (

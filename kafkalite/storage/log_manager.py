@@ -18,7 +18,6 @@ loaded, so a crash from then on is seen as unclean.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterable
@@ -38,6 +37,7 @@ from kafkalite.storage.files import (
 )
 from kafkalite.storage.log import Log, wall_clock_ms
 from kafkalite.storage.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
+from kafkalite.storage.volume import FILES, Volume
 
 log = logging.getLogger("kafkalite.storage.log_manager")
 
@@ -45,18 +45,19 @@ log = logging.getLogger("kafkalite.storage.log_manager")
 class _LogDir:
     """One log dir and its checkpoint files."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, volume: Volume) -> None:
         self.path = path
-        self.recovery_points = OffsetCheckpointFile(path / RECOVERY_POINT_CHECKPOINT_FILE)
-        self.log_start_offsets = OffsetCheckpointFile(path / LOG_START_OFFSET_CHECKPOINT_FILE)
-        self.high_watermarks = OffsetCheckpointFile(path / REPLICATION_OFFSET_CHECKPOINT_FILE)
-        self.clean_shutdown = CleanShutdownFile(path)
+        self.recovery_points = OffsetCheckpointFile(path / RECOVERY_POINT_CHECKPOINT_FILE, volume)
+        self.log_start_offsets = OffsetCheckpointFile(path / LOG_START_OFFSET_CHECKPOINT_FILE, volume)
+        self.high_watermarks = OffsetCheckpointFile(path / REPLICATION_OFFSET_CHECKPOINT_FILE, volume)
+        self.clean_shutdown = CleanShutdownFile(path, volume)
 
 
 class LogManager:
     """The logs of ``log_dirs``, loaded at construction. ``config_for(topic)`` gives a topic's
     LogConfig (the defaults with its overrides) for logs found on disk; new logs may be given
-    theirs. ``producer_id_expiration_ms`` is the broker's producer.id.expiration.ms."""
+    theirs. ``producer_id_expiration_ms`` is the broker's producer.id.expiration.ms; ``volume``
+    where the files are (on disk unless told otherwise, volume.py)."""
 
     def __init__(
         self,
@@ -65,8 +66,10 @@ class LogManager:
         now_ms: Callable[[], int] = wall_clock_ms,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
         cleaner_config: CleanerConfig | None = None,
+        volume: Volume = FILES,
     ) -> None:
-        self._dirs = [_LogDir(Path(d)) for d in log_dirs]
+        self.volume = volume
+        self._dirs = [_LogDir(Path(d), volume) for d in log_dirs]
         if not self._dirs:
             raise ValueError("at least one log dir is needed")
         self._config_for = config_for or (lambda topic: LogConfig())
@@ -80,14 +83,15 @@ class LogManager:
             self._load_dir(log_dir)
         # Kafka's LogManager owns the cleaner; its threads start with start_cleaner().
         self.cleaner = LogCleaner(cleaner_config or CleanerConfig(enable=False),
-                                  lambda: {d.path: logs for d, logs in self._by_dir()}, now_ms)
+                                  lambda: {d.path: logs for d, logs in self._by_dir()}, now_ms, volume)
 
     def start_cleaner(self) -> None:
         """The log cleaner's threads (log.cleaner.enable, log.cleaner.threads)."""
         self.cleaner.startup()
 
     def _load_dir(self, log_dir: _LogDir) -> None:
-        log_dir.path.mkdir(parents=True, exist_ok=True)
+        volume = self.volume
+        volume.mkdir(log_dir.path)
         clean = log_dir.clean_shutdown.exists()
         recovery_points = log_dir.recovery_points.read()
         log_starts = log_dir.log_start_offsets.read()
@@ -96,11 +100,11 @@ class LogManager:
             log.info(
                 "No clean shutdown marker in %s: recovering its logs from their recovery points", log_dir.path
             )
-        for child in sorted(log_dir.path.iterdir()):
-            if not child.is_dir():
+        for child in sorted(volume.children(log_dir.path)):
+            if not volume.is_dir(child):
                 continue
             if child.name.endswith(DELETE_DIR_SUFFIX):  # deleted before the last stop: remove it now
-                shutil.rmtree(child, ignore_errors=True)
+                volume.rmtree(child)
                 continue
             try:
                 tp = TopicPartition(*parse_partition_dir_name(child.name))
@@ -116,6 +120,7 @@ class LogManager:
                 had_clean_shutdown=clean,
                 now_ms=self._now_ms,
                 producer_id_expiration_ms=self._producer_id_expiration_ms,
+                volume=volume,
             )
             loaded.update_high_watermark(high_watermarks.get(tp, 0))
             self._logs[tp] = loaded
@@ -152,6 +157,7 @@ class LogManager:
                 had_clean_shutdown=True,  # nothing to recover in a new directory
                 now_ms=self._now_ms,
                 producer_id_expiration_ms=self._producer_id_expiration_ms,
+                volume=self.volume,
             )
             self._logs[tp] = created
             self._dir_of[tp] = log_dir
@@ -177,7 +183,7 @@ class LogManager:
             return False
         self.cleaner.forget(log_dir.path, tp)
         renamed = removed.dir.with_name(delete_dir_name(topic, partition, uuid.uuid4().hex))
-        removed.dir.rename(renamed)
+        self.volume.replace(removed.dir, renamed)
         with self._lock:
             self._deleting.append((self._now_ms() + removed.config.file_delete_delay_ms, removed, renamed))
         self._checkpoint_dir(log_dir)
@@ -194,7 +200,7 @@ class LogManager:
             self._deleting = [d for d in self._deleting if not (force or d[0] <= now)]
         for _, removed, path in due:
             removed.close_handlers()
-            shutil.rmtree(path, ignore_errors=True)
+            self.volume.rmtree(path)
         return len(due)
 
     # -- the broker's periodic work -----------------------------------------------------------------

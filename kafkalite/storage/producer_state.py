@@ -38,13 +38,13 @@ from crc32c import crc32c
 from kafkalite.protocol.primitives import INT32
 from kafkalite.protocol.records import BatchHeader
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP
-from kafkalite.storage.checkpoint import write_atomically
 from kafkalite.storage.errors import CorruptSnapshotError, InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalite.storage.files import (
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     offset_from_file_name,
     producer_snapshot_file,
 )
+from kafkalite.storage.volume import FILES, Volume
 
 log = logging.getLogger("kafkalite.storage.producer_state")
 
@@ -225,14 +225,16 @@ class ProducerStateManager:
         directory: Path,
         topic_partition: str,
         producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        volume: Volume = FILES,
     ) -> None:
         self.dir = directory
+        self.volume = volume
         self.topic_partition = topic_partition
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self.producers: dict[int, ProducerStateEntry] = {}
         self._snapshots = sorted(
             offset_from_file_name(p.name)
-            for p in directory.iterdir()
+            for p in volume.children(directory)
             if p.name.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX)
             and p.name.removesuffix(PRODUCER_SNAPSHOT_FILE_SUFFIX).isdigit()
         )
@@ -290,7 +292,7 @@ class ProducerStateManager:
         replay at the next load, never a wrong state."""
         path = producer_snapshot_file(self.dir, offset)
         try:
-            write_atomically(path, encode_snapshot(self.producers.values()))
+            self.volume.write_atomically(path, encode_snapshot(self.producers.values()))
         except OSError as e:
             log.warning("Could not write the producer snapshot %s: %s", path, e)
             return
@@ -308,7 +310,7 @@ class ProducerStateManager:
             offset = self._snapshots[-1]
             path = producer_snapshot_file(self.dir, offset)
             try:
-                self.producers.update(decode_snapshot(path.read_bytes()))
+                self.producers.update(decode_snapshot(self.volume.read_bytes(path)))
                 return offset
             except (CorruptSnapshotError, OSError) as e:
                 log.warning("Ignoring the producer snapshot %s, which cannot be read: %s", path, e)
@@ -341,7 +343,7 @@ class ProducerStateManager:
 
     def _delete_snapshot(self, offset: int) -> None:
         self._snapshots.remove(offset)
-        producer_snapshot_file(self.dir, offset).unlink(missing_ok=True)
+        self.volume.unlink(producer_snapshot_file(self.dir, offset))
 
 
 def encode_snapshot(entries: Iterable[ProducerStateEntry]) -> bytes:

@@ -31,6 +31,7 @@ from kafkalite.storage.config import LogConfig
 from kafkalite.storage.files import log_file, offset_index_file, time_index_file
 from kafkalite.storage.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
 from kafkalite.storage.leader_epoch import LeaderEpochFileCache
+from kafkalite.storage.volume import FILES, Volume
 
 Buffer = bytes | bytearray | memoryview
 
@@ -92,18 +93,19 @@ class LogSegment:
         now_ms: Callable[[], int],
         active: bool = True,
         suffix: str = "",
+        volume: Volume = FILES,
     ) -> None:
         self.base_offset = base_offset
+        self.volume = volume
         self.index_interval_bytes = config.index_interval_bytes
         self.log_path = log_file(directory, base_offset, suffix)
-        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd = volume.open_fd(self.log_path)
         self._size = os.fstat(self._fd).st_size
+        index_bytes = config.segment_index_bytes
         self.offset_index = OffsetIndex(
-            offset_index_file(directory, base_offset, suffix), base_offset, config.segment_index_bytes, active
-        )
+            offset_index_file(directory, base_offset, suffix), base_offset, index_bytes, active, volume)
         self.time_index = TimeIndex(
-            time_index_file(directory, base_offset, suffix), base_offset, config.segment_index_bytes, active
-        )
+            time_index_file(directory, base_offset, suffix), base_offset, index_bytes, active, volume)
         # Kafka's randomSegmentJitter: spreads the rolls of partitions created together.
         jitter = min(config.segment_jitter_ms, config.segment_ms)
         self.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
@@ -139,7 +141,7 @@ class LogSegment:
         return ts if ts >= 0 else self.last_modified()
 
     def last_modified(self) -> int:
-        return os.stat(self.log_path).st_mtime_ns // 1_000_000
+        return self.volume.mtime_ms(self.log_path)
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
         return self.offset_index.can_append_offset(offset)
@@ -446,7 +448,7 @@ class LogSegment:
             rename(path.with_name(name + new))
 
     def _rename_log(self, path: Path) -> None:
-        os.replace(self.log_path, path)
+        self.volume.replace(self.log_path, path)
         self.log_path = path
 
     def close(self) -> None:
@@ -473,7 +475,7 @@ class LogSegment:
         """Close and remove the files."""
         self.close()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
-            path.unlink(missing_ok=True)
+            self.volume.unlink(path)
 
     def __repr__(self) -> str:
         return f"LogSegment(baseOffset={self.base_offset}, size={self._size})"

@@ -14,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from kafkalite.protocol.records import iter_batches
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import FetchIsolation, Log
+from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 from tests.storage.batches import batch
 
 CONFIG = LogConfig(segment_bytes=1500, index_interval_bytes=120, file_delete_delay_ms=0)
@@ -24,10 +25,14 @@ class LogMachine(RuleBasedStateMachine):
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="kafkalite-log-model-"))
         self.dir = self.root / "model-0"
-        self.log = Log(self.dir, CONFIG)
+        self.volume = self.make_volume()
+        self.log = Log(self.dir, CONFIG, volume=self.volume)
         self.batches: list[tuple[int, int, bytes]] = []  # (base offset, last offset, bytes)
         self.end = 0
         self.epoch = 0
+
+    def make_volume(self) -> Volume:
+        return FILES
 
     def teardown(self) -> None:
         self.log.close()
@@ -83,7 +88,8 @@ class LogMachine(RuleBasedStateMachine):
             self.log.close()
         else:
             self.log.close_handlers()  # killed: nothing more is written
-        self.log = Log(self.dir, CONFIG, had_clean_shutdown=clean, recovery_point=recovery_point)
+        self.log = Log(self.dir, CONFIG, had_clean_shutdown=clean, recovery_point=recovery_point,
+                       volume=self.volume)
 
     @invariant()
     def offsets_agree(self) -> None:
@@ -96,3 +102,18 @@ class LogMachine(RuleBasedStateMachine):
 
 LogMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
 TestLogModel = LogMachine.TestCase
+
+
+class MemoryLogMachine(LogMachine):
+    """The same machine on a log in memory (log.storage=memory): the same model holds."""
+
+    def make_volume(self) -> Volume:
+        return MemoryVolume()
+
+    def teardown(self) -> None:
+        super().teardown()
+        assert not self.dir.exists()  # nothing was written to disk
+
+
+MemoryLogMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+TestMemoryLogModel = MemoryLogMachine.TestCase
