@@ -22,6 +22,7 @@ from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
 from kafkalite.storage.log_manager import LogManager
+from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
 from .alter_partition_manager import AlterPartitionManager
@@ -51,8 +52,12 @@ CONTROLLED_SHUTDOWN_TIMEOUT = 10.0  # seconds to wait for the controller to move
 
 
 class Broker:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, volume: Volume | None = None) -> None:
+        """``volume``: where the logs live; by default files, or a new MemoryVolume with
+        log.storage=memory (a test cluster gives a restarted broker its old one)."""
         self.config = config
+        self.volume: Volume = volume if volume is not None else (
+            MemoryVolume() if config.memory_storage else FILES)
         self.node_id: int = config.node_id
         self.socket_server: SocketServer | None = None
         self.metadata_cache: MetadataCache | None = None
@@ -89,7 +94,8 @@ class Broker:
             log.warning("These configurations '[%s]' were supplied but are not used yet.",
                         ", ".join(cfg.ignored))
         # A node that runs the controller makes the cluster id; a broker adopts the controller's.
-        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id, cfg.is_controller)
+        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id, cfg.is_controller,
+                                             self.volume)
         self.cluster_id = cluster_id
         controller_listeners = frozenset(cfg.controller_listener_names)
 
@@ -106,7 +112,8 @@ class Broker:
         self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
         if cfg.is_controller:
             assert cluster_id is not None
-            self.controller = KafkaController(cfg.controller_settings(), cfg.log_dirs[0], cluster_id)
+            store_dir = None if cfg.memory_storage else cfg.log_dirs[0]  # None: in memory
+            self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
         if not cfg.is_controller:
@@ -115,7 +122,7 @@ class Broker:
         self.topic_configs = TopicConfigCache(self.log_config, self.controller, self.controller_link)
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
                                       producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms,
-                                      cleaner_config=cfg.cleaner_config())
+                                      cleaner_config=cfg.cleaner_config(), volume=self.volume)
         self.topic_configs.log_manager = self.log_manager
         self.replica_manager = rm = ReplicaManager(
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
@@ -262,7 +269,7 @@ class Broker:
             rm.broker_epoch = epoch
 
         def adopt(cluster_id: str) -> None:
-            meta_properties.write(cfg.log_dirs, cluster_id, self.node_id)
+            meta_properties.write(cfg.log_dirs, cluster_id, self.node_id, self.volume)
             self.cluster_id = cluster_id
             assert self.metadata_cache is not None
             self.metadata_cache.set_cluster_id(cluster_id)

@@ -785,6 +785,14 @@ SETTINGS: tuple[Setting, ...] = (
         group="log",
     ),
     Setting(
+        "log.storage", "string", "files",
+        "Where the logs are kept: files (in log.dirs) or memory (the same files, in anonymous memory "
+        "files named under log.dirs, nothing on disk; gone when the process ends; a broker "
+        "restarted in the same process may be given them back). With memory the controller's "
+        "store is in memory too. For test clusters (kafkalite.testing, docs/storage.md).",
+        validator=one_of("files", "memory"), group="log", kafka=False,
+    ),
+    Setting(
         "num.partitions", "int", 1,
         "The default number of log partitions per topic.",
         validator=at_least(1), group="log",
@@ -1431,6 +1439,11 @@ class BrokerConfig:
         if not v["request.log.dir"]:
             return None
         return v["request.log.dir"], v["request.log.segment.bytes"], v["request.log.roll.ms"]
+
+    @property
+    def memory_storage(self) -> bool:
+        """log.storage=memory: logs, checkpoints, meta.properties and the controller's store in memory."""
+        return bool(self._values["log.storage"] == "memory")
 
     @property
     def metrics_endpoint(self) -> tuple[str, int] | None:

@@ -15,9 +15,11 @@ file under the first log directory. Where the cluster id comes from, in order:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from kafkalite.common.uuids import new_base64_uuid
 from kafkalite.server.config import format_properties, parse_properties
+from kafkalite.storage.volume import FILES, Volume
 
 FILE_NAME = "meta.properties"
 
@@ -41,35 +43,31 @@ def path_for(log_dirs: list[str]) -> str:
     return os.path.join(log_dirs[0], FILE_NAME)
 
 
-def stored_cluster_id(log_dirs: list[str]) -> str | None:
+def stored_cluster_id(log_dirs: list[str], volume: Volume = FILES) -> str | None:
     try:
-        with open(path_for(log_dirs), encoding="utf-8") as f:
-            return parse_properties(f.read()).get("cluster.id") or None
+        text = volume.read_bytes(Path(path_for(log_dirs))).decode("utf-8")
     except FileNotFoundError:
         return None
+    return parse_properties(text).get("cluster.id") or None
 
 
-def write(log_dirs: list[str], cluster_id: str, node_id: int) -> None:
+def write(log_dirs: list[str], cluster_id: str, node_id: int, volume: Volume = FILES) -> None:
     """Write meta.properties whole (a temporary file renamed over it: never half a file)."""
-    path = path_for(log_dirs)
-    os.makedirs(log_dirs[0], exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(format_properties({"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)}))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    volume.mkdir(Path(log_dirs[0]))
+    text = format_properties({"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)})
+    volume.write_atomically(Path(path_for(log_dirs)), text.encode("utf-8"))
 
 
-def resolve(log_dirs: list[str], node_id: int, configured: str | None, generate: bool) -> str | None:
+def resolve(log_dirs: list[str], node_id: int, configured: str | None, generate: bool,
+            volume: Volume = FILES) -> str | None:
     """This node's cluster id (see the module's docstring), written to meta.properties when new;
     None when it is to be adopted from the controller."""
-    stored = stored_cluster_id(log_dirs)
+    stored = stored_cluster_id(log_dirs, volume)
     if stored is not None:
         if configured is not None and configured != stored:
             raise ClusterIdMismatch(path_for(log_dirs), stored, configured, "cluster.id")
         return stored
     cluster_id = configured or (new_cluster_id() if generate else None)
     if cluster_id is not None:
-        write(log_dirs, cluster_id, node_id)
+        write(log_dirs, cluster_id, node_id, volume)
     return cluster_id
