@@ -25,7 +25,7 @@ from .broker_process import wait_exit
 
 @pytest.fixture(scope="module")
 def cluster():
-    with Cluster(3, topics=[("orders", 3)], storage="files") as c:
+    with Cluster(3, topics=[("orders", 3)]) as c:
         c.serve_admin()
         yield c
 

@@ -20,7 +20,7 @@ from ..kafka_client import wait_for
 
 @pytest.fixture(scope="module")
 def cluster():
-    with Cluster(3, storage="files") as c:
+    with Cluster(3) as c:
         yield c
 
 
