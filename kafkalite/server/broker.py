@@ -315,8 +315,9 @@ class Broker:
     def wait(self, timeout: float | None = None) -> bool:
         return self._stop_requested.wait(timeout)
 
-    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT, controlled: bool = True) -> None:
-        """``controlled`` False skips the controlled shutdown (a test cluster's killed broker)."""
+    def shutdown(self, timeout: float = SHUTDOWN_TIMEOUT, graceful: bool = True) -> None:
+        """``graceful`` False stops without a controlled shutdown and without waiting for the
+        requests taken to be answered (a test cluster's killed broker, or its end)."""
         if self._stopped.is_set():
             return
         log.info("Broker %d shutting down", self.node_id)
@@ -325,7 +326,7 @@ class Broker:
             replicated = rm is not None and any(len(p.state.replicas) > 1
                                                 for p in list(rm.partitions.values()))
             # Nothing another broker could take over: no need to ask (and no handler to wait for).
-            if controlled and self.config.controlled_shutdown and self.fatal is None and replicated:
+            if graceful and self.config.controlled_shutdown and self.fatal is None and replicated:
                 # Leaderships move to other replicas first: clients fail over before this broker
                 # stops answering. Bounded: a controller that cannot be reached does not hold it.
                 started = time.monotonic()
@@ -347,7 +348,7 @@ class Broker:
         ss = self.socket_server
         if ss is not None:
             ss.stop_accepting()
-            if not ss.wait_for_responses(timeout / 2):
+            if graceful and not ss.wait_for_responses(timeout / 2):
                 log.warning("Some requests were still unanswered at shutdown")
         if self.controller is not None:
             self.controller.shutdown()

@@ -43,6 +43,10 @@ TEST_DEFAULTS: dict[str, str] = {
     # a broker a test stopped some other way.
     "broker.session.timeout.ms": "6000",
     "broker.heartbeat.interval.ms": "500",
+    # A follower whose first fetch reaches its leader before the leader knows it leads (their
+    # LeaderAndIsr requests cross) tries again soon, not after Kafka's 1000 ms: the first
+    # acks=all produce of a test would wait for it.
+    "replica.fetch.backoff.ms": "50",
 }
 
 
@@ -172,7 +176,7 @@ class Cluster:
         try:
             broker.startup()
         except BaseException:
-            broker.shutdown(controlled=False)
+            broker.shutdown(graceful=False)
             raise
         node.broker = broker
         if self.storage == "memory":
@@ -191,11 +195,19 @@ class Cluster:
             _LIVE.discard(self)
 
     def _stop_brokers(self) -> None:
-        # The followers first, the controller last: they need it for their controlled shutdown.
-        for node in sorted(self.nodes.values(), key=lambda n: n.node_id == 1):
+        # All at once, none gracefully: the test is over, nobody waits for an answer (a graceful
+        # stop would wait for long-polling fetches, and for a controller that is stopping too).
+        brokers = []
+        for node in self.nodes.values():
             broker, node.broker = node.broker, None
             if broker is not None:
-                broker.shutdown(timeout=5, controlled=False)
+                brokers.append(broker)
+        stoppers = [threading.Thread(target=b.shutdown, kwargs={"timeout": 5, "graceful": False},
+                                     name=f"stop-broker-{b.node_id}") for b in brokers]
+        for t in stoppers:
+            t.start()
+        for t in stoppers:
+            t.join()
 
     # --- what the test reads ------------------------------------------------------------------
 
@@ -352,7 +364,7 @@ class Cluster:
             b, node.broker = node.broker, None
             if b is None:
                 return
-            b.shutdown(timeout=5, controlled=False)
+            b.shutdown(timeout=5, graceful=False)
         controller = self.controller.controller
         assert controller is not None
         controller.fence(node.node_id).result(10)
