@@ -1,0 +1,21 @@
+"""``kafkalite bench startup`` briefly: one round of each kind, and the section it writes."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from kafkalite.cli import main
+
+
+def test_the_startup_bench_measures_both_kinds(tmp_path):
+    md = tmp_path / "benchmarks.md"
+    result = CliRunner().invoke(main, ["bench", "startup", "--rounds", "1", "--write", str(md)])
+    assert result.exit_code == 0, result.output
+    doc = md.read_text()
+    assert "<!-- bench:startup:begin -->" in doc and "kafkalite ready in" in doc
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines()
+            if line.startswith(("| kafkalite |", "| mock |"))}
+    assert set(rows) == {"kafkalite", "mock"}
+    for row in rows.values():
+        figures = [float(c.replace(",", "")) for c in row.strip("|").split("|")[1:]]
+        assert len(figures) == 5 and all(f >= 0 for f in figures)
