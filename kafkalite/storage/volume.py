@@ -288,6 +288,12 @@ class MemoryVolume:
         finally:
             os.close(fd)
 
+    def __del__(self) -> None:
+        try:
+            self.close()  # the memory files' own descriptors, which nothing else would close
+        except Exception:  # at interpreter exit, or after a failed __init__
+            pass
+
     def close(self) -> None:
         """Forget every file (the descriptors still open elsewhere keep theirs)."""
         with self._lock:

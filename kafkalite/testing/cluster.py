@@ -189,6 +189,10 @@ class Cluster:
                 self._admin.shutdown()
                 self._admin = None
             self._stop_brokers()
+            for node in self.nodes.values():
+                if node.volume is not None:
+                    node.volume.close()  # the memory goes now, not when the cluster is collected
+                    node.volume = None
             if self._directory is not None:
                 shutil.rmtree(self._directory, ignore_errors=True)
                 self._directory = None

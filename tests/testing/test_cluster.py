@@ -1,0 +1,59 @@
+"""kafkalite.testing.Cluster itself: what ready means, settings reaching the brokers, and a stop
+that leaves no thread, descriptor, port or directory behind."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+from kafkalite.testing import Cluster, Topic
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def test_ready_means_every_broker_registered_and_every_topic_led():
+    with Cluster(3, topics=["one", Topic("three", partitions=3, replication_factor=2)]) as cluster:
+        for node in cluster.nodes.values():
+            snapshot = node.broker.metadata_cache.snapshot
+            assert set(snapshot.brokers) == {1, 2, 3}
+            assert [len(snapshot.topics[t].partitions) for t in ("one", "three")] == [1, 3]
+        for topic, count in (("one", 1), ("three", 3)):
+            for p in range(count):
+                leader = cluster.leader(topic, p)
+                assert cluster.broker(leader).replica_manager.partitions[(topic, p)].is_leader
+        assert len(cluster.controller.metadata_cache.snapshot.topics["three"].partitions[0].replicas) == 2
+        cluster.create_topic("placed", assignment={0: [3, 1]})
+        assert cluster.leader("placed", 0) == 3
+
+
+def test_settings_reach_every_broker_and_broker_settings_one():
+    with Cluster(2, settings={"num.partitions": 4}, broker_settings={2: {"broker.rack": "r2"}}) as c:
+        assert [c.broker(n).config.broker_rack for n in (1, 2)] == [None, "r2"]
+        assert all(c.broker(n).config["num.partitions"] == 4 for n in (1, 2))
+        assert c.broker(1).volume is not c.broker(2).volume  # each its own memory
+
+
+def test_stop_leaves_no_thread_descriptor_port_or_directory():
+    threads = {t.name for t in threading.enumerate()}
+    for storage in ("memory", "files"):
+        cluster = Cluster(3, topics=["t"], storage=storage).start()
+        ports, directory = cluster.ports, cluster.directory
+        assert (directory is not None) == (storage == "files")
+        volumes = [(n.volume, Path(n.settings["log.dirs"])) for n in cluster.nodes.values()]
+        cluster.stop()
+        cluster.stop()  # twice is harmless
+        assert {t.name for t in threading.enumerate()} <= threads
+        assert all(_bindable(p) for p in ports)
+        assert directory is None or not os.path.exists(directory)
+        # The memory files went with their cluster (not when it is collected).
+        assert all(v is None or not v.exists(root) for v, root in volumes)
