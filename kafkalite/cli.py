@@ -163,7 +163,8 @@ def _fault_call(ctx: click.Context, args: dict) -> None:
         result = post_json(host, port, {k: v for k, v in args.items() if v is not None})
     except FaultCallError as e:
         raise click.ClickException(str(e)) from None
-    if result is not None:
+    # An operation that answers nothing (per broker: null) prints nothing.
+    if result is not None and not (isinstance(result, dict) and all(v is None for v in result.values())):
         click.echo(json.dumps(result, indent=2))
 
 
