@@ -4,21 +4,12 @@ that leaves no thread, descriptor, port or directory behind."""
 from __future__ import annotations
 
 import os
-import socket
 import threading
 from pathlib import Path
 
 from kafkalite.testing import Cluster, Topic
 
-
-def _bindable(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
+from . import port_free
 
 
 def test_ready_means_every_broker_registered_and_every_topic_led():
@@ -53,7 +44,7 @@ def test_stop_leaves_no_thread_descriptor_port_or_directory():
         cluster.stop()
         cluster.stop()  # twice is harmless
         assert {t.name for t in threading.enumerate()} <= threads
-        assert all(_bindable(p) for p in ports)
+        assert all(port_free(p) for p in ports)
         assert directory is None or not os.path.exists(directory)
         # The memory files went with their cluster (not when it is collected).
         assert all(v is None or not v.exists(root) for v, root in volumes)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from importlib.metadata import entry_points
 
 import pytest
+
+from . import port_free
 
 pytest_plugins = ["pytester"]
 
@@ -84,16 +85,6 @@ def test_interrupted(record):
 '''
 
 
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
 def test_the_plugin_is_registered_by_installing_kafkalite():
     names = {e.value for e in entry_points(group="pytest11")}
     assert "kafkalite.testing.pytest_plugin" in names
@@ -116,4 +107,4 @@ def test_nothing_is_left_after_a_failure_or_an_interrupt(pytester, tmp_path, tes
     assert done.returncode == (1 if test == "test_fails" else 2), done.stdout + done.stderr
     seen = json.loads(record.read_text())
     assert not os.path.exists(seen["directory"])  # the cluster's files went with it
-    assert all(_free(p) for p in seen["ports"])  # and so did its listeners (and the process)
+    assert all(port_free(p) for p in seen["ports"])  # and so did its listeners (and the process)
