@@ -43,7 +43,7 @@ class QueueItem:
 
 
 class RequestSendThread(threading.Thread):
-    def __init__(self, controller_id: int, broker_id: int, items: queue.Queue[QueueItem],
+    def __init__(self, controller_id: int, broker_id: int, items: queue.Queue[QueueItem | None],
                  client: BlockingClient, on_taken: Callable[[int, QueueItem], None]) -> None:
         super().__init__(name=f"Controller-{controller_id}-to-broker-{broker_id}-send-thread",
                          daemon=False)
@@ -54,18 +54,25 @@ class RequestSendThread(threading.Thread):
         self._stopping = threading.Event()
         self.in_flight: QueueItem | None = None
 
-    def shutdown(self, timeout: float = 5.0) -> None:
+    def initiate_shutdown(self) -> None:
+        """Stop taking items and wake the thread (Kafka interrupts its blocking take)."""
         self._stopping.set()
+        self.items.put(None)
         self.client.close()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        self.initiate_shutdown()
+        self.await_shutdown(timeout)
+
+    def await_shutdown(self, timeout: float = 5.0) -> None:
         if self.is_alive() and threading.current_thread() is not self:
             self.join(timeout)
 
     def run(self) -> None:
         while not self._stopping.is_set():
-            try:
-                item = self.items.get(timeout=BACKOFF)
-            except queue.Empty:
-                continue
+            item = self.items.get()
+            if item is None:
+                return  # woken to stop
             self.in_flight = item
             self.on_taken(self.broker_id, item)
             response = self._send_until_answered(item)
@@ -99,7 +106,7 @@ class RequestSendThread(threading.Thread):
 @dataclasses.dataclass
 class _BrokerState:
     endpoint: tuple[str, int]
-    items: queue.Queue[QueueItem]
+    items: queue.Queue[QueueItem | None]  # None wakes the thread to stop
     thread: RequestSendThread
     client: BlockingClient
 
@@ -128,8 +135,10 @@ class ControllerChannelManager:
 
     def shutdown(self) -> None:
         with self._lock:
-            ids = list(self._brokers)
-        for broker_id in ids:
+            states = list(self._brokers.values())
+        for state in states:  # all woken first, so that they stop together
+            state.thread.initiate_shutdown()
+        for broker_id in [s.thread.broker_id for s in states]:
             self.remove_broker(broker_id)
         self._started = False
 
@@ -143,7 +152,7 @@ class ControllerChannelManager:
                 state.thread.start()
 
     def _add(self, broker_id: int, endpoint: tuple[str, int]) -> _BrokerState:
-        items: queue.Queue[QueueItem] = queue.Queue()
+        items: queue.Queue[QueueItem | None] = queue.Queue()
         client = BlockingClient(endpoint[0], endpoint[1], f"controller-{self.controller_id}",
                                 self.socket_timeout)
         thread = RequestSendThread(self.controller_id, broker_id, items, client, self._record)
