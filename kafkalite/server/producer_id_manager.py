@@ -81,8 +81,9 @@ class ProducerIdManager:
         self._thread.start()
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        self._stopping.set()
-        self._wanted.set()  # wakes the thread
+        with self._lock:  # not between the thread's look at _stopping and its clearing _wanted
+            self._stopping.set()
+            self._wanted.set()  # wakes the thread
         self.client.close()  # wakes it from a request the controller does not answer
         if self._thread.is_alive():
             self._thread.join(timeout)
@@ -132,7 +133,8 @@ class ProducerIdManager:
             with self._lock:
                 self._next = block
                 self.blocks_received += 1
-                self._wanted.clear()
+                if not self._stopping.is_set():  # else the wake-up of shutdown would be lost
+                    self._wanted.clear()
 
     def _allocate(self, epoch: int, first_failure: bool) -> ProducerIdsBlock | None:
         """The next block from the controller, or None (logged: a warning for the first failure

@@ -43,8 +43,10 @@ def test_stop_leaves_no_thread_descriptor_port_or_directory():
         volumes = [(n.volume, Path(n.settings["log.dirs"])) for n in cluster.nodes.values()]
         cluster.stop()
         cluster.stop()  # twice is harmless
-        assert {t.name for t in threading.enumerate()} <= threads
-        assert all(port_free(p) for p in ports)
+        left = {t.name for t in threading.enumerate()} - threads
+        assert not left, f"threads left by a {storage} cluster: {sorted(left)}"
+        taken = [p for p in ports if not port_free(p)]
+        assert not taken, f"ports still taken after a {storage} cluster stopped: {taken}"
         assert directory is None or not os.path.exists(directory)
         # The memory files went with their cluster (not when it is collected).
         assert all(v is None or not v.exists(root) for v, root in volumes)
