@@ -25,6 +25,7 @@ from kafkalite.fault_admin import FaultAdmin, serve_admin
 from kafkalite.metrics.http import JsonHttpServer
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
+from kafkalite.server.coordinator.offsets_topic import OFFSETS_TOPIC
 from kafkalite.server.fault_ops import api_key, error_code
 from kafkalite.server.faults import CapturedRequest, FaultError
 from kafkalite.server.meta_properties import new_cluster_id
@@ -47,6 +48,9 @@ TEST_DEFAULTS: dict[str, str] = {
     # LeaderAndIsr requests cross) tries again soon, not after Kafka's 1000 ms: the first
     # acks=all produce of a test would wait for it.
     "replica.fetch.backoff.ms": "50",
+    # Kafka's own test brokers' value: the offsets topic the cluster creates before it is ready
+    # has few partitions to create (broker_settings already sets no initial rebalance delay).
+    "offsets.topic.num.partitions": "5",
 }
 
 
@@ -97,12 +101,13 @@ class Cluster:
 
     ``settings`` go to every broker (Kafka's names), ``broker_settings`` to single ones
     ({node id: settings}); ``storage`` is "memory" or "files"; ``topics`` are created (and led)
-    before ``start`` returns."""
+    before ``start`` returns, and so is ``__consumer_offsets`` unless ``offsets_topic`` is False."""
 
     def __init__(self, brokers: int = 3, *, topics: Sequence[TopicSpec] = (),
                  settings: Mapping[str, Any] | None = None,
                  broker_settings: Mapping[int, Mapping[str, Any]] | None = None,
-                 storage: str = "memory", ready_timeout: float = READY_TIMEOUT) -> None:
+                 storage: str = "memory", ready_timeout: float = READY_TIMEOUT,
+                 offsets_topic: bool = True) -> None:
         if brokers < 1:
             raise ValueError("a cluster has at least one broker")
         if storage not in ("memory", "files"):
@@ -114,6 +119,7 @@ class Cluster:
                                  for n, s in (broker_settings or {}).items()}
         self.storage = storage
         self.ready_timeout = ready_timeout
+        self.offsets_topic = offsets_topic
         self.nodes: dict[int, Node] = {}
         self.cluster_id = new_cluster_id()
         self._directory: str | None = None
@@ -138,6 +144,8 @@ class Cluster:
                 self._directory = tempfile.mkdtemp(prefix="kafkalite-")
             self._start_brokers()
             self.wait_ready(self.ready_timeout)
+            if self.offsets_topic:
+                self._create_offsets_topic()
             for t in self.topics:
                 self.create_topic(t.name, t.partitions, t.replication_factor, t.configs)
         except BaseException:
@@ -282,6 +290,16 @@ class Cluster:
         controller.create_topic(name, partitions if manual is None else -1, rf, manual, False,
                                 dict(configs or {})).result(timeout)
         self.wait_led(name, timeout)
+
+    def _create_offsets_topic(self) -> None:
+        # Created now rather than by the first FindCoordinator: a client asking while it is being
+        # created is told COORDINATOR_NOT_AVAILABLE and asks again after its retry interval
+        # (librdkafka's 1 s), which would be most of a short test. Created as the brokers
+        # would create it: their offsets.topic.* settings, the factor capped by the brokers.
+        offsets = self.controller.config.offsets_topic_config()
+        factor = max(1, min(offsets.replication_factor, self.size))
+        self.create_topic(OFFSETS_TOPIC, offsets.num_partitions, factor, offsets.topic_configs(),
+                          timeout=self.ready_timeout)
 
     def wait_led(self, topic: str, timeout: float = READY_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout

@@ -7,8 +7,11 @@ import os
 import threading
 from pathlib import Path
 
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import find_coordinator
 from kafkalite.testing import Cluster, Topic
 
+from ..kafka_client import Client
 from . import port_free
 
 
@@ -25,6 +28,22 @@ def test_ready_means_every_broker_registered_and_every_topic_led():
         assert len(cluster.controller.metadata_cache.snapshot.topics["three"].partitions[0].replicas) == 2
         cluster.create_topic("placed", assignment={0: [3, 1]})
         assert cluster.leader("placed", 0) == 3
+
+
+def test_the_offsets_topic_is_led_before_ready_so_a_group_finds_its_coordinator_at_once():
+    # A client asking while __consumer_offsets is being created would retry after its interval
+    # (librdkafka's 1 s): most of a short test.
+    with Cluster(2) as cluster:
+        offsets = cluster.controller.metadata_cache.snapshot.topics["__consumer_offsets"]
+        assert len(offsets.partitions) == 5  # Kafka's test brokers' offsets.topic.num.partitions
+        assert all(len(p.replicas) == 2 for p in offsets.partitions.values())  # capped by the brokers
+        assert cluster.controller.topic_configs.overrides("__consumer_offsets")["cleanup.policy"] == "compact"
+        host, port = cluster.bootstrap_servers.split(",")[0].split(":")
+        with Client(host, int(port)) as c:
+            found = c.call(10, 2, find_coordinator.REQUEST(key="first-group", key_type=0))
+        assert found.error_code == E.NONE and found.node_id in (1, 2)
+    with Cluster(1, offsets_topic=False) as cluster:
+        assert "__consumer_offsets" not in cluster.controller.metadata_cache.snapshot.topics
 
 
 def test_settings_reach_every_broker_and_broker_settings_one():
