@@ -231,6 +231,10 @@ class Partition:
 
     # --- followers, seen from the leader ------------------------------------------------------
 
+    def followers_yet_to_fetch(self) -> list[int]:
+        """The followers that have not fetched this partition since this leadership began."""
+        return [r for r, f in list(self.followers.items()) if f.log_end_offset < 0]
+
     def update_follower_fetch_state(self, replica_id: int, fetch_offset: int) -> bool:
         """A follower's fetch from ``fetch_offset`` (its log end); whether the high watermark
         moved. May propose the follower back into the ISR."""

@@ -88,6 +88,14 @@ class PartitionFetchState:
         self.delayed_until = 0.0
 
 
+def long_poll_ms(fetch_wait_max_ms: int, backoffs: Iterable[float]) -> int:
+    """How long the leader may hold a fetch: replica.fetch.wait.max.ms, but not beyond the end of
+    a partition's backoff (``backoffs``: seconds left of each), so that the partition joins the
+    next fetch then rather than up to 500 ms later, when a first acks=all produce to it would be
+    waiting. Kafka lets it wait."""
+    return min([fetch_wait_max_ms, *(int(b * 1000) + 1 for b in backoffs)])
+
+
 def fetcher_id(topic: str, index: int, num_fetchers: int) -> int:
     """Kafka's AbstractFetcherManager.getFetcherId: the same partition always to one thread."""
     return abs(31 * java_string_hash(topic) + index) % num_fetchers
@@ -142,18 +150,18 @@ class ReplicaFetcherThread(threading.Thread):
                         return
                     now = time.monotonic()
                     ready = {k: s for k, s in self.partitions.items() if s.delayed_until <= now}
+                    waits = [s.delayed_until - now for s in self.partitions.values() if s.delayed_until > now]
                     if not ready:
-                        waits = [s.delayed_until - now for s in self.partitions.values()]
                         self._lock.wait(min(waits, default=self.settings.fetch_backoff_ms / 1000))
                         continue
-                self._fetch(ready)
+                self._fetch(ready, long_poll_ms(self.settings.fetch_wait_max_ms, waits))
         except Exception:
             log.exception("%s stopped by an unexpected error", self.name)
         finally:
             self.client.close()
 
-    def _fetch(self, ready: dict[TopicPartition, PartitionFetchState]) -> None:
-        request = self._request(ready)
+    def _fetch(self, ready: dict[TopicPartition, PartitionFetchState], wait_ms: int) -> None:
+        request = self._request(ready, wait_ms)
         try:
             response = self.client.send_and_receive(ApiKey.FETCH, FETCH_VERSION, request)
         except Exception as e:
@@ -187,7 +195,7 @@ class ReplicaFetcherThread(threading.Thread):
                                   self.settings.fetch_backoff_ms)
                         self._delay({key: sent})
 
-    def _request(self, ready: dict[TopicPartition, PartitionFetchState]) -> Any:
+    def _request(self, ready: dict[TopicPartition, PartitionFetchState], wait_ms: int) -> Any:
         R = fetch.REQUEST
         topics: dict[str, list[Any]] = {}
         for (topic, index), s in ready.items():
@@ -196,7 +204,7 @@ class ReplicaFetcherThread(threading.Thread):
                 partition=index, current_leader_epoch=s.leader_epoch, fetch_offset=s.fetch_offset,
                 last_fetched_epoch=log_.latest_epoch if log_.latest_epoch is not None else -1,
                 log_start_offset=log_.log_start_offset, partition_max_bytes=self.settings.fetch_max_bytes))
-        return R(replica_id=self.node_id, max_wait_ms=self.settings.fetch_wait_max_ms,
+        return R(replica_id=self.node_id, max_wait_ms=wait_ms,
                  min_bytes=self.settings.fetch_min_bytes, max_bytes=self.settings.fetch_response_max_bytes,
                  isolation_level=0, session_id=0, session_epoch=-1,
                  topics=[R["topics"](topic=t, partitions=ps) for t, ps in topics.items()],

@@ -41,6 +41,11 @@ def partition_key(topic: str, index: int) -> Hashable:
     return ("partition", topic, index)
 
 
+def follower_key(replica_id: int) -> Hashable:
+    """The fetch purgatory's key of every waiting fetch of one follower."""
+    return ("follower", replica_id)
+
+
 @dataclasses.dataclass
 class PartitionResult:
     topic: str
@@ -76,6 +81,8 @@ class ReplicaManager:
         self._lock = threading.Lock()  # handler threads may apply requests concurrently
         self.produce_purgatory = DelayedOperationPurgatory("Produce", node_id)
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", node_id)
+        self._nudges: dict[int, set[Hashable]] = {}  # see _nudge
+        self._nudge_lock = threading.Lock()
         self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
 
     def get_partition(self, topic: str, index: int) -> Partition:
@@ -243,13 +250,47 @@ class ReplicaManager:
         info = partition.append_records_to_leader(records, required_acks)
         key = partition_key(topic, index)
         self.fetch_purgatory.check_and_complete(key)
+        for replica in partition.followers_yet_to_fetch():
+            self._nudge(replica, key)
         if partition.log.high_watermark > info.last_offset:
             self.produce_purgatory.check_and_complete(key)
         return info, partition
 
+    # A follower's fetch that waits here may have been sent before the follower knew it follows
+    # a partition (a new topic, a new leader): the partition is only asked for in its next fetch,
+    # after replica.fetch.wait.max.ms, and an acks=all produce to it would wait that long (Kafka
+    # lets it wait). So an append to a partition some follower has not fetched yet in this
+    # leadership "nudges" that follower: its next fetch here that leaves such a partition out is
+    # answered at once, whether it is waiting already or still on its way. One nudge answers one
+    # fetch, so a follower that never asks for the partition fetches at most once per append.
+
+    def _nudge(self, replica_id: int, key: Hashable) -> None:
+        with self._nudge_lock:
+            self._nudges.setdefault(replica_id, set()).add(key)
+        self.fetch_purgatory.check_and_complete(follower_key(replica_id))
+
+    def nudged(self, replica_id: int, asked: frozenset) -> bool:
+        """Whether a fetch of ``replica_id`` asking for ``asked`` must be answered now (and the
+        nudges it answers are used up)."""
+        if not self._nudges:  # the usual case, checked without the lock on every try
+            return False
+        with self._nudge_lock:
+            pending = self._nudges.get(replica_id)
+            if not pending or pending <= asked:
+                return False
+            del self._nudges[replica_id]
+            return True
+
     def follower_fetched(self, partition: Partition, replica_id: int, fetch_offset: int) -> None:
         """A follower's fetch tells its log end offset (Kafka's updateFollowerFetchState); the
         high watermark may move, answering acks=all produces, and the follower may rejoin the ISR."""
+        if self._nudges:
+            with self._nudge_lock:
+                pending = self._nudges.get(replica_id)
+                if pending is not None:
+                    pending.discard(partition_key(partition.topic, partition.index))
+                    if not pending:
+                        del self._nudges[replica_id]
         if partition.update_follower_fetch_state(replica_id, fetch_offset):
             self.high_watermark_moved(partition.topic, partition.index)
 

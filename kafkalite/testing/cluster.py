@@ -321,6 +321,8 @@ class Cluster:
                 return False
         if not leaders:
             return False
+        fetching = {b.node_id: b.replica_manager.fetcher_manager.fetching()  # type: ignore[union-attr]
+                    for b in self._live()}
         for index, leader in leaders.items():
             node = self.nodes.get(leader)
             if node is None or node.broker is None:
@@ -328,6 +330,10 @@ class Cluster:
             partition = node.broker.replica_manager.partitions.get((topic, index))  # type: ignore[union-attr]
             if partition is None or not partition.is_leader:
                 return False
+            # Its live followers fetch it (else a first acks=all produce waits for them to start).
+            for follower in partition.followers:
+                if follower in fetching and fetching[follower].get((topic, index)) != leader:
+                    return False
         return True
 
     # --- faults -------------------------------------------------------------------------------

@@ -215,3 +215,27 @@ def test_stop_replica_with_delete_removes_the_partition_directory(broker):
     with Client("127.0.0.1", broker.bound_port("INTERNAL")) as c:
         assert [p.error_code for p in c.call(5, 3, req).partition_errors] == [0]
     assert wait_for(lambda: not directory.exists())
+
+
+def test_a_followers_fetch_leaving_out_a_partition_it_has_not_fetched_is_answered_on_an_append(broker):
+    # A follower's long poll sent before it knew it follows "nudge-new" would otherwise hold the
+    # new partition's first fetch (and an acks=all produce to it) for replica.fetch.wait.max.ms.
+    lead(broker, "nudge-old", isr=(1, 7), replicas=(1, 7))
+    lead(broker, "nudge-new", isr=(1, 7), replicas=(1, 7))
+    rm = broker.replica_manager  # follower 7: no other test's appends nudged it
+    with client(broker) as producer, client(broker) as follower:
+        assert fetch(follower, "nudge-old", 0, replica_id=7).error_code == 0
+        # Waiting: 60 s is beyond the client's 10 s timeout, so only the nudge answers it in time.
+        follower.send(FETCH, 11, fetch_request("nudge-old", 0, replica_id=7, max_wait_ms=60_000))
+        assert wait_for(lambda: rm.fetch_purgatory.watched() > 0)
+        assert produce(producer, "nudge-new", [b"first"]).error_code == 0
+        (t,) = follower.receive(FETCH, 11)[1].responses
+        assert [(p.error_code, bytes(p.records)) for p in t.partitions] == [(0, b"")]
+        # On its way when the append came: answered at once as well.
+        assert produce(producer, "nudge-new", [b"second"]).error_code == 0
+        (t,) = follower.call(FETCH, 11, fetch_request("nudge-old", 0, replica_id=7,
+                                                      max_wait_ms=60_000)).responses
+        assert [p.error_code for p in t.partitions] == [0]
+        # Once the follower asks for the partition, nothing is left to answer early.
+        assert fetch(follower, "nudge-new", 0, replica_id=7).high_watermark == 0
+        assert 7 not in rm._nudges

@@ -15,7 +15,7 @@ from ..kafka_client import Client
 from . import port_free
 
 
-def test_ready_means_every_broker_registered_and_every_topic_led():
+def test_ready_means_every_broker_registered_and_every_topic_led_and_fetched():
     with Cluster(3, topics=["one", Topic("three", partitions=3, replication_factor=2)]) as cluster:
         for node in cluster.nodes.values():
             snapshot = node.broker.metadata_cache.snapshot
@@ -24,7 +24,11 @@ def test_ready_means_every_broker_registered_and_every_topic_led():
         for topic, count in (("one", 1), ("three", 3)):
             for p in range(count):
                 leader = cluster.leader(topic, p)
-                assert cluster.broker(leader).replica_manager.partitions[(topic, p)].is_leader
+                partition = cluster.broker(leader).replica_manager.partitions[(topic, p)]
+                assert partition.is_leader
+                for follower in partition.followers:  # and its followers fetch it from there
+                    fetching = cluster.broker(follower).replica_manager.fetcher_manager.fetching()
+                    assert fetching[(topic, p)] == leader
         assert len(cluster.controller.metadata_cache.snapshot.topics["three"].partitions[0].replicas) == 2
         cluster.create_topic("placed", assignment={0: [3, 1]})
         assert cluster.leader("placed", 0) == 3

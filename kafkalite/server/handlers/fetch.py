@@ -26,7 +26,7 @@ from kafkalite.protocol.messages import fetch
 from kafkalite.storage.log import FetchIsolation
 
 from ..purgatory import DelayedOperation
-from ..replica_manager import ReplicaManager, partition_key
+from ..replica_manager import ReplicaManager, follower_key, partition_key
 from ..responses import respond
 from ..topic_metrics import BrokerTopicStats
 
@@ -91,8 +91,10 @@ class FetchApis:
         if done or params.max_wait_ms <= 0 or readable >= params.min_bytes:
             self.topic_stats.fetch_answered(request, params.is_from_follower, infos, datas)
             return respond(request, self._response(infos, datas))
-        operation = DelayedFetch(request, infos, params, self)
         keys = [partition_key(i.topic, i.partition) for i in infos if i.topic is not None]
+        operation = DelayedFetch(request, infos, params, self, frozenset(keys))
+        if params.is_from_follower:  # see ReplicaManager._nudge
+            keys.append(follower_key(params.replica_id))
         self.replica_manager.fetch_purgatory.try_complete_else_watch(operation, keys)
         return None
 
@@ -186,12 +188,16 @@ class DelayedFetch(DelayedOperation):
     high watermark move of) its partitions; answered with what there is after ``max_wait_ms``."""
 
     def __init__(self, request: Request, infos: list[FetchInfo], params: FetchParams,
-                 apis: FetchApis) -> None:
+                 apis: FetchApis, partitions: frozenset = frozenset()) -> None:
         super().__init__(params.max_wait_ms)
         self.request, self.infos, self.params, self.apis = request, infos, params, apis
+        self.partitions = partitions  # the partition keys it asks for
         self._datas: list[Any] | None = None  # the read that completed it, answered as it is
 
     def try_complete(self) -> bool:
+        params = self.params
+        if params.is_from_follower and self.apis.replica_manager.nudged(params.replica_id, self.partitions):
+            return self.force_complete()  # a partition it left out has data (ReplicaManager._nudge)
         datas, readable, done = self.apis.read(self.infos, self.params)
         if done or readable >= self.params.min_bytes:
             self._datas = datas
