@@ -118,7 +118,8 @@ def _section(results: dict[str, list[dict]], rounds: int, command: str) -> str:
     text = (f"## Startup: a 3-broker cluster for a test\n\nCommand: `{command}`  \nMachine: {machine()}.  \n"
             f"Measured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds, each in a fresh Python process, "
             "kinds in turn (order reversed every other round), medians. Ready: 3 brokers registered and "
-            f"topic `{TOPIC}` led (kafkalite.testing.Cluster in memory; librdkafka's mock cluster in a "
+            f"topic `{TOPIC}` led and fetched by its followers, `__consumer_offsets` too "
+            "(kafkalite.testing.Cluster in memory; librdkafka's mock cluster in a "
             "confluent-kafka client, until its Metadata lists the 3 brokers and the topic). The test: "
             "ready, one record produced with acks=all and consumed back by confluent-kafka clients, "
             "everything closed.\n\n")
