@@ -126,7 +126,8 @@ class Broker:
         self.topic_configs.log_manager = self.log_manager
         self.replica_manager = rm = ReplicaManager(
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
-            alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr))
+            alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr),
+            inter_broker_listener=cfg.inter_broker_listener_name)
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,

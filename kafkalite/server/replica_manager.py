@@ -67,8 +67,10 @@ class ReplicaManager:
 
     def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager,
                  settings: ReplicationSettings | None = None,
-                 alter_isr: Callable[[Partition, tuple[int, ...]], None] | None = None) -> None:
+                 alter_isr: Callable[[Partition, tuple[int, ...]], None] | None = None,
+                 inter_broker_listener: str | None = None) -> None:
         self.node_id = node_id
+        self.inter_broker_listener = inter_broker_listener  # where followers find their leaders
         self.metadata_cache = metadata_cache
         self.log_manager = log_manager
         self.settings = settings or ReplicationSettings()
@@ -83,6 +85,10 @@ class ReplicaManager:
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", node_id)
         self._nudges: dict[int, set[Hashable]] = {}  # see _nudge
         self._nudge_lock = threading.Lock()
+        # Partitions followed whose leader had no address when the LeaderAndIsr came (not yet
+        # registered with a controller that restarted): fetched once the metadata knows it.
+        self._leader_unknown: set[tuple[str, int]] = set()
+        self._leader_unknown_lock = threading.Lock()
         self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
 
     def get_partition(self, topic: str, index: int) -> Partition:
@@ -186,6 +192,14 @@ class ReplicaManager:
             else:
                 follow[key] = (partition, InitialFetchState(partition.leader, address, partition.leader_epoch,
                                                             partition.log.log_end_offset))
+            with self._leader_unknown_lock:
+                if address is None and not partition.is_leader:
+                    if key not in self._leader_unknown:
+                        log.info("Broker %d: %s-%d follows broker %d, whose address is not known yet",
+                                 self.node_id, *key, partition.leader)
+                    self._leader_unknown.add(key)
+                else:
+                    self._leader_unknown.discard(key)
         if stop:
             self.fetcher_manager.remove_fetcher_for_partitions(stop)
         if follow:
@@ -333,4 +347,27 @@ class ReplicaManager:
             if error:
                 return error
             self.metadata_cache.update_metadata(request, version)
-            return E.NONE
+        self._follow_leaders_now_known()
+        return E.NONE
+
+    def _follow_leaders_now_known(self) -> None:
+        """Start fetching the partitions whose leader had no address, for those whose leader the
+        metadata now lists (Kafka's brokers learn leaders' endpoints from the metadata as well)."""
+        with self._leader_unknown_lock:
+            waiting = list(self._leader_unknown)
+        if not waiting or self.inter_broker_listener is None:
+            return
+        brokers = self.metadata_cache.snapshot.brokers
+        leaders: dict[int, tuple[str, int]] = {}
+        for key in waiting:
+            partition = self.partitions.get(key)
+            info = brokers.get(partition.leader) if partition is not None else None
+            endpoint = info.endpoint(self.inter_broker_listener) if info is not None else None
+            if endpoint is not None:
+                leaders[partition.leader] = (endpoint.host, endpoint.port)  # type: ignore[union-attr]
+        if leaders:
+            with self._lock:  # not while a LeaderAndIsr changes the partitions
+                with self._leader_unknown_lock:  # only what no LeaderAndIsr has settled since
+                    known = [k for k in waiting if k in self._leader_unknown
+                             and (p := self.partitions.get(k)) is not None and p.leader in leaders]
+                self._update_fetchers(known, leaders)

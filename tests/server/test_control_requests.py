@@ -29,13 +29,13 @@ def control(broker) -> Client:
     return Client("127.0.0.1", broker.bound_port("INTERNAL"))
 
 
-def update_metadata_v8(broker, epoch=1, leader=1, partitions=3, topic="orders"):
+def update_metadata_v8(broker, epoch=1, leader=1, partitions=3, topic="orders", listener="PLAINTEXT"):
     R = um.REQUEST
     endpoint = R["live_brokers"]["endpoints"]
     brokers = [
         R["live_brokers"](id=b, rack=None, endpoints=[
-            endpoint(port=port, host="127.0.0.1", listener="PLAINTEXT", security_protocol=0)])
-        for b, port in ((1, broker.bound_port("PLAINTEXT")), (2, 19999))
+            endpoint(port=port, host="127.0.0.1", listener=listener, security_protocol=0)])
+        for b, port in ((1, broker.bound_port(listener)), (2, 19999))
     ]
     state = R["topic_states"]["partition_states"]
     return R(controller_id=2, controller_epoch=epoch, broker_epoch=-1, live_brokers=brokers,
@@ -100,12 +100,12 @@ def test_stale_broker_epoch(broker):
         assert c.call(6, 8, req).error_code == 0
 
 
-def leader_and_isr_v7(epoch=1, leader_epoch=0, replicas=(1, 2), partitions=2):
+def leader_and_isr_v7(epoch=1, leader_epoch=0, replicas=(1, 2), partitions=2, leader=1):
     R = lai.REQUEST
     state = R["topic_states"]["partition_states"]
     return R(controller_id=2, controller_epoch=epoch, broker_epoch=-1, topic_states=[
         R["topic_states"](topic_name="orders", topic_id=TOPIC_ID, partition_states=[
-            state(partition_index=p, controller_epoch=epoch, leader=1, leader_epoch=leader_epoch,
+            state(partition_index=p, controller_epoch=epoch, leader=leader, leader_epoch=leader_epoch,
                   isr=list(replicas), partition_epoch=0, replicas=list(replicas), is_new=True)
             for p in range(partitions)])])
 
@@ -128,6 +128,18 @@ def test_leader_and_isr_applied_and_fenced_per_partition(broker):
             E.UNKNOWN_TOPIC_OR_PARTITION}
         stale = c.call(4, 7, leader_and_isr_v7(epoch=0, leader_epoch=3))
         assert stale.error_code == E.STALE_CONTROLLER_EPOCH
+
+
+def test_a_follower_whose_leader_had_no_address_fetches_once_the_metadata_lists_it(broker):
+    # A controller that restarted may send a LeaderAndIsr before the leader has registered with
+    # it again: no live_leaders entry, so no fetcher, until an UpdateMetadata lists the leader.
+    fetching = broker.replica_manager.fetcher_manager.fetching
+    with control(broker) as c:
+        assert c.call(4, 7, leader_and_isr_v7(leader=2)).error_code == 0
+        assert ("orders", 0) not in fetching()
+        assert c.call(6, 8, update_metadata_v8(broker, leader=2, partitions=2,
+                                               listener="INTERNAL")).error_code == 0
+    assert {k: v for k, v in fetching().items() if k[0] == "orders"} == {("orders", 0): 2, ("orders", 1): 2}
 
 
 def test_leader_and_isr_v1_shape(broker):
