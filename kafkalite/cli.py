@@ -52,9 +52,16 @@ class _BenchGroup(_Group):
 def main() -> None:
     """kafkalite: a lightweight Kafka-compatible broker."""
     # `kill -USR1 <pid>` prints every thread's stack to stderr (the JVM's thread dump on SIGQUIT):
-    # what a broker or a benchmark that seems stuck is doing, without stopping it.
+    # what a broker or a benchmark that seems stuck is doing, without stopping it. Dumped from a
+    # Python handler, holding the GIL: faulthandler's own C handler reads the other threads'
+    # frames while they run, and crashed the process when one was importing a module.
     if hasattr(signal, "SIGUSR1") and sys.__stderr__ is not None:
-        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+        signal.signal(signal.SIGUSR1, _dump_stacks)
+
+
+def _dump_stacks(signum: int, frame: object) -> None:
+    if sys.__stderr__ is not None:
+        faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
 
 
 @main.command()
