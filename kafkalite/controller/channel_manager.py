@@ -138,8 +138,8 @@ class ControllerChannelManager:
             states = list(self._brokers.values())
         for state in states:  # all woken first, so that they stop together
             state.thread.initiate_shutdown()
-        for broker_id in [s.thread.broker_id for s in states]:
-            self.remove_broker(broker_id)
+        for state in states:
+            self.remove_broker(state.thread.broker_id)
         self._started = False
 
     def add_broker(self, broker_id: int, endpoint: tuple[str, int]) -> None:

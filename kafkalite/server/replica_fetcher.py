@@ -149,8 +149,13 @@ class ReplicaFetcherThread(threading.Thread):
                     if not self._running:
                         return
                     now = time.monotonic()
-                    ready = {k: s for k, s in self.partitions.items() if s.delayed_until <= now}
-                    waits = [s.delayed_until - now for s in self.partitions.values() if s.delayed_until > now]
+                    ready: dict[TopicPartition, PartitionFetchState] = {}
+                    waits = []  # seconds left of each backed-off partition
+                    for k, s in self.partitions.items():
+                        if s.delayed_until <= now:
+                            ready[k] = s
+                        else:
+                            waits.append(s.delayed_until - now)
                     if not ready:
                         self._lock.wait(min(waits, default=self.settings.fetch_backoff_ms / 1000))
                         continue

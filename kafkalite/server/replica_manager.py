@@ -353,21 +353,20 @@ class ReplicaManager:
     def _follow_leaders_now_known(self) -> None:
         """Start fetching the partitions whose leader had no address, for those whose leader the
         metadata now lists (Kafka's brokers learn leaders' endpoints from the metadata as well)."""
-        with self._leader_unknown_lock:
-            waiting = list(self._leader_unknown)
-        if not waiting or self.inter_broker_listener is None:
-            return
+        if not self._leader_unknown or self.inter_broker_listener is None:
+            return  # the usual case, on every UpdateMetadata
         brokers = self.metadata_cache.snapshot.brokers
-        leaders: dict[int, tuple[str, int]] = {}
-        for key in waiting:
-            partition = self.partitions.get(key)
-            info = brokers.get(partition.leader) if partition is not None else None
-            endpoint = info.endpoint(self.inter_broker_listener) if info is not None else None
-            if endpoint is not None:
-                leaders[partition.leader] = (endpoint.host, endpoint.port)  # type: ignore[union-attr]
-        if leaders:
-            with self._lock:  # not while a LeaderAndIsr changes the partitions
-                with self._leader_unknown_lock:  # only what no LeaderAndIsr has settled since
-                    known = [k for k in waiting if k in self._leader_unknown
-                             and (p := self.partitions.get(k)) is not None and p.leader in leaders]
+        with self._lock:  # not while a LeaderAndIsr changes the partitions
+            with self._leader_unknown_lock:
+                waiting = list(self._leader_unknown)
+            leaders: dict[int, tuple[str, int]] = {}
+            known = []
+            for key in waiting:
+                partition = self.partitions.get(key)
+                info = brokers.get(partition.leader) if partition is not None else None
+                endpoint = info.endpoint(self.inter_broker_listener) if info is not None else None
+                if partition is not None and endpoint is not None:
+                    leaders[partition.leader] = (endpoint.host, endpoint.port)
+                    known.append(key)
+            if known:
                 self._update_fetchers(known, leaders)

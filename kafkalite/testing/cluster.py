@@ -297,9 +297,8 @@ class Cluster:
         # (librdkafka's 1 s), which would be most of a short test. Created as the brokers
         # would create it: their offsets.topic.* settings, the factor capped by the brokers.
         offsets = self.controller.config.offsets_topic_config()
-        factor = max(1, min(offsets.replication_factor, self.size))
-        self.create_topic(OFFSETS_TOPIC, offsets.num_partitions, factor, offsets.topic_configs(),
-                          timeout=self.ready_timeout)
+        self.create_topic(OFFSETS_TOPIC, offsets.num_partitions, offsets.replication_factor_for(self.size),
+                          offsets.topic_configs(), timeout=self.ready_timeout)
 
     def wait_led(self, topic: str, timeout: float = READY_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout

@@ -27,6 +27,10 @@ class OffsetsTopicConfig:
     retention_ms: int = 7 * 24 * 60 * 60 * 1000
     retention_check_interval_ms: int = 600000
 
+    def replication_factor_for(self, brokers: int) -> int:
+        """offsets.topic.replication.factor capped by the brokers there are (at least 1)."""
+        return max(1, min(self.replication_factor, brokers))
+
     def topic_configs(self) -> dict[str, str]:
         """The topic's settings at its creation (Kafka's groupMetadataTopicConfigs)."""
         return {"cleanup.policy": "compact", "segment.bytes": str(self.segment_bytes)}

@@ -64,7 +64,7 @@ class AutoTopicCreator:
         if name == OFFSETS_TOPIC:
             offsets = self.offsets_topic
             partitions, configs = offsets.num_partitions, offsets.topic_configs()
-            factor = max(1, min(offsets.replication_factor, len(snap.brokers)))
+            factor = offsets.replication_factor_for(len(snap.brokers))
         if factor > len(snap.brokers):
             return E.INVALID_REPLICATION_FACTOR
         with self._lock:
