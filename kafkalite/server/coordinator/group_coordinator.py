@@ -37,6 +37,10 @@ log = logging.getLogger("kafkalite.server.coordinator")
 S = GroupState
 NO_GENERATION = -1
 NO_MEMBER = ""
+# A new member cannot heartbeat while its first JoinGroup waits, so its session does not run then;
+# this bounds how long a JoinGroup of a client that went away keeps a place (Kafka's
+# GroupCoordinator.NewMemberJoinTimeoutMs).
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 
 
 @dataclass(frozen=True)
@@ -304,8 +308,11 @@ class GroupCoordinator:
     def _add_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
                            respond: Callable[[JoinResult], None]) -> None:
         member.await_join = respond
+        # Only a member that arrives while a first rebalance already waits extends the initial
+        # delay (Kafka's newMemberAdded): the member that starts it does not.
+        if group.is_in(S.PREPARING_REBALANCE) and group.generation_id == 0:
+            group.new_member_added = True
         group.add(member)
-        group.new_member_added = True
         self._heartbeat(group, member)
         self._prepare_rebalance(group, f"adding new member {member.member_id}")
 
@@ -477,8 +484,9 @@ class GroupCoordinator:
         member.last_heartbeat_ms = self._now_ms()
         key = ("member", group.group_id, member.member_id)
         self.heartbeat_purgatory.check_and_complete(key)  # the previous deadline is void
+        timeout = NEW_MEMBER_JOIN_TIMEOUT_MS if member.is_new else member.session_timeout_ms
         self.heartbeat_purgatory.try_complete_else_watch(
-            DelayedHeartbeat(self, group, member, member.last_heartbeat_ms), [key])
+            DelayedHeartbeat(self, group, member, member.last_heartbeat_ms, timeout), [key])
 
     def _schedule_pending_expiry(self, group: GroupMetadata, member_id: str, session_timeout_ms: int) -> None:
         self.heartbeat_purgatory.try_complete_else_watch(
@@ -488,6 +496,10 @@ class GroupCoordinator:
     def member_expired(self, group: GroupMetadata, member: MemberMetadata, since_ms: int) -> None:
         with self._lock:
             if group.members.get(member.member_id) is not member or member.last_heartbeat_ms != since_ms:
+                return
+            if not member.is_new and (member.await_join is not None or member.await_sync is not None):
+                # A member waiting in JoinGroup or SyncGroup cannot heartbeat: its wait is its
+                # heartbeat (Kafka's hasSatisfiedHeartbeat); the rebalance timeout bounds it.
                 return
             log.info("Member %s in group %s has failed (session timeout %d ms): removing it",
                      member.member_id, group.group_id, member.session_timeout_ms)
@@ -838,8 +850,8 @@ class DelayedHeartbeat(DelayedOperation):
     """A member's session: expires unless its next heartbeat (or join or sync) comes first."""
 
     def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member: MemberMetadata,
-                 since_ms: int) -> None:
-        super().__init__(member.session_timeout_ms)
+                 since_ms: int, timeout_ms: int) -> None:
+        super().__init__(timeout_ms)
         self.coordinator, self.group, self.member, self.since_ms = coordinator, group, member, since_ms
 
     def try_complete(self) -> bool:

@@ -237,3 +237,45 @@ def test_the_initial_rebalance_delay_lets_members_started_together_form_one_gene
         assert len(c.groups["g"].members) == 2
     finally:
         c.shutdown()
+
+
+def test_a_first_member_waits_one_initial_delay_and_its_session_does_not_run_while_it_waits():
+    # Kafka: the member that starts the first rebalance does not extend the initial delay, and a
+    # new member waiting in its JoinGroup cannot heartbeat, so its session does not expire it.
+    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=300)
+    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
+    try:
+        c.load(0, [])
+        first: JoinResult = join(c, session_ms=100).get()
+        answer = join(c, member_id=first.member_id, session_ms=100)
+        result = answer.get()
+        assert (result.error, result.generation_id, result.member_id) == (E.NONE, 1, first.member_id)
+        assert list(c.groups["g"].members) == [first.member_id]
+        # The member now heartbeats in its session, as any member of a formed generation.
+        assert not c.groups["g"].members[first.member_id].is_new
+    finally:
+        c.shutdown()
+
+
+def test_a_member_waiting_in_a_rebalance_is_not_expired_by_its_session():
+    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0)
+    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
+    try:
+        c.load(0, [])
+        a = join_new(c, session_ms=10000).get()
+        b_join = join_new(c, session_ms=10000)
+        a = join(c, member_id=a.member_id, session_ms=10000).get()
+        b = b_join.get()
+        assert a.generation_id == b.generation_id == 2
+        syncs = [sync(c, a.member_id, 2, {a.member_id: b"x", b.member_id: b"y"}), sync(c, b.member_id, 2)]
+        assert [s.get().error for s in syncs] == [E.NONE, E.NONE]
+        group = c.groups["g"]
+        rejoin = join(c, member_id=a.member_id, session_ms=10000)  # the rebalance now waits for b
+        member = group.members[a.member_id]
+        assert member.await_join is not None
+        c.member_expired(group, member, member.last_heartbeat_ms)  # a's session ran out meanwhile
+        assert a.member_id in group.members
+        b_rejoin = join(c, member_id=b.member_id, session_ms=10000)
+        assert rejoin.get().generation_id == b_rejoin.get().generation_id == 3
+    finally:
+        c.shutdown()
