@@ -34,7 +34,7 @@ from kafkalite.fault_admin import FaultAdmin, post_json, serve_admin
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import metadata
 from kafkalite.server.config import load_properties_file
-from kafkalite.server.faults import FaultError
+from kafkalite.server.faults.injector import FaultError
 from kafkalite.server.meta_properties import new_cluster_id
 
 HOST = "127.0.0.1"

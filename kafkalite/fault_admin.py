@@ -1,7 +1,7 @@
 """A cluster's faults over HTTP: ``POST /faults`` on one 127.0.0.1 port, the endpoint
 ``kafkalite fault --admin`` talks to. ``kafkalite cluster`` serves it (its brokers are processes:
 a broker's operations go to that broker's own HTTP port, a kill is a SIGKILL), and so can an
-in-process test cluster (kafkalite.testing). A broker's operations (kafkalite/server/fault_ops.py)
+in-process test cluster (kafkalite.testing). A broker's operations (kafkalite/server/faults/operations.py)
 go to the broker named by ``"broker"``, or to every running broker; ``kill``, ``restart`` and
 ``brokers`` are the cluster's own.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.metrics.http import JsonHttpServer
-from kafkalite.server.faults import FaultError
+from kafkalite.server.faults.injector import FaultError
 
 BrokerOp = Callable[[dict], Any]
 ONE_BROKER_OPS = frozenset({"down", "up", "kill", "restart"})

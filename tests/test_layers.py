@@ -28,6 +28,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+# The order inside ``server``, lowest first: a unit is a sub-package or a top-level module of it.
+SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("responses", "scheduler", "purgatory", "metadata_cache", "topic_metrics", "lifecycle",
+     "kafka_config_names"),
+    ("replication",),
+    ("coordinator",),
+    ("config", "config_docs", "topic_configs", "meta_properties"),
+    ("faults", "handlers"),
+    ("apis", "kafka_apis", "request_handler"),
+    ("broker",),
+)
+SERVER_LAYER = {unit: i for i, units in enumerate(SERVER_LAYERS) for unit in units}
 LAZY_IMPORTS_ALLOWED = {"kafkalite.cli"}
 
 
@@ -67,6 +79,12 @@ def unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "kafkalite"
 
 
+def server_unit(module: str) -> str | None:
+    """The unit inside ``server`` (None: not in server, or the package itself)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "server" else None
+
+
 MODULES = _modules()
 
 
@@ -85,12 +103,30 @@ def test_imports_go_down_the_layers_and_stay_at_the_top(name, path):
         assert at_top or name in LAZY_IMPORTS_ALLOWED, f"{name} imports {target} inside a function or an if"
 
 
-def test_no_cycle_between_packages():
+def test_every_server_unit_has_a_layer():
+    units = {server_unit(name) for name, _ in MODULES} - {None}
+    assert units <= SERVER_LAYER.keys(), f"add {sorted(units - SERVER_LAYER.keys())} to SERVER_LAYERS"
+
+
+@pytest.mark.parametrize(("name", "path"), [(n, p) for n, p in MODULES if server_unit(n)],
+                         ids=[n for n, _ in MODULES if server_unit(n)])
+def test_inside_server_imports_go_down_its_layers(name, path):
+    here = server_unit(name)
+    for target, _ in _imports(name, path):
+        there = server_unit(target)
+        if there is not None and there != here:
+            assert SERVER_LAYER[there] <= SERVER_LAYER[here], (
+                f"{name} ({here}) imports {target} ({there}), a layer above inside server")
+
+
+@pytest.mark.parametrize("unit_of", [unit, server_unit], ids=["packages", "inside server"])
+def test_no_cycle(unit_of):
     edges: dict[str, set[str]] = {}
     for name, path in MODULES:
         for target, _ in _imports(name, path):
-            if unit(target) != unit(name):
-                edges.setdefault(unit(name), set()).add(unit(target))
+            a, b = unit_of(name), unit_of(target)
+            if a is not None and b is not None and a != b:
+                edges.setdefault(a, set()).add(b)
     done: set[str] = set()
 
     def visit(node: str, trail: tuple[str, ...]) -> None:

@@ -21,7 +21,7 @@ from kafkalite.server.metadata_cache import (
     TopicInfo,
 )
 from kafkalite.server.purgatory import DelayedOperationPurgatory
-from kafkalite.server.replica_manager import ReplicaManager
+from kafkalite.server.replication.replica_manager import ReplicaManager
 from kafkalite.storage.log_manager import LogManager
 
 REQUESTS = {

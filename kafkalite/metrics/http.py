@@ -2,7 +2,7 @@
 a registry holding this broker's collector and the collectors every Python exporter serves: the
 process (memory, CPU, open files, start time), the platform (Python's version) and Python's
 garbage collector. ``POST /faults`` takes a JSON object and answers one: the faults a test injects
-(kafkalite/server/fault_ops.py), when the broker gives a handler for them."""
+(kafkalite/server/faults/operations.py), when the broker gives a handler for them."""
 
 from __future__ import annotations
 

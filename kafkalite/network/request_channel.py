@@ -45,7 +45,7 @@ class Request:
     # Produce and Fetch: what the request did to each topic (metrics.request_log.TopicTraffic),
     # set by the handler before it answers, read by the request log when the response completes.
     topic_traffic: list[Any] | None = None
-    # Errors a test injected into this request's answer (server/faults.py), put in by ``respond``.
+    # Errors a test injected into this request's answer (server/faults/injector.py), put in by ``respond``.
     injected: Any = None
 
     @property

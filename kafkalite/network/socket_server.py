@@ -156,7 +156,7 @@ class SocketServer:
             channels.insert(0, self.control_plane_request_channel)
         return channels
 
-    # --- faults a test injects (kafkalite.testing, server/faults.py) ---------------------------
+    # --- faults a test injects (kafkalite.testing, server/faults/injector.py) ---------------------------
 
     def drop_connections(self, listeners: Iterable[str]) -> None:
         """Close every connection of these listeners now; they go on accepting."""

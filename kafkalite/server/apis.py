@@ -91,7 +91,7 @@ SERVED: tuple[ServedApi, ...] = (
                  "UNSUPPORTED_VERSION"),
     _served(ApiKey.LIST_OFFSETS, "0-9", EVERY, OffsetApis.list_offsets),
     _served(ApiKey.METADATA, "0-12", EVERY, MetadataApis.handle_metadata),
-    _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ConfigApis.handle_leader_and_isr, Waits.TOPIC_CONFIGS,
+    _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ControlApis.handle_leader_and_isr, Waits.TOPIC_CONFIGS,
             note="the settings of topics new to this broker are learned first, then it is applied"),
     _served(ApiKey.STOP_REPLICA, "0-4", PRIVILEGED, ControlApis.handle_stop_replica),
     _served(ApiKey.UPDATE_METADATA, "0-8", PRIVILEGED, ControlApis.handle_update_metadata),

@@ -25,21 +25,21 @@ from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
-from .alter_partition_manager import AlterPartitionManager
 from .apis import apis_for
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
-from .fault_ops import BrokerFaults
-from .faults import FaultInjector
+from .coordinator.producer_id_manager import ProducerIdManager
+from .faults.injector import FaultInjector
+from .faults.operations import BrokerFaults
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.metadata import AutoTopicCreator
 from .kafka_apis import build_kafka_apis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
-from .producer_id_manager import ProducerIdManager
 from .purgatory import DelayedOperationPurgatory
-from .replica_manager import ReplicaManager
+from .replication.alter_partition_manager import AlterPartitionManager
+from .replication.replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
 from .topic_configs import ControllerLink, TopicConfigCache

@@ -44,7 +44,7 @@ from kafkalite.server.kafka_config_names import (
     is_kafka_config,
     split_listener_prefix,
 )
-from kafkalite.server.replica_fetcher import ReplicationSettings
+from kafkalite.server.replication.replica_fetcher import ReplicationSettings
 from kafkalite.storage.cleaner import CleanerConfig
 from kafkalite.storage.config import LogConfig
 

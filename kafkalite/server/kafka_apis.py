@@ -14,7 +14,8 @@ from kafkalite.protocol import api_name
 from .apis import SERVED, ApiTable
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
-from .faults import FaultInjector
+from .coordinator.producer_id_manager import ProducerIdManager
+from .faults.injector import FaultInjector
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
@@ -28,9 +29,8 @@ from .handlers.producers import ProducerIdApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
 from .metadata_cache import MetadataCache
-from .producer_id_manager import ProducerIdManager
 from .purgatory import DelayedOperationPurgatory
-from .replica_manager import ReplicaManager
+from .replication.replica_manager import ReplicaManager
 from .topic_configs import TopicConfigCache
 from .topic_metrics import BrokerTopicStats
 
@@ -107,9 +107,8 @@ def build_kafka_apis(metadata_cache: MetadataCache, replica_manager: ReplicaMana
     metadata_cache.add_listener(topic_configs.on_metadata_change)
     topics = TopicApis(controller, metadata_cache, topic_purgatory, send_response, describer)
     metadata_cache.add_listener(topics.on_metadata_change)
-    control = ControlApis(replica_manager)
-    configs = ConfigApis(replica_manager.node_id, describer, topic_configs, metadata_cache, control,
-                         send_response)
+    control = ControlApis(replica_manager, topic_configs, send_response)
+    configs = ConfigApis(replica_manager.node_id, describer, topic_configs, metadata_cache, send_response)
     return KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache, auto_create), control, configs,
                      topics, RegistrationApis(controller, send_response), IsrApis(controller, send_response),
                      ProduceApis(replica_manager, send_response, topic_stats),

@@ -11,7 +11,7 @@ See docs/testing.md.
 
 from __future__ import annotations
 
-from kafkalite.server.faults import CapturedRequest, FaultError
+from kafkalite.server.faults.injector import CapturedRequest, FaultError
 
 from .cluster import Cluster, Topic
 

@@ -26,8 +26,8 @@ from kafkalite.metrics.http import JsonHttpServer
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
 from kafkalite.server.coordinator.offsets_topic import OFFSETS_TOPIC
-from kafkalite.server.fault_ops import api_key, error_code
-from kafkalite.server.faults import CapturedRequest, FaultError
+from kafkalite.server.faults.injector import CapturedRequest, FaultError
+from kafkalite.server.faults.operations import api_key, error_code
 from kafkalite.server.meta_properties import new_cluster_id
 
 log = logging.getLogger("kafkalite.testing")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.protocol import APIS_BY_KEY, ApiKey, decode_request, decode_response, encode_request
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.faults import PARTITIONED, FaultError, FaultInjector
+from kafkalite.server.faults.injector import PARTITIONED, FaultError, FaultInjector
 from kafkalite.server.responses import respond
 
 TOPIC_IDS = {name: uuid.UUID(int=i + 1) for i, name in enumerate(("a", "b", "c"))}

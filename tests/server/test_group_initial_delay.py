@@ -22,7 +22,8 @@ COUNT = 2000
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     # Kafka's group settings; only the offsets topic is smaller, so that it is created quickly.
-    with running_broker(tmp_path_factory.mktemp("initial-delay"), **{"offsets.topic.num.partitions": "3"}) as b:
+    settings = {"offsets.topic.num.partitions": "3"}
+    with running_broker(tmp_path_factory.mktemp("initial-delay"), **settings) as b:
         assert b.group_coordinator.config.initial_rebalance_delay_ms == 3000
         yield b
 

@@ -10,7 +10,7 @@ import pytest
 
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.partition import Partition, PartitionState
+from kafkalite.server.replication.partition import Partition, PartitionState
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
 

@@ -15,8 +15,8 @@ from kafkalite.common.errors import ApiError
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import init_producer_id as ipi
+from kafkalite.server.coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
 from kafkalite.server.handlers.producers import ProducerIdApis
-from kafkalite.server.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
 
 from ..broker_process import free_port
 from ..kafka_client import Client, wait_for

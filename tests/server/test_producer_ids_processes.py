@@ -16,7 +16,7 @@ import pytest
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import init_producer_id as ipi
-from kafkalite.server.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS
+from kafkalite.server.coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS
 
 from ..broker_process import BrokerProcess, free_port
 from ..kafka_client import Client, wait_for

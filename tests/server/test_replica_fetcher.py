@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkalite.server.replica_fetcher import long_poll_ms
+from kafkalite.server.replication.replica_fetcher import long_poll_ms
 
 
 def test_the_long_poll_is_replica_fetch_wait_max_ms_unless_a_backoff_ends_sooner():

@@ -25,7 +25,7 @@ from kafkalite.protocol.records.records import decode_records
 from kafkalite.storage.log import FetchIsolation, Log
 
 from ..purgatory import DelayedOperation
-from ..replica_manager import ReplicaManager, partition_key
+from ..replication.replica_manager import ReplicaManager, partition_key
 from .group_coordinator import GroupCoordinator
 from .settings import OffsetsTopicConfig
 

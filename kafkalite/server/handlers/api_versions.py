@@ -22,7 +22,7 @@ class ApiVersionsApis:
         self.apis_for = apis_for
         self._bodies: dict[tuple[str, bool, int], bytes] = {}
         # Lower maximum versions to advertise (privileged listener -> api key -> version): an older
-        # Kafka, as a test sets it (server/faults.py). An api whose limit is below its lowest
+        # Kafka, as a test sets it (server/faults/injector.py). An api whose limit is below its lowest
         # version is left out.
         self.max_versions: Callable[[bool], Mapping[int, int]] = lambda privileged: {}
 

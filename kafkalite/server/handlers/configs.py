@@ -1,5 +1,4 @@
-"""DescribeConfigs (Kafka's ConfigHelper), and LeaderAndIsr's first step: learning the settings
-of the topics it brings.
+"""DescribeConfigs (Kafka's ConfigHelper).
 
 DescribeConfigs answers for BROKER resources (this broker's settings, from the settings table of
 server/config.py) and TOPIC resources (every topic-level setting: the topic's overrides as
@@ -18,7 +17,7 @@ from typing import Any
 
 from kafkalite.common.errors import ApiError
 from kafkalite.controller.assignment import validate_topic_name
-from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response
+from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.storage.config import LogConfig
@@ -27,7 +26,6 @@ from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig, Setting
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from ..topic_configs import TOPIC_SETTINGS, TopicConfigCache
-from .control import ControlApis
 
 log = logging.getLogger("kafkalite.server.handlers.configs")
 
@@ -120,12 +118,11 @@ class ConfigDescriber:
 
 class ConfigApis:
     def __init__(self, node_id: int, describer: ConfigDescriber, topic_configs: TopicConfigCache,
-                 metadata_cache: MetadataCache, control: ControlApis, send_response: SendResponse) -> None:
+                 metadata_cache: MetadataCache, send_response: SendResponse) -> None:
         self.node_id = node_id
         self.describer = describer
         self.topic_configs = topic_configs
         self.cache = metadata_cache
-        self.control = control
         self.send_response = send_response
 
     # --- DescribeConfigs ------------------------------------------------------------------------
@@ -197,30 +194,3 @@ class ConfigApis:
             return True
         result.configs = self.describer.topic_entries(overrides, res.configuration_keys, synonyms, docs)
         return False
-
-    # --- LeaderAndIsr ---------------------------------------------------------------------------
-
-    def handle_leader_and_isr(self, request: Request) -> Response | None:
-        """Learn the settings of topics this broker has not met, then apply the request
-        (ControlApis): a new log is created with its topic's settings from its first byte. The
-        controller sends the next request only after this answer, so the wait reorders nothing."""
-        req = request.body
-        states = req.ungrouped_partition_states if request.api_version < 2 else req.topic_states
-        missing = self.topic_configs.missing(s.topic_name for s in states)
-        if not missing:
-            return self.control.handle_leader_and_isr(request)
-
-        def answered(found: dict[str, dict[str, str] | None]) -> None:
-            unanswered = [t for t in missing if t not in found]
-            if unanswered:
-                log.warning("Broker %d: no configs from the controller for %s; their new logs get the "
-                            "broker's defaults until they are learned", self.node_id, ", ".join(unanswered))
-            try:
-                response = self.control.handle_leader_and_isr(request)
-            except Exception:  # as KafkaApis.handle does on a handler thread
-                log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
-                response = CloseConnectionResponse(request)
-            self.send_response(response)
-
-        self.topic_configs.fetch(missing, answered)
-        return None

@@ -1,30 +1,61 @@
 """LeaderAndIsr, StopReplica and UpdateMetadata: the controller's requests, applied by the
 ReplicaManager with Kafka's fencing (served on the privileged listener only; the Processor
-enforces it)."""
+enforces it). A LeaderAndIsr naming topics this broker has not met first learns their settings
+from the controller (the topic config cache), so that a new log has its topic's settings from its
+first byte; the controller sends the next request only after this answer, so the wait reorders
+nothing."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from kafkalite.common.leader_and_isr import NO_EPOCH
 from kafkalite.common.uuids import ZERO_UUID
-from kafkalite.network.request_channel import Request, Response
+from kafkalite.network.request_channel import CloseConnectionResponse, Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import leader_and_isr, stop_replica, update_metadata
 
 from ..metadata_cache import update_metadata_partitions
-from ..replica_manager import ReplicaManager
+from ..replication.replica_manager import ReplicaManager
 from ..responses import respond
+from ..topic_configs import TopicConfigCache
 
 log = logging.getLogger("kafkalite.server.handlers.control")
 
 
 class ControlApis:
-    def __init__(self, replica_manager: ReplicaManager) -> None:
+    def __init__(self, replica_manager: ReplicaManager, topic_configs: TopicConfigCache,
+                 send_response: Callable[[Response], None]) -> None:
         self.replica_manager = replica_manager
+        self.topic_configs = topic_configs
+        self.send_response = send_response
 
-    def handle_leader_and_isr(self, request: Request) -> Response:
+    def handle_leader_and_isr(self, request: Request) -> Response | None:
+        req = request.body
+        states = req.ungrouped_partition_states if request.api_version < 2 else req.topic_states
+        missing = self.topic_configs.missing(s.topic_name for s in states)
+        if not missing:
+            return self._apply_leader_and_isr(request)
+
+        def answered(found: dict[str, dict[str, str] | None]) -> None:
+            unanswered = [t for t in missing if t not in found]
+            if unanswered:
+                log.warning("Broker %d: no configs from the controller for %s; their new logs get the "
+                            "broker's defaults until they are learned", self.replica_manager.node_id,
+                            ", ".join(unanswered))
+            try:
+                response = self._apply_leader_and_isr(request)
+            except Exception:  # as KafkaApis.handle does on a handler thread
+                log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
+                response = CloseConnectionResponse(request)
+            self.send_response(response)
+
+        self.topic_configs.fetch(missing, answered)
+        return None
+
+    def _apply_leader_and_isr(self, request: Request) -> Response:
         req, version = request.body, request.api_version
         if version < 2:
             states = [(s.topic_name, ZERO_UUID, s) for s in req.ungrouped_partition_states]

@@ -26,7 +26,7 @@ from kafkalite.protocol.messages import fetch
 from kafkalite.storage.log import FetchIsolation
 
 from ..purgatory import DelayedOperation
-from ..replica_manager import ReplicaManager, follower_key, partition_key
+from ..replication.replica_manager import ReplicaManager, follower_key, partition_key
 from ..responses import respond
 from ..topic_metrics import BrokerTopicStats
 

@@ -16,8 +16,8 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import delete_records, list_offsets, offset_for_leader_epoch
 
-from ..partition import NO_LEADER_EPOCH, Partition
-from ..replica_manager import ReplicaManager
+from ..replication.partition import NO_LEADER_EPOCH, Partition
+from ..replication.replica_manager import ReplicaManager
 from ..responses import respond
 
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5

@@ -37,7 +37,7 @@ from kafkalite.protocol.records import (
 from kafkalite.protocol.records.batch import BATCH_LENGTH_OFFSET, MAGIC_OFFSET, RECORDS_COUNT_OFFSET
 
 from ..purgatory import DelayedOperation
-from ..replica_manager import ReplicaManager, partition_key
+from ..replication.replica_manager import ReplicaManager, partition_key
 from ..responses import respond
 from ..topic_metrics import BrokerTopicStats
 

@@ -18,7 +18,7 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import allocate_producer_ids, init_producer_id
 
-from ..producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
+from ..coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
 from ..responses import respond
 
 NO_PRODUCER_ID = -1

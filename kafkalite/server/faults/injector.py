@@ -34,9 +34,9 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import APIS_BY_KEY, ApiKey, api_name
 from kafkalite.protocol import error_codes as E
 
-from .responses import respond
+from ..responses import respond
 
-log = logging.getLogger("kafkalite.server.faults")
+log = logging.getLogger("kafkalite.server.faults.injector")
 
 CAPTURE_LIMIT = 100_000  # requests kept by a capture, the newest
 

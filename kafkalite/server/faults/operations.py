@@ -13,7 +13,7 @@ from typing import Any
 from kafkalite.protocol import APIS_BY_KEY, APIS_BY_NAME
 from kafkalite.protocol import error_codes as E
 
-from .faults import FaultError, FaultInjector
+from .injector import FaultError, FaultInjector
 
 # The listeners clients use: the broker's listeners but the inter-broker (privileged) one.
 

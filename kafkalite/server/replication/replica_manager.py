@@ -28,12 +28,12 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.storage.log import LogAppendInfo
 from kafkalite.storage.log_manager import LogManager
 
-from .metadata_cache import MetadataCache
+from ..metadata_cache import MetadataCache
+from ..purgatory import DelayedOperationPurgatory
 from .partition import NO_LEADER_EPOCH, Partition, PartitionState, not_leader
-from .purgatory import DelayedOperationPurgatory
 from .replica_fetcher import InitialFetchState, ReplicaFetcherManager, ReplicationSettings
 
-log = logging.getLogger("kafkalite.server.replica_manager")
+log = logging.getLogger("kafkalite.server.replication.replica_manager")
 
 
 def partition_key(topic: str, index: int) -> Hashable:

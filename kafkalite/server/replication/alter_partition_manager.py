@@ -24,7 +24,7 @@ from kafkalite.protocol.messages import alter_partition as ap
 
 from .partition import Partition
 
-log = logging.getLogger("kafkalite.server.alter_partition_manager")
+log = logging.getLogger("kafkalite.server.replication.alter_partition_manager")
 
 ALTER_PARTITION_VERSION = 2
 RETRY_BACKOFF = 0.1  # seconds before a failed send is tried again (Kafka's retry backoff)

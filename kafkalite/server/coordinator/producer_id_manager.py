@@ -22,7 +22,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import allocate_producer_ids
 
-log = logging.getLogger("kafkalite.server.producer_id_manager")
+log = logging.getLogger("kafkalite.server.coordinator.producer_id_manager")
 
 PREFETCH_THRESHOLD = 0.90  # Kafka's PidPrefetchThreshold
 RETRY_BACKOFF = 0.05  # Kafka's RetryBackoffMs; doubled while the controller keeps refusing

@@ -40,7 +40,7 @@ from kafkalite.protocol.messages import fetch, list_offsets
 
 from .partition import Partition
 
-log = logging.getLogger("kafkalite.server.replica_fetcher")
+log = logging.getLogger("kafkalite.server.replication.replica_fetcher")
 
 FETCH_VERSION = 12  # the newest with topic names: last_fetched_epoch and diverging_epoch
 LIST_OFFSETS_VERSION = 4  # with current_leader_epoch
