@@ -13,7 +13,6 @@ import threading
 import time
 import uuid
 
-from kafkalite.cluster import HOST, registered_brokers
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.controller.channel_manager import ControllerChannelManager
 from kafkalite.controller.context import (
@@ -23,6 +22,7 @@ from kafkalite.controller.context import (
     TopicPartition,
 )
 from kafkalite.controller.request_batch import ControllerBrokerRequestBatch
+from kafkalite.local.settings import HOST, registered_brokers
 
 from .markdown import machine, write_section
 from .ports import free_port

@@ -29,8 +29,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kafkalite import cluster as C
 from kafkalite.clients import BlockingClient
+from kafkalite.local import processes as C
+from kafkalite.local.settings import free_base_port
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics as ct
 
@@ -47,7 +48,7 @@ def heartbeat_interval_ms(session_timeout_ms: int) -> int:
 @contextlib.contextmanager
 def _cluster(session_timeout_ms: int) -> Iterator[dict[str, Any]]:
     work = tempfile.mkdtemp(prefix="kafkalite-bench-replication-")
-    base = C.free_base_port(3)
+    base = free_base_port(3)
     # Heartbeats well within the session (Kafka's 2 s for its 9 s): a session shorter than the
     # heartbeat interval fences every broker each time it is checked. The preferred leader
     # election every second hands rf3 back to broker 2 after each failover.

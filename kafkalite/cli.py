@@ -111,7 +111,8 @@ def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) 
 def cluster(brokers: int, directory: str, base_port: int, metrics: bool, config_file: str | None,
             overrides: tuple[str, ...]) -> None:
     """Run a local cluster of N brokers (the first is also the controller) until Ctrl-C."""
-    from kafkalite.cluster import ClusterError, run
+    from kafkalite.local.processes import run
+    from kafkalite.local.settings import ClusterError
     from kafkalite.server.config import ConfigError
 
     try:
@@ -163,7 +164,7 @@ def fault(ctx: click.Context, admin: str) -> None:
 def _fault_call(ctx: click.Context, args: dict) -> None:
     import json
 
-    from kafkalite.fault_admin import FaultCallError, post_json
+    from kafkalite.local.fault_admin import FaultCallError, post_json
 
     host, port = ctx.obj
     try:

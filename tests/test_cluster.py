@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from kafkalite import cluster as C
+from kafkalite.local import processes as C
+from kafkalite.local.settings import free_base_port
 from kafkalite.protocol.messages import update_metadata as um
 
 from .kafka_client import Client, wait_for
@@ -23,7 +24,7 @@ FAST = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500")
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     directory = str(tmp_path_factory.mktemp("cluster"))
-    base = C.free_base_port()
+    base = free_base_port()
     nodes = C.start(3, directory, base, FAST)
     try:
         assert C.wait_registered(nodes, 60), "cluster did not come up"
@@ -215,7 +216,7 @@ def test_cluster_command_starts_reports_and_stops(tmp_path):
     import sys
     import urllib.request
 
-    base = C.free_base_port()
+    base = free_base_port()
     proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "cluster", "--brokers", "2", "--dir",
                              str(tmp_path), "--base-port", str(base)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from kafkalite import cluster as C
+from kafkalite.local.settings import free_base_port
 from kafkalite.protocol.messages import metadata
 
 from .broker_process import wait_exit
@@ -43,7 +43,7 @@ def running(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cluster-command")
     config = tmp / "server.properties"
     config.write_text(f"request.log.dir={tmp / 'requests'}\nnum.io.threads=2\n")
-    base = C.free_base_port()
+    base = free_base_port()
     proc = cluster_command(tmp, base, "--config", str(config), "--override", "broker.rack=rack-a")
     try:
         text = read_until(proc, "Ctrl-C stops")

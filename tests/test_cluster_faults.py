@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from bench.tcp_proxy import TcpProxy
-from kafkalite import cluster as C
+from kafkalite.local import processes as C
+from kafkalite.local.settings import free_base_port
 from kafkalite.protocol import encode_request
 from kafkalite.protocol.messages import metadata
 
@@ -30,7 +31,7 @@ def proxied_cluster(directory: str, settings: tuple[str, ...],
                     node_extra: dict[int, tuple[str, ...]] | None = None) -> Iterator[dict]:
     """Three broker processes; the controller and the other brokers reach broker 3's INTERNAL
     listener (base + 5) through ``proxy``, the faults' handle."""
-    base = C.free_base_port()
+    base = free_base_port()
     proxy = TcpProxy(("127.0.0.1", base + 5))
     extra = dict(node_extra or {})
     extra[3] = (*extra.get(3, ()),

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkalite import cluster as C
 from kafkalite.cli import main
+from kafkalite.local.settings import free_base_port
 from kafkalite.testing import Cluster
 
 from .broker_process import wait_exit
@@ -103,7 +103,7 @@ def test_refusals_say_why(cluster):
 
 
 def test_faults_of_a_running_kafkalite_cluster(tmp_path):
-    base = C.free_base_port()
+    base = free_base_port()
     proc = subprocess.Popen([sys.executable, "-m", "kafkalite", "cluster", "--brokers", "3", "--dir",
                              str(tmp_path), "--base-port", str(base)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True,

@@ -10,8 +10,8 @@ import signal
 
 import pytest
 
-from kafkalite import cluster as C
 from kafkalite.clients import BlockingClient
+from kafkalite.local import processes as C
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics as ct
 

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("storage",),
     ("controller",),
     ("server",),
-    ("cluster", "jobs", "fault_admin"),
+    ("local", "jobs"),
     ("testing",),
     ("cli",),
     ("__main__",),

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from kafkalite import cluster as C
+from kafkalite.local import processes as C
 
 from .kafka_client import wait_for
 from .test_cluster import kcat_partitions

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from kafkalite.cluster import registered_brokers
+from kafkalite.local.settings import registered_brokers
 
 from ..ports import free_port
 

@@ -20,8 +20,8 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from kafkalite.cluster import HOST, ClusterError, broker_settings, free_base_port
-from kafkalite.fault_admin import FaultAdmin, serve_admin
+from kafkalite.local.fault_admin import FaultAdmin, serve_admin
+from kafkalite.local.settings import HOST, ClusterError, broker_settings, free_base_port
 from kafkalite.metrics.http import JsonHttpServer
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
