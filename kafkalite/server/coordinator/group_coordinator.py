@@ -1,6 +1,9 @@
-"""Kafka's classic group coordinator (GroupCoordinator.scala): JoinGroup, SyncGroup, Heartbeat,
-LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups and DeleteGroups for the groups
-whose ``__consumer_offsets`` partition this broker leads.
+"""Kafka's classic group coordinator (GroupCoordinator.scala), the facade the group handlers call
+for the groups whose ``__consumer_offsets`` partition this broker leads: membership here
+(JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups, ListGroups, DeleteGroups, and the
+loading and unloading of a partition's groups); OffsetCommit, OffsetFetch, OffsetDelete and the
+offsets' expiry delegated to its OffsetManager (offsets.py); the delayed operations in
+delayed.py; what it answers in results.py.
 
 Answers go through callbacks, so that requests wait without a handler thread: a JoinGroup waits
 in the ``Rebalance`` purgatory (DelayedJoin) until every known member has rejoined or the
@@ -11,8 +14,8 @@ is appended to the group's partition of ``__consumer_offsets`` through ``store``
 once the append is committed (acks=all); ``load``/``unload`` follow the leadership of those
 partitions.
 
-One lock guards every group (Kafka locks each group; CPython runs one thread at a time, and no
-callback here waits on anything).
+One lock guards every group, shared with the OffsetManager (Kafka locks each group; CPython runs
+one thread at a time, and no callback here waits on anything).
 """
 
 from __future__ import annotations
@@ -22,73 +25,37 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
-from ..purgatory import DelayedOperation, DelayedOperationPurgatory
+from ..purgatory import DelayedOperationPurgatory
+from .delayed import DelayedHeartbeat, DelayedJoin, DelayedPendingMember, InitialDelayedJoin
 from .group import CommittedOffset, GroupMetadata, GroupState, MemberMetadata
+from .offsets import OffsetManager
+from .results import (
+    NO_GENERATION,
+    NO_MEMBER,
+    GroupSummary,
+    JoinResult,
+    MemberSummary,
+    OffsetsStore,
+    SyncResult,
+)
 from .settings import GroupConfig
+
+__all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "NO_GENERATION", "NO_MEMBER", "GroupConfig", "GroupCoordinator",
+           "GroupSummary", "JoinResult", "MemberSummary", "OffsetsStore", "SyncResult"]
 
 log = logging.getLogger("kafkalite.server.coordinator")
 
 S = GroupState
-NO_GENERATION = -1
-NO_MEMBER = ""
+
 # A new member cannot heartbeat while its first JoinGroup waits, so its session does not run then;
 # this bounds how long a JoinGroup of a client that went away keeps a place (Kafka's
 # GroupCoordinator.NewMemberJoinTimeoutMs).
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
-
-
-@dataclass(frozen=True)
-class JoinResult:
-    error: int
-    generation_id: int = NO_GENERATION
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str = NO_MEMBER
-    member_id: str = NO_MEMBER
-    members: tuple[tuple[str, str | None, bytes], ...] = ()  # the leader's: (id, instance id, metadata)
-
-
-@dataclass(frozen=True)
-class SyncResult:
-    error: int
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    assignment: bytes = b""
-
-
-@dataclass(frozen=True)
-class MemberSummary:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    metadata: bytes
-    assignment: bytes
-
-
-@dataclass(frozen=True)
-class GroupSummary:
-    """A group as DescribeGroups shows it (Kafka's GroupSummary)."""
-
-    state: str
-    protocol_type: str
-    protocol_data: str
-    members: tuple[MemberSummary, ...]
-
-
-class OffsetsStore(Protocol):
-    """Where the coordinator's records go: the group's partition of __consumer_offsets."""
-
-    def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-               done: Callable[[int], None]) -> None:
-        """Append ``records`` (key, value or None) and call ``done`` with an error code once
-        committed or refused."""
 
 
 def _now_ms() -> int:
@@ -108,6 +75,8 @@ class GroupCoordinator:
         self.loading: set[int] = set()
         self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", node_id)
         self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", node_id)
+        self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
+                                            self._heartbeat, now_ms)
 
     def shutdown(self) -> None:
         self.rebalance_purgatory.shutdown()
@@ -554,141 +523,25 @@ class GroupCoordinator:
                 errors.append(E.NONE)
             return E.NONE, errors
 
-    # --- offsets ---------------------------------------------------------------------------------
+
+    # --- offsets: the OffsetManager's (offsets.py) ------------------------------------------------
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
                        offsets: dict[tuple[str, int], CommittedOffset],
                        respond: Callable[[int], None]) -> None:
-        """Kafka's handleCommitOffsets: a group's member in its generation, or (generation -1, no
-        member) a group without members (the simple consumer's commits)."""
-        error = self.check_group(group_id)
-        if error:
-            respond(error)
-            return
-        with self._lock:
-            group = self.groups.get(group_id)
-            if generation_id < 0 and member_id == NO_MEMBER:
-                # Kafka: commits without a generation only to a group without members.
-                if group is not None and not group.is_in(S.EMPTY):
-                    respond(E.ILLEGAL_GENERATION)
-                    return
-                if group is None:
-                    group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
-            else:
-                member = group.members.get(member_id) if group is not None else None
-                if group is None or member is None or group.is_in(S.DEAD):
-                    respond(E.UNKNOWN_MEMBER_ID if group is None or member is None
-                            else E.COORDINATOR_NOT_AVAILABLE)
-                    return
-                if group_instance_id is not None and group.static_members.get(group_instance_id) != member_id:
-                    respond(E.FENCED_INSTANCE_ID)
-                    return
-                if generation_id != group.generation_id:
-                    respond(E.ILLEGAL_GENERATION)
-                    return
-                if group.is_in(S.COMPLETING_REBALANCE):
-                    respond(E.REBALANCE_IN_PROGRESS)
-                    return
-                self._heartbeat(group, member)
-        records: list[tuple[bytes, bytes | None]] = [(cr.encode_key(cr.OffsetKey(group_id, t, p)),
-                    cr.encode_offset_value(cr.OFFSET_COMMIT_VALUE.cls(
-                        offset=o.offset, leader_epoch=o.leader_epoch, metadata=o.metadata,
-                        commit_timestamp=o.commit_timestamp)))
-                   for (t, p), o in offsets.items()]
-        target = group
-
-        def stored(error: int) -> None:
-            if not error:
-                with self._lock:
-                    target.offsets.update(offsets)
-            respond(error)
-
-        self.store.append(group_id, records, stored)
+        self.offset_manager.commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets,
+                                           respond)
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> tuple[int, dict[tuple[str, int], CommittedOffset | None]]:
-        """(error, offsets): every committed offset of the group when ``partitions`` is None."""
-        error = self.check_group(group_id)
-        if error:
-            return error, {}
-        with self._lock:
-            group = self.groups.get(group_id)
-            committed = dict(group.offsets) if group is not None else {}
-        if partitions is None:
-            return E.NONE, dict(committed)
-        return E.NONE, {tp: committed.get(tp) for tp in partitions}
+        return self.offset_manager.fetch_offsets(group_id, partitions)
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]],
                        respond: Callable[[int, dict[tuple[str, int], int]], None]) -> None:
-        """Kafka's handleDeleteOffsets: a group's committed offsets removed, except those of topics
-        a member of the group is subscribed to (GROUP_SUBSCRIBED_TO_TOPIC)."""
-        error = self.check_group(group_id)
-        if error:
-            respond(error, {})
-            return
-        with self._lock:
-            group = self.groups.get(group_id)
-            if group is None or group.is_in(S.DEAD):
-                respond(E.GROUP_ID_NOT_FOUND, {})
-                return
-            subscribed = group_subscriptions(group)
-            per = {tp: E.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
-                   if subscribed is None or tp[0] in subscribed}
-            removable = [tp for tp in partitions if tp not in per]
-        tombstones: list[tuple[bytes, bytes | None]] = [
-            (cr.encode_key(cr.OffsetKey(group_id, t, p)), None) for t, p in removable]
-        if not tombstones:
-            respond(E.NONE, per)
-            return
-
-        def stored(error: int) -> None:
-            if not error:
-                with self._lock:
-                    for tp in removable:
-                        group.offsets.pop(tp, None)
-            respond(error, per)
-
-        self.store.append(group_id, tombstones, stored)
+        self.offset_manager.delete_offsets(group_id, partitions, respond)
 
     def cleanup_expired_offsets(self, retention_ms: int) -> int:
-        """Kafka's cleanupGroupMetadata (offsets.retention.minutes): an Empty group's offsets go
-        ``retention_ms`` after the later of their commit and the group becoming Empty; a group
-        left with nothing goes too.
-        Tombstones are written for both. How many offsets expired."""
-        now = self._now_ms()
-        expired: list[tuple[GroupMetadata, list[tuple[str, int]], bool]] = []
-        with self._lock:
-            for group in self.groups.values():
-                if not group.is_in(S.EMPTY):
-                    continue
-                # Retention counts from the later of the commit and the group becoming Empty.
-                gone = [tp for tp, o in group.offsets.items()
-                        if now - max(o.commit_timestamp, group.state_timestamp) >= retention_ms]
-                if gone:
-                    expired.append((group, gone, len(gone) == len(group.offsets)))
-        for group, gone, whole in expired:
-            tombstones: list[tuple[bytes, bytes | None]] = [
-                (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in gone]
-            if whole:
-                tombstones.append((cr.encode_key(cr.GroupKey(group.group_id)), None))
-
-            def stored(error: int, group: GroupMetadata = group, gone: list = gone,
-                       whole: bool = whole) -> None:
-                if error:
-                    return  # tried again at the next check
-                with self._lock:
-                    for tp in gone:
-                        group.offsets.pop(tp, None)
-                    if whole and group.is_in(S.EMPTY) and not group.offsets and \
-                            self.groups.get(group.group_id) is group:
-                        group.transition_to(S.DEAD, self._now_ms())
-                        del self.groups[group.group_id]
-
-            self.store.append(group.group_id, tombstones, stored)
-        if expired:
-            log.info("Removed %d expired offsets of %d groups", sum(len(g) for _, g, _ in expired),
-                     len(expired))
-        return sum(len(g) for _, g, _ in expired)
+        return self.offset_manager.cleanup_expired_offsets(retention_ms)
 
     # --- describe, list, delete ------------------------------------------------------------------
 
@@ -775,109 +628,6 @@ class GroupCoordinator:
                                             cr.encode_group_value(value))], done)
 
 
-def group_subscriptions(group: GroupMetadata) -> set[str] | None:
-    """The topics the members of a "consumer" group subscribe to (ConsumerProtocolSubscription:
-    int16 version, then an array of topic names); None when one cannot be read (all count as
-    subscribed then)."""
-    if not group.members:
-        return set()
-    if group.protocol_type != "consumer" or group.protocol_name is None:
-        return None
-    topics: set[str] = set()
-    for member in group.members.values():
-        try:
-            data = member.metadata(group.protocol_name)
-            count = int.from_bytes(data[2:6], "big", signed=True)
-            pos = 6
-            for _ in range(count):
-                size = int.from_bytes(data[pos:pos + 2], "big", signed=True)
-                topics.add(data[pos + 2:pos + 2 + size].decode())
-                pos += 2 + size
-        except (KeyError, UnicodeDecodeError, ValueError):
-            return None
-    return topics
-
 
 def _bind(fn: Callable[[GroupMetadata, int], None], group: GroupMetadata) -> Callable[[int], None]:
     return lambda error: fn(group, error)
-
-
-class DelayedJoin(DelayedOperation):
-    """A rebalance waiting for its members (Kafka's DelayedJoin)."""
-
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, delay_ms: float) -> None:
-        super().__init__(delay_ms)
-        self.coordinator, self.group = coordinator, group
-
-    def try_complete(self) -> bool:
-        return self.coordinator.can_complete_join(self.group) and self.force_complete()
-
-    def on_complete(self) -> None:
-        self.coordinator.complete_join(self.group)
-
-    def on_expiration(self) -> None:
-        pass
-
-
-class InitialDelayedJoin(DelayedJoin):
-    """The first rebalance of an empty group waits group.initial.rebalance.delay.ms for more
-    members, each new one extending it by as much, up to the rebalance timeout (Kafka's
-    InitialDelayedJoin): a group of consumers started together forms in one generation."""
-
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, delay_ms: float,
-                 remaining_ms: float) -> None:
-        super().__init__(coordinator, group, delay_ms)
-        self.configured_delay_ms = delay_ms
-        self.remaining_ms = remaining_ms
-
-    def try_complete(self) -> bool:
-        return False  # only the timer completes it
-
-    def on_complete(self) -> None:
-        coordinator, group = self.coordinator, self.group
-        with coordinator._lock:
-            if group.new_member_added and self.remaining_ms > 0 and group.is_in(S.PREPARING_REBALANCE):
-                group.new_member_added = False
-                delay = min(self.configured_delay_ms, self.remaining_ms)
-                remaining = max(self.remaining_ms - self.configured_delay_ms, 0)
-                coordinator.rebalance_purgatory.try_complete_else_watch(
-                    InitialDelayedJoin(coordinator, group, delay, remaining), [("join", group.group_id)])
-                return
-        coordinator.complete_join(group)
-
-
-class DelayedHeartbeat(DelayedOperation):
-    """A member's session: expires unless its next heartbeat (or join or sync) comes first."""
-
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member: MemberMetadata,
-                 since_ms: int, timeout_ms: int) -> None:
-        super().__init__(timeout_ms)
-        self.coordinator, self.group, self.member, self.since_ms = coordinator, group, member, since_ms
-
-    def try_complete(self) -> bool:
-        # A later heartbeat replaced this deadline: done, without expiring the member.
-        return self.member.last_heartbeat_ms != self.since_ms and self.force_complete()
-
-    def on_complete(self) -> None:
-        pass
-
-    def on_expiration(self) -> None:
-        self.coordinator.member_expired(self.group, self.member, self.since_ms)
-
-
-class DelayedPendingMember(DelayedOperation):
-    """A member id handed out by MEMBER_ID_REQUIRED, dropped if its JoinGroup does not follow."""
-
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, member_id: str,
-                 delay_ms: float) -> None:
-        super().__init__(delay_ms)
-        self.coordinator, self.group, self.member_id = coordinator, group, member_id
-
-    def try_complete(self) -> bool:
-        return False
-
-    def on_complete(self) -> None:
-        pass
-
-    def on_expiration(self) -> None:
-        self.coordinator.pending_member_expired(self.group, self.member_id)

@@ -33,8 +33,9 @@ from kafkalite.protocol.messages import (
 )
 
 from ..coordinator.group import CommittedOffset
-from ..coordinator.group_coordinator import NO_MEMBER, GroupCoordinator, JoinResult, SyncResult
+from ..coordinator.group_coordinator import GroupCoordinator
 from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
+from ..coordinator.results import NO_MEMBER, JoinResult, SyncResult
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from .metadata import AutoTopicCreator

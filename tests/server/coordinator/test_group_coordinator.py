@@ -10,12 +10,9 @@ import pytest
 from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 from kafkalite.server.coordinator.group import CommittedOffset, GroupState
-from kafkalite.server.coordinator.group_coordinator import (
-    GroupConfig,
-    GroupCoordinator,
-    JoinResult,
-    SyncResult,
-)
+from kafkalite.server.coordinator.group_coordinator import GroupCoordinator
+from kafkalite.server.coordinator.results import JoinResult, SyncResult
+from kafkalite.server.coordinator.settings import GroupConfig
 
 from ...kafka_client import wait_for
 

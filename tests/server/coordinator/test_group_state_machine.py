@@ -11,7 +11,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.server.coordinator.group import GroupState
-from kafkalite.server.coordinator.group_coordinator import GroupCoordinator, JoinResult, SyncResult
+from kafkalite.server.coordinator.group_coordinator import GroupCoordinator
+from kafkalite.server.coordinator.results import JoinResult, SyncResult
 from kafkalite.server.coordinator.settings import GroupConfig
 
 PROTOCOLS = [("range", b"r")]
