@@ -42,6 +42,8 @@ from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
 from kafkalite.common.errors import ApiError, ConfigError
 from kafkalite.common.leader_and_isr import NO_LEADER
 from kafkalite.common.uuids import ZERO_UUID as ZERO_TOPIC_ID
+from kafkalite.metrics.components import controller_metrics
+from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_partition as ap
 from kafkalite.storage.config import LogConfig
@@ -62,7 +64,10 @@ MAX_PRODUCER_ID = 2**63 - 1
 
 
 class KafkaController:
-    def __init__(self, settings: ControllerSettings, store_dir: str | None, cluster_id: str) -> None:
+    def __init__(self, settings: ControllerSettings, store_dir: str | None, cluster_id: str,
+                 metrics: MetricsRegistry | None = None) -> None:
+        """``metrics``: the broker's registry, where the controller reports (ActiveControllerCount,
+        OfflinePartitionsCount, its channel's queues) until ``shutdown``."""
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = cluster_id
@@ -94,6 +99,8 @@ class KafkaController:
         # True while the store misses changes the controller made (a write failed): the session
         # checker asks for a whole rewrite until one succeeds.
         self.store_behind = False
+        self._metrics = (metrics or MetricsRegistry()).register(
+            "controller", controller_metrics(self.channel, self.offline_partitions_count))
 
     # --- life cycle -----------------------------------------------------------------------------
 
@@ -114,6 +121,7 @@ class KafkaController:
                  self.context.epoch, len(topics))
 
     def shutdown(self) -> None:
+        self._metrics.close()
         self._stopping.set()
         self._events.put(None)
         for t in (self._thread, self._checker):
@@ -125,6 +133,15 @@ class KafkaController:
     @property
     def epoch(self) -> int:
         return int(self.context.epoch)
+
+    def offline_partitions_count(self) -> int:
+        """Partitions with no live leader, those of topics being deleted left out (Kafka's
+        OfflinePartitionsCount). Read off the event thread from copies: a scrape's view."""
+        ctx = self.context
+        live = ctx.live_or_shutting_down_broker_ids
+        deleting = set(self._deleting)
+        return sum(1 for tp, lead in list(ctx.partition_leadership.items())
+                   if tp.topic not in deleting and (lead.leader == NO_LEADER or lead.leader not in live))
 
     def _run(self) -> None:
         while True:

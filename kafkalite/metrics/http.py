@@ -23,6 +23,7 @@ from prometheus_client import (
 )
 
 from .collector import BrokerCollector
+from .registry import MetricsRegistry
 
 log = logging.getLogger("kafkalite.metrics.http")
 
@@ -108,11 +109,13 @@ class JsonHttpServer:
 
 
 class MetricsServer(JsonHttpServer):
-    def __init__(self, broker: Any, host: str, port: int,
+    """``metrics``: the broker's registry, read at each scrape; ``node_id`` names the thread."""
+
+    def __init__(self, metrics: MetricsRegistry, node_id: int, host: str, port: int,
                  post_handlers: dict[str, JsonHandler] | None = None) -> None:
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(BrokerCollector(broker))
+        registry.register(BrokerCollector(metrics))
         for collector in (ProcessCollector, PlatformCollector, GCCollector):
             collector(registry=registry)
         self.registry = registry
-        super().__init__(host, port, registry, post_handlers, name=f"metrics-http-{broker.node_id}")
+        super().__init__(host, port, registry, post_handlers, name=f"metrics-http-{node_id}")

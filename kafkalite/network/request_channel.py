@@ -17,6 +17,8 @@ import types
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from kafkalite.metrics.components import request_channel_metrics
+from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import SplicedFrame
 
 from .turns import PRESUMED_BLOCKED_AFTER
@@ -142,7 +144,10 @@ class RequestChannel:
     is woken anyway.
     """
 
-    def __init__(self, queue_size: int, name: str = "data-plane") -> None:
+    def __init__(self, queue_size: int, name: str = "data-plane",
+                 metrics: MetricsRegistry | None = None) -> None:
+        """``metrics``: the broker's registry, where the channel reports its queue sizes
+        (``plane=<name>``) until ``close_metrics``."""
         self.name = name
         self.queue_size = queue_size
         self._requests: collections.deque[Request | _Shutdown] = collections.deque()
@@ -154,6 +159,11 @@ class RequestChannel:
         self._last_take = 0.0  # monotonic seconds when a handler last took a batch
         self._blocked_senders = 0
         self._processors: dict[int, ResponseQueue] = {}
+        self._metrics = (metrics or MetricsRegistry()).register(f"request-channel:{name}",
+                                                                request_channel_metrics(self))
+
+    def close_metrics(self) -> None:
+        self._metrics.close()
 
     def add_processor(self, processor: ResponseQueue) -> None:
         if processor.id in self._processors:

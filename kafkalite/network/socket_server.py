@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Iterable
 
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint
+from kafkalite.metrics.components import socket_server_metrics
+from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.protocol.schema import Versions
 
@@ -37,7 +39,10 @@ ApiTable = Callable[[str, bool], dict[int, Versions]]
 
 class SocketServer:
     def __init__(self, config: SocketServerSettings, apis_for: ApiTable,
-                 request_log: RequestLog | None = None) -> None:
+                 request_log: RequestLog | None = None, metrics: MetricsRegistry | None = None) -> None:
+        """``metrics``: the broker's registry: the SocketServer and its RequestChannels report
+        there until ``shutdown``."""
+        metrics = metrics or MetricsRegistry()
         self.config = config
         self.apis_for = apis_for
         # Processors and request handlers take turns at their Python work (see turns.py).
@@ -48,14 +53,14 @@ class SocketServer:
             dict(config.max_connections_per_ip_overrides),
             protected_listener=config.inter_broker_listener_name if len(config.listeners) > 1 else None,
         )
-        self.data_plane_request_channel = RequestChannel(config.queued_max_requests, "data-plane")
+        self.data_plane_request_channel = RequestChannel(config.queued_max_requests, "data-plane", metrics)
         # queued.max.request.bytes: one pool for the data plane's Processors (the control plane
         # has none, as in Kafka); -1, the default, counts nothing.
         pool_bytes = config.queued_max_request_bytes
         self.memory_pool: MemoryPool | None = MemoryPool(pool_bytes) if pool_bytes > 0 else None
         self.control_plane_listener = config.control_plane_listener_name
         self.control_plane_request_channel: RequestChannel | None = (
-            RequestChannel(CONTROL_PLANE_QUEUE_SIZE, "control-plane")
+            RequestChannel(CONTROL_PLANE_QUEUE_SIZE, "control-plane", metrics)
             if self.control_plane_listener else None
         )
         self.acceptors: dict[str, Acceptor] = {}
@@ -65,6 +70,7 @@ class SocketServer:
         # Loaded once, when the first listener that needs them is created.
         self._tls_context: ssl.SSLContext | None = None
         self._sasl_users: dict[str, str] | None = None
+        self._metrics = metrics.register("socket-server", socket_server_metrics(self))
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -210,8 +216,10 @@ class SocketServer:
             acceptor.shutdown(timeout)
         for p in self.processors:
             p.shutdown(timeout)
+        self._metrics.close()
         for ch in self.request_channels:
             ch.clear()
+            ch.close_metrics()
         stuck = [t.name for t in [*self.acceptors.values(), *self.processors] if t.is_alive()]
         if stuck:
             log.warning("Threads still alive after shutdown: %s", ", ".join(stuck))

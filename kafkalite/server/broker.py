@@ -17,7 +17,14 @@ from typing import Any
 
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.controller.controller import KafkaController
+from kafkalite.metrics.components import (
+    controller_state,
+    handler_pool_metrics,
+    request_log_metrics,
+    topic_metrics,
+)
 from kafkalite.metrics.http import MetricsServer
+from kafkalite.metrics.registry import MetricsRegistry, Registration
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
@@ -85,6 +92,9 @@ class Broker:
         self.faults: FaultInjector | None = None
         self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
+        # What the components report (kafkalite/metrics/registry.py), read by the metrics endpoint.
+        self.metrics = MetricsRegistry()
+        self._metrics: list[Registration] = []  # the broker's own registrations, closed at shutdown
 
     # --- start --------------------------------------------------------------------------------
 
@@ -105,7 +115,8 @@ class Broker:
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
             self.request_log.start()
-        self.socket_server = SocketServer(cfg.socket_server_settings(), served_here, self.request_log)
+        self.socket_server = SocketServer(cfg.socket_server_settings(), served_here, self.request_log,
+                                          self.metrics)
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.broker_rack)
         controller_id = self.node_id if cfg.is_controller else -1
@@ -113,7 +124,7 @@ class Broker:
         if cfg.is_controller:
             assert cluster_id is not None
             store_dir = None if cfg.memory_storage else cfg.log_dirs[0]  # None: in memory
-            self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id)
+            self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id, self.metrics)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
         if not cfg.is_controller:
@@ -127,7 +138,7 @@ class Broker:
         self.replica_manager = rm = ReplicaManager(
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
             alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr),
-            inter_broker_listener=cfg.inter_broker_listener_name)
+            inter_broker_listener=cfg.inter_broker_listener_name, metrics=self.metrics)
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,
@@ -135,7 +146,7 @@ class Broker:
             rm.alter_partition_answered)
         self.alter_partition_manager.start()
         self._start_scheduler()
-        self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id)
+        self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id, self.metrics)
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.
         self.producer_ids = ProducerIdManager(
             self.node_id, lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
@@ -170,16 +181,29 @@ class Broker:
                                              cfg.num_io_threads, turns=ss.turns))
         for pool in self.pools:
             pool.start()
+        self._register_metrics()
         self._start_lifecycle()
         if cfg.metrics_endpoint is not None:
             host, port = cfg.metrics_endpoint
-            self.metrics_server = MetricsServer(self, host, port, {"/faults": self.fault_ops.apply})
+            self.metrics_server = MetricsServer(self.metrics, self.node_id, host, port,
+                                                {"/faults": self.fault_ops.apply})
             log.info("Broker %d serves Prometheus metrics on http://%s:%d/metrics", self.node_id,
                      host, self.metrics_server.port)
         for e in self._advertised_endpoints():
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
+
+    def _register_metrics(self) -> None:
+        """What the broker itself reports; its components registered theirs when built."""
+        register = self.metrics.register
+        self._metrics.append(register("topic-metrics", topic_metrics(self.topic_stats)))
+        data_plane = self.pools[-1]  # started last
+        self._metrics.append(register("request-handler-pool", handler_pool_metrics(data_plane)))
+        if self.request_log is not None:
+            self._metrics.append(register("request-log", request_log_metrics(self.request_log)))
+        if self.controller is None:  # the controller's broker reports 1 (KafkaController)
+            self._metrics.append(register("no-controller", controller_state(0)))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
@@ -344,6 +368,8 @@ class Broker:
             self.producer_ids.shutdown()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
+        for registration in self._metrics:
+            registration.close()
         if self.faults is not None:
             self.faults.shutdown()  # delayed responses go now: the graceful stop waits for them
         ss = self.socket_server

@@ -53,6 +53,9 @@ import time
 from collections.abc import Hashable, Iterable
 from contextlib import AbstractContextManager
 
+from kafkalite.metrics.components import purgatory_metrics
+from kafkalite.metrics.registry import MetricsRegistry
+
 log = logging.getLogger("kafkalite.server.purgatory")
 
 
@@ -118,7 +121,9 @@ class DelayedOperationPurgatory:
     """Operations watched by key and expired by one timer thread (Kafka's
     DelayedOperationPurgatory with its SystemTimer and ExpiredOperationReaper)."""
 
-    def __init__(self, name: str, broker_id: int) -> None:
+    def __init__(self, name: str, broker_id: int, metrics: MetricsRegistry | None = None) -> None:
+        """``metrics``: the broker's registry, where the purgatory reports its PurgatorySize and
+        NumDelayedOperations (``delayedOperation=<name>``) until it shuts down."""
         self.name = name
         self._lock = threading.Lock()
         self._wakeup = threading.Condition(self._lock)  # the reaper waits on it for a deadline
@@ -132,6 +137,7 @@ class DelayedOperationPurgatory:
             target=self._reap, name=f"ExpirationReaper-{broker_id}-{name}", daemon=True
         )
         self.expiration_reaper.start()
+        self._metrics = (metrics or MetricsRegistry()).register(f"purgatory:{name}", purgatory_metrics(self))
 
     def try_complete_else_watch(self, operation: DelayedOperation, keys: Iterable[Hashable]) -> bool:
         """Complete ``operation`` now if it can; else watch it under ``keys`` and arm its timer.
@@ -188,6 +194,7 @@ class DelayedOperationPurgatory:
     def shutdown(self, timeout: float = 5.0) -> None:
         """Stop the reaper, waiting for it at most ``timeout`` seconds. Pending operations are left
         as they are (see the module's docstring)."""
+        self._metrics.close()
         with self._lock:
             self._stopped = True
             self._wakeup.notify()

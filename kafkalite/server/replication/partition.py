@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
@@ -43,6 +43,17 @@ DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30000
 # (partition, proposed ISR): sends an AlterPartition for it; the answer comes back through
 # Partition.on_alter_partition_answer.
 AlterIsr = Callable[["Partition", tuple[int, ...]], None]
+
+
+class IsrChangeListener(Protocol):
+    """Told of each ISR change the controller answered (Kafka's IsrChangeListener): the
+    ReplicaManager counts them as IsrExpandsPerSec, IsrShrinksPerSec, FailedIsrUpdatesPerSec."""
+
+    def mark_expand(self) -> None: ...
+
+    def mark_shrink(self) -> None: ...
+
+    def mark_failed(self) -> None: ...
 
 
 def monotonic_ms() -> int:
@@ -102,8 +113,10 @@ class Partition:
     def __init__(self, topic: str, index: int, topic_id: uuid.UUID, log: Log, node_id: int,
                  state: PartitionState, alter_isr: AlterIsr | None = None,
                  replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
-                 now_ms: Callable[[], int] = monotonic_ms) -> None:
+                 now_ms: Callable[[], int] = monotonic_ms,
+                 isr_changes: IsrChangeListener | None = None) -> None:
         self.topic, self.index, self.topic_id = topic, index, topic_id
+        self.isr_changes = isr_changes
         self.log = log
         self.node_id = node_id
         self.state = state
@@ -135,6 +148,10 @@ class Partition:
     @property
     def isr(self) -> tuple[int, ...]:
         return self.state.isr
+
+    @property
+    def replicas(self) -> tuple[int, ...]:
+        return self.state.replicas
 
     @property
     def maximal_isr(self) -> frozenset[int]:
@@ -292,9 +309,18 @@ class Partition:
             if self.pending_isr is None:
                 return False
             self.pending_isr = None
+            listener = self.isr_changes
+            if error_code != E.NONE and listener is not None:
+                listener.mark_failed()
             if error_code != E.NONE or leader_epoch != self.state.leader_epoch or not self.is_leader:
                 return False
+            before = set(self.state.isr)
             self.state = self.state._replace(isr=isr, partition_epoch=partition_epoch)
+            if listener is not None:  # as Kafka marks them: once the controller committed the change
+                if set(isr) - before:
+                    listener.mark_expand()
+                elif before - set(isr):
+                    listener.mark_shrink()
             return self.maybe_increment_high_watermark()
 
     # --- follower -----------------------------------------------------------------------------

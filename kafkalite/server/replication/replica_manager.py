@@ -24,6 +24,8 @@ from typing import Any
 from kafkalite.common.errors import ApiError
 from kafkalite.common.leader_and_isr import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
 from kafkalite.common.uuids import ZERO_UUID
+from kafkalite.metrics.components import replica_manager_metrics
+from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import error_codes as E
 from kafkalite.storage.log import LogAppendInfo
 from kafkalite.storage.log_manager import LogManager
@@ -44,6 +46,30 @@ def partition_key(topic: str, index: int) -> Hashable:
 def follower_key(replica_id: int) -> Hashable:
     """The fetch purgatory's key of every waiting fetch of one follower."""
     return ("follower", replica_id)
+
+
+class IsrChangeCounts:
+    """The ISR changes of the partitions led here, as the controller answered them (Kafka's
+    ReplicaManager meters IsrExpandsPerSec, IsrShrinksPerSec and FailedIsrUpdatesPerSec, marked
+    by each Partition through its IsrChangeListener)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.expands = 0
+        self.shrinks = 0
+        self.failed = 0
+
+    def mark_expand(self) -> None:
+        with self._lock:
+            self.expands += 1
+
+    def mark_shrink(self) -> None:
+        with self._lock:
+            self.shrinks += 1
+
+    def mark_failed(self) -> None:
+        with self._lock:
+            self.failed += 1
 
 
 @dataclasses.dataclass
@@ -68,7 +94,10 @@ class ReplicaManager:
     def __init__(self, node_id: int, metadata_cache: MetadataCache, log_manager: LogManager,
                  settings: ReplicationSettings | None = None,
                  alter_isr: Callable[[Partition, tuple[int, ...]], None] | None = None,
-                 inter_broker_listener: str | None = None) -> None:
+                 inter_broker_listener: str | None = None, metrics: MetricsRegistry | None = None) -> None:
+        """``metrics``: the broker's registry, where the ReplicaManager and its purgatories
+        report until ``shutdown``."""
+        metrics = metrics or MetricsRegistry()
         self.node_id = node_id
         self.inter_broker_listener = inter_broker_listener  # where followers find their leaders
         self.metadata_cache = metadata_cache
@@ -81,8 +110,10 @@ class ReplicaManager:
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.deleted: set[tuple[str, int]] = set()
         self._lock = threading.Lock()  # handler threads may apply requests concurrently
-        self.produce_purgatory = DelayedOperationPurgatory("Produce", node_id)
-        self.fetch_purgatory = DelayedOperationPurgatory("Fetch", node_id)
+        self.produce_purgatory = DelayedOperationPurgatory("Produce", node_id, metrics)
+        self.fetch_purgatory = DelayedOperationPurgatory("Fetch", node_id, metrics)
+        self.isr_changes = IsrChangeCounts()
+        self._metrics = metrics.register("replica-manager", replica_manager_metrics(self))
         self._nudges: dict[int, set[Hashable]] = {}  # see _nudge
         self._nudge_lock = threading.Lock()
         # Partitions followed whose leader had no address when the LeaderAndIsr came (not yet
@@ -209,7 +240,7 @@ class ReplicaManager:
                           state: PartitionState) -> Partition:
         partition_log = self.log_manager.get_or_create(topic, index)
         return Partition(topic, index, topic_id, partition_log, self.node_id, state, self.alter_isr,
-                         self.settings.lag_time_max_ms)
+                         self.settings.lag_time_max_ms, isr_changes=self.isr_changes)
 
     # --- StopReplica --------------------------------------------------------------------------
 
@@ -335,6 +366,7 @@ class ReplicaManager:
                              self.settings.lag_time_max_ms)
 
     def shutdown(self, timeout: float) -> None:
+        self._metrics.close()
         self.fetcher_manager.shutdown(timeout)
         self.produce_purgatory.shutdown(timeout)
         self.fetch_purgatory.shutdown(timeout)
