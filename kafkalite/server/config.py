@@ -1,14 +1,14 @@
-"""Broker settings: one declarative table that feeds loading, validation, ``--override`` and the docs.
+"""The broker's configuration: the settings table, assembled from the rows each area declares, the
+loading of its sources, the cross-checks between settings, and the listeners.
 
-Every entry of ``SETTINGS`` carries Kafka's property name, type, default and meaning (from Kafka's
-KafkaConfig / SocketServerConfigs / ServerConfigs / ReplicationConfigs / KRaftConfigs /
-ServerLogConfigs), or is marked ``kafka=False`` when the setting exists only in kafkalite.
-``docs/configuration.md`` is generated from the same table (``python -m kafkalite.server.config_docs``).
-
-Values are parsed as Kafka parses them: text is trimmed; ``int``/``long`` are 32/64-bit signed;
-``bool`` is ``true``/``false`` in any case; ``list`` is comma separated with the items trimmed and an
-empty text meaning ``[]``; ``map`` is ``key:value`` entries separated by commas, split at the last
-colon (so IPv6 keys work). An empty text for a string setting whose default is null means "unset".
+Each area owns its settings (``common/config_def.py``: a ``Setting`` row carries Kafka's property
+name, type, default, meaning and validator, or ``kafka=False`` when the setting exists only in
+kafkalite) and the typed view it is configured with: the network's (``network/settings.py``), the
+controller's (``controller/settings.py``), replication's (``server/replication/settings.py``), the
+group coordinator's (``server/coordinator/settings.py``), the storage's with the topic-level
+settings (``storage/config.py``), and the broker's own below. ``SETTINGS`` joins them: it feeds
+loading, validation, ``--override``, DescribeConfigs and ``docs/configuration.md``
+(``python -m kafkalite.server.config_docs``). ``BrokerConfig`` gives each area its typed view.
 
 Sources, later ones winning: the properties file, then ``extra``, then each ``--override key=value``.
 A setting Kafka defines that kafkalite does not act on (``kafka_config_names``) is accepted and
@@ -22,31 +22,37 @@ import copy
 import difflib
 import os
 import re
-import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kafkalite.common.endpoints import (
-    SASL_PROTOCOLS,
-    SECURITY_PROTOCOL_IDS,
-    TLS_PROTOCOLS,
-    Endpoint,
-    parse_listener,
+from kafkalite.common.config_def import (
+    TYPES,
+    Setting,
+    Validator,
+    at_least,
+    between,
+    one_of,
+    view,
 )
+from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint, parse_listener
 from kafkalite.common.errors import ConfigError
-from kafkalite.common.metadata_version import is_metadata_version
-from kafkalite.controller.settings import ControllerSettings
-from kafkalite.network.settings import SocketServerSettings, TlsSettings
-from kafkalite.server.coordinator.settings import GroupConfig, OffsetsTopicConfig
+from kafkalite.common.properties import format_properties, load_properties_file, parse_properties
+from kafkalite.controller.settings import CONTROLLER_SETTINGS, ControllerSettings, parse_voter
+from kafkalite.network.settings import (
+    NETWORK_SETTINGS,
+    SECURITY_PROTOCOLS,
+    SocketServerSettings,
+    TlsSettings,
+)
+from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
     split_listener_prefix,
 )
-from kafkalite.server.replication.replica_fetcher import ReplicationSettings
-from kafkalite.storage.cleaner import CleanerConfig
-from kafkalite.storage.config import LogConfig
+from kafkalite.server.replication.settings import REPLICATION_SETTINGS, ReplicationSettings
+from kafkalite.storage.config import STORAGE_SETTINGS, CleanerConfig, LogConfig, LogSchedule
 
 __all__ = [
     "GROUPS",
@@ -68,176 +74,6 @@ __all__ = [
     "parse_properties",
 ]
 
-
-class _Invalid(Exception):
-    """Internal: why a value is invalid; turned into a ConfigError naming the setting and the value."""
-
-
-# --- validators ----------------------------------------------------------------------------------
-
-
-class Validator:
-    """Checks a parsed value (``check`` returns the reason it is invalid, or None) and describes the
-    valid values for the docs (Kafka's notation: ``[1,...]``, ``[a, b]``)."""
-
-    def check(self, value: Any) -> str | None:
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        raise NotImplementedError
-
-    def __call__(self, value: Any) -> None:
-        reason = self.check(value)
-        if reason is not None:
-            raise _Invalid(reason)
-
-
-@dataclass(frozen=True)
-class _Range(Validator):
-    low: int | None
-    high: int | None
-
-    def check(self, value: Any) -> str | None:
-        if value is None:
-            return None
-        if self.low is not None and value < self.low:
-            return f"must be at least {self.low}" if self.high is None else self._between()
-        if self.high is not None and value > self.high:
-            return f"must be at most {self.high}" if self.low is None else self._between()
-        return None
-
-    def _between(self) -> str:
-        return f"must be between {self.low} and {self.high}"
-
-    def describe(self) -> str:
-        low = "..." if self.low is None else str(self.low)
-        high = "..." if self.high is None else str(self.high)
-        return f"[{low},...,{high}]" if self.low is not None and self.high is not None else f"[{low},{high}]"
-
-
-def at_least(low: int) -> Validator:
-    """Kafka's ``Range.atLeast``: the value (or, for a map, every value) is >= ``low``."""
-    return _Range(low, None)
-
-
-def between(low: int, high: int) -> Validator:
-    """Kafka's ``Range.between``: ``low <= value <= high``, both inclusive."""
-    return _Range(low, high)
-
-
-def _show(value: Any) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else str(value)
-
-
-@dataclass(frozen=True)
-class _OneOf(Validator):
-    choices: tuple[Any, ...]
-
-    def check(self, value: Any) -> str | None:
-        allowed = ", ".join(_show(c) for c in self.choices)
-        if isinstance(value, list):  # Kafka's ValidList.in: every item allowed, no duplicates
-            for item in value:
-                if item not in self.choices:
-                    return f"{item!r} is not one of {allowed}"
-            if len(set(value)) != len(value):
-                return "duplicate entries"
-            return None
-        if value is None or value in self.choices:
-            return None
-        return f"only {allowed} is supported" if len(self.choices) == 1 else f"must be one of {allowed}"
-
-    def describe(self) -> str:
-        return "[" + ", ".join(_show(c) for c in self.choices) + "]"
-
-
-def one_of(*choices: Any) -> Validator:
-    """Kafka's ``ValidString.in`` / ``ValidList.in``: the value, or every item of a list, is a choice."""
-    return _OneOf(tuple(choices))
-
-
-@dataclass(frozen=True)
-class _EachValue(Validator):
-    inner: Validator
-
-    def check(self, value: Any) -> str | None:
-        for key, item in (value or {}).items():
-            reason = self.inner.check(item)
-            if reason is not None:
-                return f"value for {key!r} {reason}"
-        return None
-
-    def describe(self) -> str:
-        return "each value " + self.inner.describe()
-
-
-SECURITY_PROTOCOLS = tuple(SECURITY_PROTOCOL_IDS)
-
-
-class _ProtocolMap(Validator):
-    def check(self, value: Any) -> str | None:
-        seen: set[str] = set()
-        for name, protocol in value.items():
-            if name.upper() in seen:
-                return f"listener name {name.upper()} appears more than once"
-            seen.add(name.upper())
-            if protocol.upper() not in SECURITY_PROTOCOLS:
-                return f"unknown security protocol {protocol!r} for listener {name}"
-        return None
-
-    def describe(self) -> str:
-        return "NAME:PROTOCOL entries, PROTOCOL one of " + ", ".join(SECURITY_PROTOCOLS)
-
-
-class _HostPorts(Validator):
-    def check(self, value: Any) -> str | None:
-        for entry in value:
-            host, sep, port = entry.rpartition(":")
-            host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-            if not sep or not host or not port.isascii() or not port.isdigit() or int(port) > 65535:
-                return f"{entry!r} is not host:port"
-        return None
-
-    def describe(self) -> str:
-        return "host:port entries"
-
-
-_VOTER_RE = re.compile(r"(?P<id>[0-9]+)@(?P<host>\[[0-9a-fA-F:.%]+\]|[^:@\[\]]+):(?P<port>[0-9]+)")
-
-
-def parse_voter(entry: str) -> tuple[int, str, int]:
-    """``1@host:port`` -> (1, host, port); ValueError if it is not one."""
-    m = _VOTER_RE.fullmatch(entry)
-    if not m or int(m["port"]) > 65535:
-        raise ValueError(f"{entry!r} is not id@host:port")
-    return int(m["id"]), m["host"].strip("[]"), int(m["port"])
-
-
-class _Voters(Validator):
-    def check(self, value: Any) -> str | None:
-        for entry in value:
-            try:
-                parse_voter(entry)
-            except ValueError as e:
-                return str(e)
-        if len(value) > 1:
-            return ("kafkalite runs one controller, not a quorum: name one voter (the node that runs "
-                    "the controller)")
-        return None
-
-    def describe(self) -> str:
-        return "at most one id@host:port entry"
-
-
-class _MetadataVersion(Validator):
-    def check(self, value: Any) -> str | None:
-        if value is None or is_metadata_version(value):
-            return None
-        return "not a Kafka metadata version (for example 3.9 or 3.9-IV0)"
-
-    def describe(self) -> str:
-        return "a Kafka metadata version, 0.8.0 to 3.9 (e.g. 3.9, 3.9-IV0)"
-
-
 _CLUSTER_ID_RE = re.compile(r"[A-Za-z0-9_-]{22}")
 
 
@@ -251,160 +87,8 @@ class _ClusterId(Validator):
         return "22-character base64url UUID"
 
 
-# --- the settings table --------------------------------------------------------------------------
-
-# "password" is a string that is never shown (Kafka's PASSWORD type, printed as [hidden]).
-TYPES = ("int", "long", "double", "string", "password", "list", "bool", "map")
-_INT_BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-_LIST_SPLIT = re.compile(r"\s*,\s*")
-
-
-def _parse_double(text: str) -> float:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise _Invalid("not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise _Invalid("not a finite number")
-    return value
-
-
-def _parse_int(text: str, type_: str) -> int:
-    text = text.strip()
-    if not _INT_RE.fullmatch(text):
-        raise _Invalid("not an integer")
-    value = int(text)
-    low, high = _INT_BOUNDS[type_]
-    if not low <= value <= high:
-        raise _Invalid(f"out of range for {type_} ({low}..{high})")
-    return value
-
-
-def _parse_bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered == "true":
-        return True
-    if lowered == "false":
-        return False
-    raise _Invalid("expected true or false")
-
-
-def _parse_list(text: str) -> list[str]:
-    text = text.strip()
-    if not text:
-        return []
-    items = _LIST_SPLIT.split(text)
-    if any(not item for item in items):
-        raise _Invalid("empty entry in comma-separated list")
-    return items
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One broker setting: Kafka's name, type, default and meaning, plus a validator.
-
-    ``default`` is the parsed (Python) value; None means "unset" (Kafka's null). ``item_type`` is the
-    type of a map's values ("string" or "int"). ``kafka`` is False for kafkalite-only settings.
-    """
-
-    name: str
-    type: str
-    default: Any
-    doc: str
-    validator: Validator | None = None
-    aliases: tuple[str, ...] = ()
-    group: str = "server"
-    kafka: bool = True
-    item_type: str = "string"
-
-    def __hash__(self) -> int:  # defaults may be lists or dicts; a setting is identified by its name
-        return hash(self.name)
-
-    def __post_init__(self) -> None:
-        if self.type not in TYPES:
-            raise ValueError(f"setting {self.name}: unknown type {self.type!r}")
-
-    def parse(self, raw: object) -> Any:
-        """The value for ``raw`` (text as in a properties file, or an already typed value), validated.
-
-        Raises ConfigError naming this setting.
-        """
-        try:
-            value = self._convert(raw)
-            if self.validator is not None:
-                self.validator(value)
-        except _Invalid as e:
-            shown = raw if isinstance(raw, str) else str(raw)
-            raise ConfigError(f"invalid value {shown!r} for {self.name}: {e}", self.name) from None
-        return value
-
-    def _convert(self, raw: object) -> Any:
-        if isinstance(raw, str):
-            return self._parse_text(raw)
-        if self.type in ("int", "long") and isinstance(raw, int) and not isinstance(raw, bool):
-            return _parse_int(str(raw), self.type)
-        if self.type == "double" and isinstance(raw, int | float) and not isinstance(raw, bool):
-            return _parse_double(str(raw))
-        if self.type == "bool" and isinstance(raw, bool):
-            return raw
-        if self.type == "list" and isinstance(raw, list | tuple) and all(isinstance(i, str) for i in raw):
-            return _parse_list(",".join(raw))
-        if self.type == "map" and isinstance(raw, Mapping):
-            return self._parse_text(self.render(dict(raw)))
-        raise _Invalid(f"expected a value of type {self.type}, got {type(raw).__name__}")
-
-    def _parse_text(self, text: str) -> Any:
-        if self.type in ("int", "long"):
-            return _parse_int(text, self.type)
-        if self.type == "double":
-            return _parse_double(text)
-        if self.type == "bool":
-            return _parse_bool(text)
-        if self.type == "list":
-            return _parse_list(text)
-        if self.type == "map":
-            return self._parse_map(text)
-        text = text.strip()
-        return None if text == "" and self.default is None else text
-
-    def _parse_map(self, text: str) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        for entry in _parse_list(text):
-            key, sep, value = entry.rpartition(":")
-            key, value = key.strip(), value.strip()
-            if not sep or not key or not value:
-                raise _Invalid(f"entry {entry!r} is not key:value")
-            if key in result:
-                raise _Invalid(f"key {key!r} appears more than once")
-            if self.item_type == "int":
-                try:
-                    result[key] = _parse_int(value, "int")
-                except _Invalid as e:
-                    raise _Invalid(f"value {value!r} for {key!r}: {e}") from None
-            else:
-                result[key] = value
-        return result
-
-    def render(self, value: Any) -> str:
-        """``value`` as text in a properties file (the inverse of ``parse``); None renders as ""."""
-        if value is None:
-            return ""
-        if self.type == "bool":
-            return "true" if value else "false"
-        if self.type == "list":
-            return ",".join(value)
-        if self.type == "map":
-            return ",".join(f"{k}:{v}" for k, v in value.items())
-        return str(value)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.name, *self.aliases)
-
-
-SETTINGS: tuple[Setting, ...] = (
-    # --- server ---------------------------------------------------------------------------------
+# The broker's own settings; every other area declares its own rows.
+BROKER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "node.id", "int", -1,
         "The node ID associated with the roles this process is playing; kafkalite requires it "
@@ -475,328 +159,6 @@ SETTINGS: tuple[Setting, ...] = (
         "Age at which a request log file is closed and a new one started.",
         validator=at_least(1), group="server", kafka=False,
     ),
-    # --- network --------------------------------------------------------------------------------
-    Setting(
-        "listeners", "list", ["PLAINTEXT://:9092"],
-        "Comma-separated list of URIs (NAME://host:port) we will listen on and their listener names; "
-        "an empty host binds to the default interface, 0.0.0.0 to all interfaces, and port 0 to a free port.",
-        group="network",
-    ),
-    Setting(
-        "advertised.listeners", "list", None,
-        "The listener addresses advertised to clients and other brokers if they differ from listeners, "
-        "which is used when this is unset; kafkalite advertises an empty host (or 0.0.0.0) as 127.0.0.1 "
-        "where Kafka uses the machine's hostname.",
-        group="network",
-    ),
-    Setting(
-        "listener.security.protocol.map", "map",
-        {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"},
-        "Map between listener names and security protocols, as NAME:PROTOCOL entries separated by commas; "
-        "the inter-broker and control plane listeners must be PLAINTEXT in kafkalite.",
-        validator=_ProtocolMap(), group="network",
-    ),
-    Setting(
-        "inter.broker.listener.name", "string", None,
-        "Name of the listener used for communication between brokers; if unset, kafkalite uses the "
-        "listener named PLAINTEXT if there is one, else the first listener (Kafka: the listener for "
-        "security.inter.broker.protocol, PLAINTEXT).",
-        group="network",
-    ),
-    Setting(
-        "control.plane.listener.name", "string", None,
-        "Name of the listener used for communication between the controller and brokers; if unset, "
-        "controller requests share the inter-broker listener.",
-        group="network",
-    ),
-    Setting(
-        "num.network.threads", "int", 3,
-        "The number of threads that the server uses for receiving requests from the network and sending "
-        "responses to the network, per listener (except the control plane listener).",
-        validator=at_least(1), group="network",
-    ),
-    Setting(
-        "queued.max.requests", "int", 500,
-        "The number of queued requests allowed for data-plane, before blocking the network threads.",
-        validator=at_least(1), group="network",
-    ),
-    Setting(
-        "queued.max.request.bytes", "long", -1,
-        "The number of queued bytes allowed before no more requests are read (-1 for no limit). "
-        "Counted from a request's size being read until it is parsed; while none are left the data "
-        "plane's Processors read nothing new, and the pool can go over by one request per Processor.",
-        group="network",
-    ),
-    Setting(
-        "socket.send.buffer.bytes", "int", 102400,
-        "The SO_SNDBUF buffer of the socket server sockets; if the value is -1, the OS default will be used.",
-        group="network",
-    ),
-    Setting(
-        "socket.receive.buffer.bytes", "int", 102400,
-        "The SO_RCVBUF buffer of the socket server sockets; if the value is -1, the OS default will be used.",
-        group="network",
-    ),
-    Setting(
-        "socket.request.max.bytes", "int", 104857600,
-        "The maximum number of bytes in a socket request.",
-        validator=at_least(1), group="network",
-    ),
-    Setting(
-        "socket.listen.backlog.size", "int", 50,
-        "The maximum number of pending connections on the socket.",
-        validator=at_least(1), group="network",
-    ),
-    Setting(
-        "connections.max.idle.ms", "long", 600000,
-        "Idle connections timeout: the server socket processor threads close the connections that idle "
-        "more than this.",
-        group="network",
-    ),
-    Setting(
-        "max.connections", "int", 2147483647,
-        "The maximum number of connections we allow in the broker at any time, in addition to any per-ip "
-        "limits configured using max.connections.per.ip.",
-        validator=at_least(0), group="network",
-    ),
-    Setting(
-        "max.connections.per.ip", "int", 2147483647,
-        "The maximum number of connections we allow from each ip address (0 only if "
-        "max.connections.per.ip.overrides is set); new connections from the ip are dropped at the limit.",
-        validator=at_least(0), group="network",
-    ),
-    Setting(
-        "max.connections.per.ip.overrides", "map", {},
-        "A comma-separated list of per-ip or hostname overrides to the default maximum number of "
-        "connections, for example hostName:100,127.0.0.1:200.",
-        validator=_EachValue(at_least(0)), group="network", item_type="int",
-    ),
-    # --- controller (KRaft) ----------------------------------------------------------------------
-    Setting(
-        "controller.quorum.bootstrap.servers", "list", [],
-        "List of endpoints to use for bootstrapping the cluster metadata, as comma-separated "
-        "host:port entries.",
-        validator=_HostPorts(), group="controller",
-    ),
-    Setting(
-        "controller.quorum.voters", "list", [],
-        "Map of id/endpoint information for the set of voters in a comma-separated list of "
-        "{id}@{host}:{port} entries; kafkalite runs one controller, so at most one voter: this node "
-        "runs it if the id is its node.id, and every node registers with it at host:port.",
-        validator=_Voters(), group="controller",
-    ),
-    Setting(
-        "controller.listener.names", "list", [],
-        "A comma-separated list of the names of the listeners used by the controller; on a node that "
-        "runs the controller they serve broker registration and heartbeats and are not advertised "
-        "to clients. They must be PLAINTEXT in kafkalite.",
-        group="controller",
-    ),
-    Setting(
-        "broker.session.timeout.ms", "int", 9000,
-        "The length of time in milliseconds that a broker lease lasts if no heartbeats are made.",
-        group="controller",
-    ),
-    Setting(
-        "broker.heartbeat.interval.ms", "int", 2000,
-        "The length of time in milliseconds between broker heartbeats.",
-        group="controller",
-    ),
-    # --- replication ----------------------------------------------------------------------------
-    Setting(
-        "controller.socket.timeout.ms", "int", 30000,
-        "The socket timeout for controller-to-broker channels.",
-        group="replication",
-    ),
-    Setting(
-        "inter.broker.protocol.version", "string", "3.9",
-        "Specify which version of the inter-broker protocol will be used, typically bumped after all "
-        "brokers were upgraded to a new version.",
-        validator=_MetadataVersion(), group="replication",
-    ),
-    Setting(
-        "default.replication.factor", "int", 1,
-        "The default replication factor for automatically created topics.",
-        group="replication",
-    ),
-    Setting(
-        "num.replica.fetchers", "int", 1,
-        "Number of fetcher threads used to replicate records from each source broker. The total "
-        "number of fetchers on each broker is bound by num.replica.fetchers multiplied by the number "
-        "of brokers in the cluster.",
-        validator=at_least(1), group="replication",
-    ),
-    Setting(
-        "replica.fetch.max.bytes", "int", 1048576,
-        "The number of bytes of messages to attempt to fetch for each partition. This is not an "
-        "absolute maximum: if the first record batch in the first non-empty partition of the fetch "
-        "is larger than this value, the record batch will still be returned to ensure that progress "
-        "can be made.",
-        validator=at_least(0), group="replication",
-    ),
-    Setting(
-        "replica.fetch.response.max.bytes", "int", 10485760,
-        "Maximum bytes expected for the entire fetch response. Records are fetched in batches, and "
-        "if the first record batch in the first non-empty partition of the fetch is larger than this "
-        "value, the record batch will still be returned to ensure that progress can be made.",
-        validator=at_least(0), group="replication",
-    ),
-    Setting(
-        "replica.fetch.min.bytes", "int", 1,
-        "Minimum bytes expected for each fetch response. If not enough bytes, wait up to "
-        "replica.fetch.wait.max.ms.",
-        group="replication",
-    ),
-    Setting(
-        "replica.fetch.wait.max.ms", "int", 500,
-        "The maximum wait time for each fetcher request issued by follower replicas. This value "
-        "should always be less than the replica.lag.time.max.ms at all times to prevent frequent "
-        "shrinking of ISR for low throughput topics.",
-        group="replication",
-    ),
-    Setting(
-        "replica.fetch.backoff.ms", "int", 1000,
-        "The amount of time to sleep when fetch partition error occurs.",
-        validator=at_least(0), group="replication",
-    ),
-    Setting(
-        "offsets.topic.num.partitions", "int", 50,
-        "The number of partitions for the offset commit topic (should not change after deployment).",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "offsets.topic.replication.factor", "int", 3,
-        "The replication factor for the offsets topic; kafkalite takes fewer when fewer brokers are "
-        "registered (Kafka refuses to create it until enough are).",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "offsets.topic.segment.bytes", "int", 104857600,
-        "The offsets topic segment bytes should be kept relatively small in order to facilitate faster "
-        "log compaction and cache loads.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "offsets.commit.timeout.ms", "int", 5000,
-        "Offset commit will be delayed until all replicas for the offsets topic receive the commit or "
-        "this timeout is reached.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "offsets.retention.minutes", "int", 10080,
-        "For subscribed consumers, committed offset of a specific partition will be expired and "
-        "discarded after this period of time has elapsed after the consumer group loses all its "
-        "consumers (becomes empty); for standalone consumers (assigned partitions) after the commit.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "offsets.retention.check.interval.ms", "long", 600000,
-        "Frequency at which to check for stale offsets.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "group.initial.rebalance.delay.ms", "int", 3000,
-        "The amount of time the group coordinator will wait for more consumers to join a new group "
-        "before performing the first rebalance (`kafkalite cluster` sets 0).",
-        validator=at_least(0), group="group",
-    ),
-    Setting(
-        "group.min.session.timeout.ms", "int", 6000,
-        "The minimum allowed session timeout for registered consumers.",
-        group="group",
-    ),
-    Setting(
-        "group.max.session.timeout.ms", "int", 1800000,
-        "The maximum allowed session timeout for registered consumers.",
-        group="group",
-    ),
-    Setting(
-        "group.max.size", "int", 2147483647,
-        "The maximum number of consumers that a single consumer group can accommodate.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "replica.lag.time.max.ms", "long", 30000,
-        "If a follower hasn't sent any fetch requests or hasn't consumed up to the leader's log end "
-        "offset for at least this time, the leader will remove the follower from the ISR.",
-        group="replication",
-    ),
-    Setting(
-        "replica.socket.timeout.ms", "int", 30000,
-        "The socket timeout for network requests. Its value should be at least "
-        "replica.fetch.wait.max.ms.",
-        group="replication",
-    ),
-    Setting(
-        "replica.socket.receive.buffer.bytes", "int", 65536,
-        "The socket receive buffer for network requests to the leader for replicating data.",
-        group="replication",
-    ),
-    Setting(
-        "min.insync.replicas", "int", 1,
-        "When a producer sets acks to \"all\" (or \"-1\"), min.insync.replicas specifies the minimum "
-        "number of replicas that must acknowledge a write for the write to be considered successful. "
-        "If this minimum cannot be met, then the producer will raise an exception (either "
-        "NotEnoughReplicas or NotEnoughReplicasAfterAppend). The high watermark does not advance "
-        "while the ISR is smaller.",
-        validator=at_least(1), group="replication",
-    ),
-    Setting(
-        "unclean.leader.election.enable", "bool", False,
-        "Indicates whether to enable replicas not in the ISR set to be elected as leader as a last "
-        "resort, even though doing so may result in data loss.",
-        group="replication",
-    ),
-    Setting(
-        "auto.leader.rebalance.enable", "bool", True,
-        "Enables auto leader balancing. A background thread checks the distribution of partition "
-        "leaders at regular intervals, configurable by leader.imbalance.check.interval.seconds. If "
-        "the leader imbalance exceeds leader.imbalance.per.broker.percentage, leader rebalance to "
-        "the preferred leader for partitions is triggered.",
-        group="replication",
-    ),
-    Setting(
-        "leader.imbalance.check.interval.seconds", "long", 300,
-        "The frequency with which the partition rebalance check is triggered by the controller.",
-        validator=at_least(1), group="replication",
-    ),
-    Setting(
-        "leader.imbalance.per.broker.percentage", "int", 10,
-        "The ratio of leader imbalance allowed per broker. The controller would trigger a leader "
-        "balance if it goes above this value per broker. The value is specified in percentage.",
-        group="replication",
-    ),
-    Setting(
-        "controlled.shutdown.enable", "bool", True,
-        "Enable controlled shutdown of the server: a broker stopped gracefully first asks the "
-        "controller to move the leadership of its partitions to other replicas.",
-        group="replication",
-    ),
-    # --- log ------------------------------------------------------------------------------------
-    Setting(
-        "log.dirs", "list", None,
-        "A comma-separated list of the directories where the log data is stored; if not set, the value "
-        "in log.dir is used.",
-        group="log",
-    ),
-    Setting(
-        "log.dir", "string", "/tmp/kafka-logs",
-        "The directory in which the log data is kept (supplemental for the log.dirs property).",
-        group="log",
-    ),
-    Setting(
-        "log.storage", "string", "files",
-        "Where the logs are kept: files (in log.dirs) or memory (the same files, in anonymous memory "
-        "files named under log.dirs, nothing on disk; gone when the process ends; a broker "
-        "restarted in the same process may be given them back). With memory the controller's "
-        "store is in memory too. For test clusters (kafkalite.testing, docs/storage.md).",
-        validator=one_of("files", "memory"), group="log", kafka=False,
-    ),
-    Setting(
-        "num.partitions", "int", 1,
-        "The default number of log partitions per topic.",
-        validator=at_least(1), group="log",
-    ),
     Setting(
         "auto.create.topics.enable", "bool", True,
         "Enable auto creation of topic on the server: a Metadata request that allows it creates a "
@@ -804,228 +166,16 @@ SETTINGS: tuple[Setting, ...] = (
         group="log",
     ),
     Setting(
-        "message.max.bytes", "int", 1048588,
-        "The largest record batch size allowed by Kafka (after compression if compression is "
-        "enabled); the topic-level max.message.bytes overrides it.",
-        validator=at_least(0), group="log",
+        "controlled.shutdown.enable", "bool", True,
+        "Enable controlled shutdown of the server: a broker stopped gracefully first asks the "
+        "controller to move the leadership of its partitions to other replicas.",
+        group="replication",
     ),
-    Setting(
-        "log.segment.bytes", "int", 1073741824,
-        "The maximum size of a single log file.",
-        validator=at_least(14), group="log",
-    ),
-    Setting(
-        "log.roll.ms", "long", None,
-        "The maximum time before a new log segment is rolled out (in milliseconds). If not set, "
-        "the value in log.roll.hours is used.",
-        validator=at_least(1), group="log",
-    ),
-    Setting(
-        "log.roll.hours", "int", 168,
-        "The maximum time before a new log segment is rolled out (in hours), secondary to log.roll.ms.",
-        validator=at_least(1), group="log",
-    ),
-    Setting(
-        "log.roll.jitter.ms", "long", None,
-        "The maximum jitter to subtract from logRollTimeMillis (in milliseconds). If not set, the "
-        "value in log.roll.jitter.hours is used.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.roll.jitter.hours", "int", 0,
-        "The maximum jitter to subtract from logRollTimeMillis (in hours), secondary to log.roll.jitter.ms.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.retention.ms", "long", None,
-        "The number of milliseconds to keep a log file before deleting it; if not set, the value in "
-        "log.retention.minutes is used. If set to -1, no time limit is applied.",
-        group="log",
-    ),
-    Setting(
-        "log.retention.minutes", "int", None,
-        "The number of minutes to keep a log file before deleting it, secondary to log.retention.ms; "
-        "if not set, the value in log.retention.hours is used.",
-        group="log",
-    ),
-    Setting(
-        "log.retention.hours", "int", 168,
-        "The number of hours to keep a log file before deleting it, tertiary to log.retention.ms.",
-        group="log",
-    ),
-    Setting(
-        "log.retention.bytes", "long", -1,
-        "The maximum size of the log before deleting it (-1: no limit).",
-        group="log",
-    ),
-    Setting(
-        "log.retention.check.interval.ms", "long", 300000,
-        "The frequency in milliseconds that the log cleaner checks whether any log is eligible for deletion.",
-        validator=at_least(1), group="log",
-    ),
-    Setting(
-        "log.index.interval.bytes", "int", 4096,
-        "The interval with which we add an entry to the offset index.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.index.size.max.bytes", "int", 10485760,
-        "The maximum size in bytes of the offset index.",
-        validator=at_least(4), group="log",
-    ),
-    Setting(
-        "log.segment.delete.delay.ms", "long", 60000,
-        "The amount of time to wait before deleting a file from the filesystem.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.cleanup.policy", "list", ["delete"],
-        "The default cleanup policy for segments beyond the retention window: delete (time and "
-        "size retention), compact (the log cleaner keeps the last record of each key), or both.",
-        validator=one_of("delete", "compact"), group="log",
-    ),
-    Setting(
-        "log.cleaner.enable", "bool", True,
-        "Enable the log cleaner process to run on the server: needed for topics with "
-        "cleanup.policy=compact, including the internal offsets topic.",
-        group="log",
-    ),
-    Setting(
-        "log.cleaner.threads", "int", 1,
-        "The number of background threads to use for log cleaning.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.cleaner.backoff.ms", "long", 15000,
-        "The amount of time to sleep when there are no logs to clean.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.cleaner.dedupe.buffer.size", "long", 134217728,
-        "The total memory used for log deduplication across all cleaner threads (24 bytes per key, "
-        "as Kafka's offset map: a cleaning round stops at the offset where it is full).",
-        group="log",
-    ),
-    Setting(
-        "log.cleaner.min.cleanable.ratio", "double", 0.5,
-        "The minimum ratio of dirty log to total log for a log to be eligible for cleaning "
-        "(unless max.compaction.lag.ms has passed).",
-        validator=between(0, 1), group="log",
-    ),
-    Setting(
-        "log.cleaner.delete.retention.ms", "long", 86400000,
-        "The amount of time to retain tombstone markers for log compacted topics.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.cleaner.min.compaction.lag.ms", "long", 0,
-        "The minimum time a message will remain uncompacted in the log.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.cleaner.max.compaction.lag.ms", "long", 9223372036854775807,
-        "The maximum time a message will remain ineligible for compaction in the log.",
-        validator=at_least(1), group="log",
-    ),
-    Setting(
-        "log.flush.offset.checkpoint.interval.ms", "int", 60000,
-        "The frequency with which we update the persistent record of the last flush which acts as "
-        "the log recovery point.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "log.flush.start.offset.checkpoint.interval.ms", "int", 60000,
-        "The frequency with which we update the persistent record of log start offset.",
-        validator=at_least(0), group="log",
-    ),
-    Setting(
-        "replica.high.watermark.checkpoint.interval.ms", "long", 5000,
-        "The frequency with which the high watermark is saved out to disk.",
-        validator=at_least(1), group="replication",
-    ),
-    Setting(
-        "producer.id.expiration.ms", "int", 86400000,
-        "The time in ms that a topic partition leader will wait before expiring producer IDs.",
-        validator=at_least(1), group="log",
-    ),
-    Setting(
-        "producer.id.expiration.check.interval.ms", "int", 600000,
-        "The interval at which to remove producer IDs that have expired due to "
-        "producer.id.expiration.ms passing.",
-        validator=at_least(1), group="log",
-    ),
-    # --- security -------------------------------------------------------------------------------
-    Setting(
-        "ssl.keystore.type", "string", "PEM",
-        "The file format of the key store; kafkalite reads PEM only (Kafka's default is JKS).",
-        validator=one_of("PEM"), group="security",
-    ),
-    Setting(
-        "ssl.keystore.location", "string", None,
-        "The PEM file holding the private key and the certificate chain of SSL and SASL_SSL "
-        "listeners (or set ssl.keystore.key and ssl.keystore.certificate.chain).",
-        group="security",
-    ),
-    Setting(
-        "ssl.keystore.certificate.chain", "password", None,
-        "The certificate chain in PEM format, in place of ssl.keystore.location.",
-        group="security",
-    ),
-    Setting(
-        "ssl.keystore.key", "password", None,
-        "The private key in PEM format, in place of ssl.keystore.location; encrypted keys need "
-        "ssl.key.password.",
-        group="security",
-    ),
-    Setting(
-        "ssl.key.password", "password", None,
-        "The password of the private key in the key store; unset for an unencrypted key.",
-        group="security",
-    ),
-    Setting(
-        "ssl.truststore.type", "string", "PEM",
-        "The file format of the trust store; kafkalite reads PEM only (Kafka's default is JKS).",
-        validator=one_of("PEM"), group="security",
-    ),
-    Setting(
-        "ssl.truststore.location", "string", None,
-        "The PEM file of the certificates trusted to sign client certificates (for ssl.client.auth).",
-        group="security",
-    ),
-    Setting(
-        "ssl.truststore.certificates", "password", None,
-        "Trusted certificates in PEM format, in place of ssl.truststore.location.",
-        group="security",
-    ),
-    Setting(
-        "ssl.client.auth", "string", "none",
-        "Whether SSL listeners ask clients for a certificate: required (a client without a trusted "
-        "one is refused in the handshake), requested (checked if sent) or none.",
-        validator=one_of("required", "requested", "none"), group="security",
-    ),
-    Setting(
-        "ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"],
-        "The TLS versions enabled for SSL connections.",
-        validator=one_of("TLSv1.2", "TLSv1.3"), group="security",
-    ),
-    Setting(
-        "sasl.enabled.mechanisms", "list", ["PLAIN"],
-        "The SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners; kafkalite supports "
-        "PLAIN only (Kafka's default is GSSAPI).",
-        validator=one_of("PLAIN"), group="security",
-    ),
-    Setting(
-        "sasl.plain.users.file", "string", None,
-        "The users of SASL/PLAIN: a file of username=password lines (# starts a comment), read at "
-        "startup; Kafka takes them from the listener's JAAS config (user_NAME=\"PASSWORD\").",
-        group="security", kafka=False,
-    ),
-    Setting(
-        "connection.failed.authentication.delay.ms", "int", 100,
-        "Connection close delay on failed authentication: the time (in milliseconds) by which the "
-        "answer to a failed authentication, and the close that follows, is delayed.",
-        validator=at_least(0), group="security",
-    ),
+)
+
+SETTINGS: tuple[Setting, ...] = (
+    BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
+    + STORAGE_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -1039,6 +189,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+if len(SETTINGS_BY_NAME) != len(SETTINGS):
+    raise ValueError("two areas declare a setting of the same name")
 _BY_ANY_NAME: dict[str, Setting] = {n: s for s in SETTINGS for n in s.names}
 
 
@@ -1067,139 +219,6 @@ def _unknown(name: str) -> ConfigError:
         close = [prefix + c for c in difflib.get_close_matches(rest, sorted(KAFKA_BROKER_CONFIGS), n=1)]
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return ConfigError(f"unknown setting {name!r}{hint}", name)
-
-
-# --- Java .properties ----------------------------------------------------------------------------
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_WS = " \t\f"
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _trailing_backslashes(line: str) -> int:
-    return len(line) - len(line.rstrip("\\"))
-
-
-def _unescape(text: str, *, trim: bool) -> str:
-    """Resolve backslash escapes; with ``trim``, drop trailing unescaped whitespace."""
-    out: list[str] = []
-    keep = 0
-    i = 0
-    while i < len(text):
-        c = text[i]
-        i += 1
-        if c != "\\":
-            out.append(c)
-            if c not in _WS:
-                keep = len(out)
-            continue
-        if i >= len(text):
-            break  # a lone backslash at the very end (continuation at end of input) is dropped
-        c = text[i]
-        i += 1
-        if c == "u":
-            digits = text[i:i + 4]
-            if len(digits) < 4 or any(d not in string.hexdigits for d in digits):
-                raise ConfigError(f"malformed \\uxxxx escape in properties: {text!r}")
-            out.append(chr(int(digits, 16)))
-            i += 4
-        else:
-            out.append(_ESCAPES.get(c, c))
-        keep = len(out)
-    result = "".join(out[:keep] if trim else out)
-    try:  # \ud83d\ude00 (Java's UTF-16 pair) -> one code point
-        return result.encode("utf-16", "surrogatepass").decode("utf-16")
-    except UnicodeDecodeError:
-        return result
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    """Java's rule: the key ends at the first unescaped '=', ':' or whitespace; then whitespace, at
-    most one '=' or ':' and more whitespace are skipped; the rest is the value."""
-    key_end = len(line)
-    value_start = len(line)
-    has_sep = False
-    i = 0
-    while i < len(line):
-        c = line[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c in "=:":
-            key_end, value_start, has_sep = i, i + 1, True
-            break
-        if c in _WS:
-            key_end, value_start = i, i + 1
-            break
-        i += 1
-    while value_start < len(line):
-        c = line[value_start]
-        if c not in _WS:
-            if not has_sep and c in "=:":
-                has_sep = True
-            else:
-                break
-        value_start += 1
-    return _unescape(line[:key_end], trim=False), _unescape(line[value_start:], trim=True)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java ``.properties`` text: ``#``/``!`` comments, ``key=value``, ``key: value`` or
-    ``key value``, backslash escapes and line continuation; later keys win. Values lose trailing
-    unescaped whitespace (Kafka trims them anyway)."""
-    lines = _LINE_BREAK.split(text)
-    result: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i].lstrip(_WS)
-        i += 1
-        if not line or line[0] in "#!":
-            continue
-        while _trailing_backslashes(line) % 2 == 1:
-            line = line[:-1]
-            if i >= len(lines):
-                break
-            line += lines[i].lstrip(_WS)
-            i += 1
-        key, value = _split_key_value(line)
-        result[key] = value
-    return result
-
-
-def _escape(text: str, specials: str) -> str:
-    out = []
-    for c in text:
-        if c == "\\":
-            out.append("\\\\")
-        elif c in "\t\n\r\f":
-            out.append("\\" + {"\t": "t", "\n": "n", "\r": "r", "\f": "f"}[c])
-        elif c in specials:
-            out.append("\\" + c)
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def format_properties(props: Mapping[str, str]) -> str:
-    """Properties text that ``parse_properties`` reads back as ``props`` (one ``key=value`` a line)."""
-    lines = []
-    for key, value in props.items():
-        escaped = _escape(value, "")
-        if escaped.startswith(" "):
-            escaped = "\\" + escaped
-        if escaped.endswith(" ") and _trailing_backslashes(escaped[:-1]) % 2 == 0:
-            escaped = escaped[:-1] + "\\ "  # an unescaped trailing space would be trimmed
-        lines.append(f"{_escape(key, ' =:#!')}={escaped}\n")
-    return "".join(lines)
-
-
-def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read and parse a properties file (UTF-8); ConfigError if it cannot be read."""
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            return parse_properties(f.read())
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config file {os.fspath(path)!r}: {e}") from None
 
 
 # --- the broker's configuration ------------------------------------------------------------------
@@ -1249,18 +268,6 @@ def _differ(setting: Setting, a: object, b: object) -> bool:
         return bool(setting.parse(a) != setting.parse(b))
     except ConfigError:  # an invalid value is reported when the values are parsed
         return a != b
-
-
-@dataclass(frozen=True)
-class LogSchedule:
-    """How often the broker's scheduler runs the log manager's periodic work."""
-
-    retention_check_interval_ms: int
-    recovery_point_checkpoint_interval_ms: int
-    log_start_offset_checkpoint_interval_ms: int
-    high_watermark_checkpoint_interval_ms: int
-    producer_id_expiration_ms: int
-    producer_id_expiration_check_interval_ms: int
 
 
 def _parse_override(item: str) -> tuple[str, str]:
@@ -1454,67 +461,20 @@ class BrokerConfig:
     def log_config(self) -> LogConfig:
         """The broker's defaults for every log (Kafka's log.* settings, which topic-level
         settings override)."""
-        v = self._values
-        hours = 60 * 60 * 1000
-        if v["log.retention.ms"] is not None:
-            retention_ms = v["log.retention.ms"]
-        elif v["log.retention.minutes"] is not None:
-            retention_ms = v["log.retention.minutes"] * 60 * 1000
-        else:
-            retention_ms = v["log.retention.hours"] * hours
-        return LogConfig(
-            segment_bytes=v["log.segment.bytes"],
-            segment_ms=v["log.roll.ms"] if v["log.roll.ms"] is not None else v["log.roll.hours"] * hours,
-            segment_jitter_ms=(v["log.roll.jitter.ms"] if v["log.roll.jitter.ms"] is not None
-                               else v["log.roll.jitter.hours"] * hours),
-            segment_index_bytes=v["log.index.size.max.bytes"],
-            retention_ms=retention_ms if retention_ms >= 0 else -1,
-            retention_bytes=v["log.retention.bytes"],
-            index_interval_bytes=v["log.index.interval.bytes"],
-            max_message_bytes=v["message.max.bytes"],
-            file_delete_delay_ms=v["log.segment.delete.delay.ms"],
-            cleanup_policy=",".join(v["log.cleanup.policy"]),
-            delete_retention_ms=v["log.cleaner.delete.retention.ms"],
-            min_compaction_lag_ms=v["log.cleaner.min.compaction.lag.ms"],
-            max_compaction_lag_ms=v["log.cleaner.max.compaction.lag.ms"],
-            min_cleanable_dirty_ratio=v["log.cleaner.min.cleanable.ratio"],
-            min_insync_replicas=v["min.insync.replicas"],
-            unclean_leader_election_enable=v["unclean.leader.election.enable"],
-        )
+        return LogConfig.from_broker(self._values)
 
     @property
     def log_schedule(self) -> LogSchedule:
-        v = self._values
-        return LogSchedule(
-            retention_check_interval_ms=v["log.retention.check.interval.ms"],
-            recovery_point_checkpoint_interval_ms=v["log.flush.offset.checkpoint.interval.ms"],
-            log_start_offset_checkpoint_interval_ms=v["log.flush.start.offset.checkpoint.interval.ms"],
-            high_watermark_checkpoint_interval_ms=v["replica.high.watermark.checkpoint.interval.ms"],
-            producer_id_expiration_ms=v["producer.id.expiration.ms"],
-            producer_id_expiration_check_interval_ms=v["producer.id.expiration.check.interval.ms"],
-        )
+        return view(LogSchedule, self._values)
 
     def group_config(self) -> GroupConfig:
-        v = self._values
-        return GroupConfig(min_session_timeout_ms=v["group.min.session.timeout.ms"],
-                           max_session_timeout_ms=v["group.max.session.timeout.ms"],
-                           initial_rebalance_delay_ms=v["group.initial.rebalance.delay.ms"],
-                           max_size=v["group.max.size"])
+        return view(GroupConfig, self._values)
 
     def offsets_topic_config(self) -> OffsetsTopicConfig:
-        v = self._values
-        return OffsetsTopicConfig(num_partitions=v["offsets.topic.num.partitions"],
-                                  replication_factor=v["offsets.topic.replication.factor"],
-                                  segment_bytes=v["offsets.topic.segment.bytes"],
-                                  commit_timeout_ms=v["offsets.commit.timeout.ms"],
-                                  retention_ms=v["offsets.retention.minutes"] * 60000,
-                                  retention_check_interval_ms=v["offsets.retention.check.interval.ms"])
+        return view(OffsetsTopicConfig, self._values)
 
     def cleaner_config(self) -> CleanerConfig:
-        v = self._values
-        return CleanerConfig(enable=v["log.cleaner.enable"], num_threads=v["log.cleaner.threads"],
-                             dedupe_buffer_size=v["log.cleaner.dedupe.buffer.size"],
-                             backoff_ms=v["log.cleaner.backoff.ms"])
+        return view(CleanerConfig, self._values)
 
     @property
     def auto_create_topics(self) -> tuple[bool, int, int]:
@@ -1523,53 +483,17 @@ class BrokerConfig:
         return (v["auto.create.topics.enable"], v["num.partitions"], v["default.replication.factor"])
 
     def socket_server_settings(self) -> SocketServerSettings:
-        v = self._values
-        tls = TlsSettings(
-            enabled_protocols=tuple(v["ssl.enabled.protocols"]), key_password=v["ssl.key.password"],
-            keystore_location=v["ssl.keystore.location"],
-            keystore_certificate_chain=v["ssl.keystore.certificate.chain"],
-            keystore_key=v["ssl.keystore.key"],
-            client_auth=v["ssl.client.auth"], truststore_location=v["ssl.truststore.location"],
-            truststore_certificates=v["ssl.truststore.certificates"])
-        return SocketServerSettings(
-            node_id=self.node_id, listeners=tuple(self._listeners),
-            inter_broker_listener_name=self._inter_broker,
-            privileged_listener_name=self.privileged_listener_name,
-            control_plane_listener_name=self._control_plane, num_network_threads=v["num.network.threads"],
-            queued_max_requests=v["queued.max.requests"],
-            queued_max_request_bytes=v["queued.max.request.bytes"],
-            socket_send_buffer_bytes=v["socket.send.buffer.bytes"],
-            socket_receive_buffer_bytes=v["socket.receive.buffer.bytes"],
-            socket_request_max_bytes=v["socket.request.max.bytes"],
-            socket_listen_backlog_size=v["socket.listen.backlog.size"],
-            connections_max_idle_ms=v["connections.max.idle.ms"], max_connections=v["max.connections"],
-            max_connections_per_ip=v["max.connections.per.ip"],
-            max_connections_per_ip_overrides=dict(v["max.connections.per.ip.overrides"]),
-            sasl_enabled_mechanisms=tuple(v["sasl.enabled.mechanisms"]),
-            sasl_plain_users_file=v["sasl.plain.users.file"],
-            failed_authentication_delay_ms=v["connection.failed.authentication.delay.ms"], tls=tls)
+        return view(SocketServerSettings, self._values, node_id=self.node_id,
+                    listeners=tuple(self._listeners), inter_broker_listener_name=self._inter_broker,
+                    privileged_listener_name=self.privileged_listener_name,
+                    control_plane_listener_name=self._control_plane, tls=view(TlsSettings, self._values))
 
     def controller_settings(self) -> ControllerSettings:
-        v = self._values
-        return ControllerSettings(
-            node_id=self.node_id, listener=self.privileged_listener_name,
-            session_timeout_ms=v["broker.session.timeout.ms"],
-            socket_timeout_ms=v["controller.socket.timeout.ms"],
-            inter_broker_protocol_version=v["inter.broker.protocol.version"],
-            num_partitions=v["num.partitions"], default_replication_factor=v["default.replication.factor"],
-            unclean_leader_election_enable=v["unclean.leader.election.enable"],
-            auto_leader_rebalance_enable=v["auto.leader.rebalance.enable"],
-            leader_imbalance_check_interval_seconds=v["leader.imbalance.check.interval.seconds"],
-            leader_imbalance_per_broker_percentage=v["leader.imbalance.per.broker.percentage"])
+        return view(ControllerSettings, self._values, node_id=self.node_id,
+                    listener=self.privileged_listener_name)
 
     def replication_settings(self) -> ReplicationSettings:
-        v = self._values
-        return ReplicationSettings(
-            num_replica_fetchers=v["num.replica.fetchers"], fetch_max_bytes=v["replica.fetch.max.bytes"],
-            fetch_response_max_bytes=v["replica.fetch.response.max.bytes"],
-            fetch_min_bytes=v["replica.fetch.min.bytes"], fetch_wait_max_ms=v["replica.fetch.wait.max.ms"],
-            fetch_backoff_ms=v["replica.fetch.backoff.ms"], lag_time_max_ms=v["replica.lag.time.max.ms"],
-            socket_timeout_ms=v["replica.socket.timeout.ms"])
+        return view(ReplicationSettings, self._values)
 
     @property
     def controlled_shutdown(self) -> bool:

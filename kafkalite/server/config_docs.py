@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from kafkalite.server.config import GROUPS, SETTINGS, Setting
-from kafkalite.server.topic_configs import TOPIC_SETTINGS
+from kafkalite.storage.config import TOPIC_SETTINGS
 
 
 def _cell(text: str) -> str:
@@ -153,7 +153,7 @@ def render_markdown() -> str:
                 f"| {_name(s)} | {s.type} | {_cell(_default(s))} | {_cell(valid)} | {_cell(s.doc)} |"
             )
     topic_rows = [
-        f"| {_code(t.name)} | {t.type} | {', '.join(_code(n) for n in t.synonyms)} | {_cell(t.doc)} |"
+        f"| {_code(t.name)} | {t.type} | {', '.join(_code(n) for n in t.synonym_names)} | {_cell(t.doc)} |"
         for t in TOPIC_SETTINGS
     ]
     return "\n".join(out) + "\n" + TOPIC_LEVEL + "\n".join(topic_rows) + "\n" + BY_HAND

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kafkalite.common.properties import format_properties, parse_properties
 from kafkalite.common.uuids import new_base64_uuid
-from kafkalite.server.config import format_properties, parse_properties
 from kafkalite.storage.volume import FILES, Volume
 
 FILE_NAME = "meta.properties"

@@ -1,6 +1,6 @@
-"""Topic-level settings on a broker: what they are (``TOPIC_SETTINGS``: Kafka's names, types,
-broker-level synonyms and meaning, for DescribeConfigs and the docs), and each topic's overrides
-as this broker knows them (``TopicConfigCache``).
+"""Topic-level settings on a broker: each topic's overrides as this broker knows them
+(``TopicConfigCache``). What the settings are (Kafka's names, types, bounds, broker-level synonyms
+and meaning) is the storage's table, ``kafkalite.storage.config.TOPIC_SETTINGS``.
 
 The controller keeps every topic's overrides (CreateTopics' configs). LeaderAndIsr carries none
 (in ZooKeeper-era Kafka a broker read them from ZooKeeper), so a broker that is not the
@@ -17,7 +17,6 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from kafkalite.clients import BlockingClient
@@ -25,7 +24,6 @@ from kafkalite.common.errors import ConfigError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import describe_configs as dc
-from kafkalite.storage.config import SETTINGS as LOG_SETTINGS
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
 
@@ -35,68 +33,6 @@ log = logging.getLogger("kafkalite.server.topic_configs")
 
 DESCRIBE_CONFIGS_VERSION = 4
 CONTROLLER_TIMEOUT = 5.0  # seconds a request to the controller may take (connect, send, answer)
-
-
-@dataclass(frozen=True)
-class TopicSetting:
-    name: str  # Kafka's topic-level name
-    type: str  # Kafka's ConfigDef type: int, long, list or bool
-    synonyms: tuple[str, ...]  # the broker settings that give its default, first one first
-    doc: str
-
-
-TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
-    TopicSetting("cleanup.policy", "list", ("log.cleanup.policy",),
-                 "What happens to segments past the retention limits: delete removes them; compact "
-                 "keeps the last record of each key (the log cleaner); both may be given."),
-    TopicSetting("delete.retention.ms", "long", ("log.cleaner.delete.retention.ms",),
-                 "With the compact policy, how long a tombstone (a record with a null value) stays "
-                 "after the cleaner first kept it, so that consumers still see the deletion."),
-    TopicSetting("file.delete.delay.ms", "long", ("log.segment.delete.delay.ms",),
-                 "How long a deleted segment's files stay on disk before they are removed."),
-    TopicSetting("index.interval.bytes", "int", ("log.index.interval.bytes",),
-                 "How many bytes of batches go between two offset index entries: more entries let "
-                 "reads start closer to the offset asked for, at the cost of a bigger index."),
-    TopicSetting("max.compaction.lag.ms", "long", ("log.cleaner.max.compaction.lag.ms",),
-                 "With the compact policy, the longest a record stays uncompacted: a log whose "
-                 "oldest dirty record is older is cleaned whatever its dirty ratio."),
-    TopicSetting("min.cleanable.dirty.ratio", "double", ("log.cleaner.min.cleanable.ratio",),
-                 "With the compact policy, the share of the log not yet cleaned at which the "
-                 "cleaner takes it."),
-    TopicSetting("min.compaction.lag.ms", "long", ("log.cleaner.min.compaction.lag.ms",),
-                 "With the compact policy, the shortest a record stays uncompacted."),
-    TopicSetting("min.insync.replicas", "int", ("min.insync.replicas",),
-                 "With acks=all, how many in-sync replicas (the leader included) a write needs: "
-                 "fewer, and Produce is refused with NOT_ENOUGH_REPLICAS and the high watermark "
-                 "does not advance."),
-    TopicSetting("max.message.bytes", "int", ("message.max.bytes",),
-                 "The largest record batch the topic accepts (after compression if compressed); a "
-                 "larger one is refused with MESSAGE_TOO_LARGE."),
-    TopicSetting("retention.bytes", "long", ("log.retention.bytes",),
-                 "With the delete policy, how big a partition may grow before its oldest segments "
-                 "are removed; -1 means no size limit."),
-    TopicSetting("retention.ms", "long", ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-                 "With the delete policy, how long a segment is kept after its last record's "
-                 "timestamp; -1 means no time limit."),
-    TopicSetting("segment.bytes", "int", ("log.segment.bytes",),
-                 "The size at which a partition's active segment is closed and a new one started; "
-                 "retention removes whole segments."),
-    TopicSetting("segment.index.bytes", "int", ("log.index.size.max.bytes",),
-                 "The size of a segment's offset index (and time index) files; a full index rolls "
-                 "the segment."),
-    TopicSetting("segment.jitter.ms", "long", ("log.roll.jitter.ms", "log.roll.jitter.hours"),
-                 "At most this much is taken off segment.ms at random for each segment, so that "
-                 "segments of many partitions do not roll at once."),
-    TopicSetting("segment.ms", "long", ("log.roll.ms", "log.roll.hours"),
-                 "The age at which a partition's active segment is closed even if not full, so that "
-                 "retention can remove old data."),
-    TopicSetting("unclean.leader.election.enable", "bool", ("unclean.leader.election.enable",),
-                 "Whether a replica outside the ISR may become leader when no ISR member is alive, "
-                 "at the cost of losing what only the ISR had."),
-)
-TOPIC_SETTINGS_BY_NAME: dict[str, TopicSetting] = {s.name: s for s in TOPIC_SETTINGS}
-if set(TOPIC_SETTINGS_BY_NAME) != {s.name for s in LOG_SETTINGS}:  # one place describes each
-    raise ValueError("TOPIC_SETTINGS must describe exactly the settings LogConfig takes")
 
 
 class ControllerLink:

@@ -31,7 +31,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,6 +38,7 @@ from kafkalite.protocol.records.batch import BatchHeader, TimestampType
 from kafkalite.protocol.records.records import Record, build_batch, decode_records
 
 from .checkpoint import OffsetCheckpointFile, TopicPartition
+from .config import CleanerConfig
 from .files import CLEANED_FILE_SUFFIX
 from .log import Log
 from .segment import LogSegment
@@ -49,16 +49,6 @@ log = logging.getLogger(__name__)
 CLEANER_OFFSET_CHECKPOINT_FILENAME = "cleaner-offset-checkpoint"
 OFFSET_MAP_ENTRY_BYTES = 24  # Kafka's SkimpyOffsetMap: a 16-byte MD5 and an 8-byte offset
 OFFSET_MAP_LOAD_FACTOR = 0.9  # Kafka's log.cleaner.io.buffer.load.factor
-
-
-@dataclass(frozen=True)
-class CleanerConfig:
-    """The broker's log.cleaner.* settings that are not a topic's."""
-
-    enable: bool = True
-    num_threads: int = 1
-    dedupe_buffer_size: int = 128 * 1024 * 1024
-    backoff_ms: int = 15000
 
 
 class OffsetMap:

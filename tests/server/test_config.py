@@ -15,15 +15,14 @@ from hypothesis import strategies as st
 
 from kafkalite.common.endpoints import Endpoint, parse_listener
 from kafkalite.common.metadata_version import is_metadata_version
+from kafkalite.common.properties import format_properties, parse_properties
 from kafkalite.server.config import (
     GROUPS,
     SETTINGS,
     SETTINGS_BY_NAME,
     BrokerConfig,
     ConfigError,
-    format_properties,
     lookup,
-    parse_properties,
 )
 from kafkalite.server.config_docs import render_markdown
 from kafkalite.server.kafka_config_names import KAFKA_BROKER_CONFIGS, is_kafka_config

@@ -16,9 +16,9 @@ from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.protocol.messages import produce as pm
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.server.broker import Broker
+from kafkalite.server.config import SETTINGS_BY_NAME
 from kafkalite.server.topic_configs import ControllerLink, TopicConfigCache
-from kafkalite.storage.config import SETTINGS as LOG_SETTINGS
-from kafkalite.storage.config import LogConfig
+from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
 
 from ..kafka_client import wait_for
 from .conftest import running_broker
@@ -133,7 +133,7 @@ def test_describe_configs_from_any_broker(tmp_path):
             got = describe(broker, "described")
             assert got["error"] == E.NONE
             configs = got["configs"]
-            assert set(configs) == {s.name for s in LOG_SETTINGS}
+            assert set(configs) == {s.name for s in TOPIC_SETTINGS}
             segment, retention = configs["segment.bytes"], configs["retention.ms"]
             policy = configs["cleanup.policy"]
             assert (segment.value, segment.config_source, segment.read_only) == ("4096", 1, False)
@@ -231,7 +231,4 @@ def test_a_broker_that_cannot_reach_the_controller_answers_without_waiting_longe
 
 
 def test_every_topic_setting_names_broker_settings_as_its_synonyms():
-    from kafkalite.server.config import SETTINGS_BY_NAME
-    from kafkalite.server.topic_configs import TOPIC_SETTINGS
-
-    assert [n for t in TOPIC_SETTINGS for n in t.synonyms if n not in SETTINGS_BY_NAME] == []
+    assert [n for t in TOPIC_SETTINGS for n in t.synonym_names if n not in SETTINGS_BY_NAME] == []

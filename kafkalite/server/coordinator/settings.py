@@ -1,31 +1,100 @@
-"""The group coordinator's settings (Kafka's GroupCoordinatorConfig and the offsets topic's), as
-typed values: the broker's settings table (server/config.py) names and documents them."""
+"""The group coordinator's settings (Kafka's GroupCoordinatorConfig: group.*, and the offsets
+topic's: offsets.*) as rows of the broker's settings table (``GROUP_SETTINGS``) and their typed
+views, which the broker's configuration fills (``BrokerConfig.group_config``,
+``BrokerConfig.offsets_topic_config``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from kafkalite.common.config_def import Setting, at_least, fields_from
+
+GROUP_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "offsets.topic.num.partitions", "int", 50,
+        "The number of partitions for the offset commit topic (should not change after deployment).",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.topic.replication.factor", "int", 3,
+        "The replication factor for the offsets topic; kafkalite takes fewer when fewer brokers are "
+        "registered (Kafka refuses to create it until enough are).",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.topic.segment.bytes", "int", 104857600,
+        "The offsets topic segment bytes should be kept relatively small in order to facilitate faster "
+        "log compaction and cache loads.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.commit.timeout.ms", "int", 5000,
+        "Offset commit will be delayed until all replicas for the offsets topic receive the commit or "
+        "this timeout is reached.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.retention.minutes", "int", 10080,
+        "For subscribed consumers, committed offset of a specific partition will be expired and "
+        "discarded after this period of time has elapsed after the consumer group loses all its "
+        "consumers (becomes empty); for standalone consumers (assigned partitions) after the commit.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "offsets.retention.check.interval.ms", "long", 600000,
+        "Frequency at which to check for stale offsets.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.initial.rebalance.delay.ms", "int", 3000,
+        "The amount of time the group coordinator will wait for more consumers to join a new group "
+        "before performing the first rebalance (`kafkalite cluster` sets 0).",
+        validator=at_least(0), group="group",
+    ),
+    Setting(
+        "group.min.session.timeout.ms", "int", 6000,
+        "The minimum allowed session timeout for registered consumers.",
+        group="group",
+    ),
+    Setting(
+        "group.max.session.timeout.ms", "int", 1800000,
+        "The maximum allowed session timeout for registered consumers.",
+        group="group",
+    ),
+    Setting(
+        "group.max.size", "int", 2147483647,
+        "The maximum number of consumers that a single consumer group can accommodate.",
+        validator=at_least(1), group="group",
+    ),
+)
+
+_field = fields_from(GROUP_SETTINGS)
+
+
+def _minutes_as_ms(minutes: int) -> int:
+    return minutes * 60 * 1000
 
 
 @dataclass(frozen=True)
 class GroupConfig:
     """group.* settings."""
 
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1800000
-    initial_rebalance_delay_ms: int = 3000
-    max_size: int = 2**31 - 1
+    min_session_timeout_ms: int = _field("group.min.session.timeout.ms")
+    max_session_timeout_ms: int = _field("group.max.session.timeout.ms")
+    initial_rebalance_delay_ms: int = _field("group.initial.rebalance.delay.ms")
+    max_size: int = _field("group.max.size")
 
 
 @dataclass(frozen=True)
 class OffsetsTopicConfig:
     """offsets.* settings."""
 
-    num_partitions: int = 50
-    replication_factor: int = 3
-    segment_bytes: int = 104857600
-    commit_timeout_ms: int = 5000
-    retention_ms: int = 7 * 24 * 60 * 60 * 1000
-    retention_check_interval_ms: int = 600000
+    num_partitions: int = _field("offsets.topic.num.partitions")
+    replication_factor: int = _field("offsets.topic.replication.factor")
+    segment_bytes: int = _field("offsets.topic.segment.bytes")
+    commit_timeout_ms: int = _field("offsets.commit.timeout.ms")
+    retention_ms: int = _field("offsets.retention.minutes", _minutes_as_ms)
+    retention_check_interval_ms: int = _field("offsets.retention.check.interval.ms")
 
     def replication_factor_for(self, brokers: int) -> int:
         """offsets.topic.replication.factor capped by the brokers there are (at least 1)."""

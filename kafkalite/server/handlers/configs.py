@@ -20,12 +20,12 @@ from kafkalite.controller.assignment import validate_topic_name
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import describe_configs as dc
-from kafkalite.storage.config import LogConfig
+from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
 
 from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig, Setting
 from ..metadata_cache import MetadataCache
 from ..responses import respond
-from ..topic_configs import TOPIC_SETTINGS, TopicConfigCache
+from ..topic_configs import TopicConfigCache
 
 log = logging.getLogger("kafkalite.server.handlers.configs")
 
@@ -36,7 +36,7 @@ CONFIG_TYPES = {"int": dc.TYPE_INT, "long": dc.TYPE_LONG, "double": dc.TYPE_DOUB
 # Broker settings that stand for one value in several units (Kafka's brokerConfigSynonyms), the
 # one that wins first: the topic settings' synonym groups of more than one name.
 BROKER_SYNONYMS: tuple[tuple[str, ...], ...] = tuple(
-    s.synonyms for s in TOPIC_SETTINGS if len(s.synonyms) > 1)
+    s.synonym_names for s in TOPIC_SETTINGS if len(s.synonyms) > 1)
 _SYNONYMS_OF = {name: group for group in BROKER_SYNONYMS for name in group}
 
 SendResponse = Callable[[Response], None]
@@ -107,7 +107,7 @@ class ConfigDescriber:
         for s in TOPIC_SETTINGS:
             if keys is not None and s.name not in keys:  # null asks for all, [] for none
                 continue
-            found = self._broker_synonyms(s.synonyms)
+            found = self._broker_synonyms(s.synonym_names)
             if s.name in overrides:
                 found.insert(0, SYNONYM(name=s.name, value=values[s.name],
                                         source=dc.SOURCE_DYNAMIC_TOPIC_CONFIG))

@@ -39,6 +39,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import fetch, list_offsets
 
 from .partition import Partition
+from .settings import ReplicationSettings
 
 log = logging.getLogger("kafkalite.server.replication.replica_fetcher")
 
@@ -47,20 +48,6 @@ LIST_OFFSETS_VERSION = 4  # with current_leader_epoch
 EARLIEST, LATEST = -2, -1
 
 TopicPartition = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class ReplicationSettings:
-    """The ``replica.*`` settings (Kafka's names and defaults)."""
-
-    num_replica_fetchers: int = 1
-    fetch_max_bytes: int = 1048576  # replica.fetch.max.bytes, per partition
-    fetch_response_max_bytes: int = 10485760
-    fetch_min_bytes: int = 1
-    fetch_wait_max_ms: int = 500
-    fetch_backoff_ms: int = 1000
-    lag_time_max_ms: int = 30000
-    socket_timeout_ms: int = 30000
 
 
 @dataclass(frozen=True)
