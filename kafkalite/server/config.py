@@ -421,7 +421,7 @@ class BrokerConfig:
     def controller_listener_names(self) -> list[str]:
         return list(self._controller_listeners)
 
-    # Typed views for the components (no string lookups outside this module).
+    # Typed values for the broker; each area's own view (its dataclass over its rows) is built by view().
 
     @property
     def num_io_threads(self) -> int:

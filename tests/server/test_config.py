@@ -768,3 +768,28 @@ def test_the_cli_starts_from_kafkas_sample_and_lists_what_it_ignores_once(tmp_pa
     assert f"WARNING [MainThread] kafkalite.server.broker: These configurations '[{', '.join(ignored)}]'" \
         in unused[0]
     assert not [line for line in lines if line.startswith("Error:") or "Traceback" in line]
+
+
+def test_each_typed_view_defaults_to_its_settings_defaults():
+    from kafkalite.controller.settings import ControllerSettings
+    from kafkalite.network.settings import SocketServerSettings
+    from kafkalite.server.coordinator.settings import GroupConfig, OffsetsTopicConfig
+    from kafkalite.server.replication.settings import ReplicationSettings
+    from kafkalite.storage.config import CleanerConfig, LogConfig, LogSchedule
+
+    c = cfg()
+    assert (c.group_config(), c.offsets_topic_config(), c.replication_settings(), c.cleaner_config(),
+            c.log_config(), c.log_schedule) == (GroupConfig(), OffsetsTopicConfig(), ReplicationSettings(),
+                                                CleanerConfig(), LogConfig(), LogSchedule())
+    assert c.controller_settings() == ControllerSettings(1, "PLAINTEXT")
+    s = c.socket_server_settings()
+    assert s == SocketServerSettings(1, s.listeners, "PLAINTEXT", "PLAINTEXT", None)
+
+
+def test_the_views_take_the_configured_values_in_their_units():
+    c = cfg(offsets_retention_minutes="2", group_max_size="7", replica_fetch_max_bytes="10",
+            ssl_enabled_protocols="TLSv1.3", log_cleaner_threads="2", num_partitions="4")
+    assert (c.offsets_topic_config().retention_ms, c.group_config().max_size,
+            c.replication_settings().fetch_max_bytes, c.socket_server_settings().tls.enabled_protocols,
+            c.cleaner_config().num_threads, c.controller_settings().num_partitions) == (
+        120000, 7, 10, ("TLSv1.3",), 2, 4)

@@ -65,3 +65,24 @@ def test_bad_overrides_are_refused_naming_each_setting():
         "cleanup.policy", "no.such", "retention.ms", "segment.bytes",
     ]
     assert "Value must be at least 14" in str(e.value)
+
+
+def test_the_defaults_are_the_broker_settings_defaults():
+    from kafkalite.storage.config import STORAGE_SETTINGS
+
+    assert LogConfig.from_broker({s.name: s.default for s in STORAGE_SETTINGS}) == LogConfig()
+
+
+def test_broker_synonyms_give_values_in_their_units_the_first_set_winning():
+    from kafkalite.storage.config import STORAGE_SETTINGS
+
+    values = {s.name: s.default for s in STORAGE_SETTINGS}
+    hour = 3600 * 1000
+    config = LogConfig.from_broker({**values, "log.retention.minutes": 3, "log.roll.hours": 2,
+                                    "log.roll.jitter.hours": 1, "log.cleanup.policy": ["compact", "delete"]})
+    assert (config.retention_ms, config.segment_ms, config.segment_jitter_ms, config.cleanup_policy) == (
+        3 * 60000, 2 * hour, hour, "compact,delete")
+    first = LogConfig.from_broker({**values, "log.retention.ms": 5, "log.retention.minutes": 3})
+    assert first.retention_ms == 5
+    # As Kafka's logRetentionTimeMillis: any negative retention is -1, no limit.
+    assert LogConfig.from_broker({**values, "log.retention.hours": -2}).retention_ms == -1
