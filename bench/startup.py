@@ -7,7 +7,7 @@ librdkafka's mock cluster, each in a fresh Python process per round (what a test
   brokers and the topic, which the mock creates on that request);
 - the same test: ready, one record produced (acks=all) and consumed back, everything closed.
 
-Run one round as ``python -m bench.startup KIND`` (it prints one JSON line).
+Run one round as ``python -m kafkalite_bench.startup KIND`` (it prints one JSON line).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def _produce_and_consume(servers: str) -> None:
 
 def one_round(kind: str) -> dict:
     """One round of ``kind`` in a fresh Python process: seconds for import, ready and the test."""
-    done = subprocess.run([sys.executable, "-m", "bench.startup", kind], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-m", "kafkalite_bench.startup", kind], capture_output=True,
+                          text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"the {kind} round failed: {done.stderr.strip()[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

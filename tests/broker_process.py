@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from bench.ports import free_port
+from kafkalite_bench.ports import free_port
 
 __all__ = ["BrokerProcess", "free_port", "wait_exit"]
 

@@ -134,6 +134,18 @@ def test_command_summaries_are_whole_sentences(group):
     assert len(summaries) >= 4 and all(" ".join(s.split()).endswith(".") for s in summaries)
 
 
+def test_the_benchmarks_are_installed_as_kafkalite_bench(tmp_path):
+    """From outside the repository: bench/ imports by the project's name, and no package called
+    plain ``bench`` is installed."""
+    found = subprocess.run([sys.executable, "-c", "import importlib.util, kafkalite_bench.cli; "
+                            "print(importlib.util.find_spec('bench'))"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (found.returncode, found.stdout.strip()) == (0, "None"), found.stderr
+    out = subprocess.run([sys.executable, "-m", "kafkalite", "bench", "--help"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "network-history" in out.stdout
+
+
 def test_bench_without_its_extra_says_which_to_install(tmp_path):
     # kio is what the codec benchmark imports first; a shadowing package makes it missing.
     (tmp_path / "kio").mkdir()

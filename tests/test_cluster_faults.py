@@ -16,11 +16,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.tcp_proxy import TcpProxy
 from kafkalite.local import processes as C
 from kafkalite.local.settings import free_base_port
 from kafkalite.protocol import encode_request
 from kafkalite.protocol.messages import metadata
+from kafkalite_bench.tcp_proxy import TcpProxy
 
 from .kafka_client import wait_for
 from .test_cluster import FAST, kcat_partitions, same_everywhere

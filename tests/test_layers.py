@@ -1,7 +1,9 @@
 """The layer rule (docs/architecture.md, "Packages and layers"): each package imports only from its
 own layer or those below it, no two packages import each other through any chain, and no
 kafkalite import hides inside a function or an ``if`` (the entry points excepted: the command
-imports what a subcommand needs when it runs)."""
+imports what a subcommand needs when it runs). The benchmarks, bench/ installed as kafkalite_bench,
+are a layer above ``testing`` and below ``cli``: they may import kafkalite, and kafkalite imports
+them only from the command, when it runs."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "kafkalite"
+BENCH = "kafkalite_bench"
+BENCH_ROOT = ROOT.parent / "bench"  # installed as kafkalite_bench
 
-# Lowest first. A unit is a package of kafkalite or one of its top-level modules.
+# Lowest first. A unit is a package of kafkalite or one of its top-level modules, or the benchmarks.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("common",),
     ("protocol",),
@@ -24,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("server",),
     ("local", "jobs"),
     ("testing",),
+    (BENCH,),
     ("cli",),
     ("__main__",),
 )
@@ -40,20 +45,26 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("broker",),
 )
 SERVER_LAYER = {unit: i for i, units in enumerate(SERVER_LAYERS) for unit in units}
+# Packages whose modules may import inside a function (the command's subcommands, when they run).
 LAZY_IMPORTS_ALLOWED = {"kafkalite.cli"}
 
 
-def _modules() -> list[tuple[str, Path]]:
+def lazy_imports_allowed(module: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in LAZY_IMPORTS_ALLOWED)
+
+
+def _modules(root: Path = ROOT, package: str = "kafkalite") -> list[tuple[str, Path]]:
     out = []
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    for path in sorted(root.rglob("*.py")):
+        parts = (package, *path.relative_to(root).with_suffix("").parts)
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out.append((name, path))
     return out
 
 
 def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
-    """(imported kafkalite module, at the top level of the file) for each import in ``path``."""
+    """(imported kafkalite or kafkalite_bench module, at the top level of the file) for each import in
+    ``path``."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text())
     top = {id(n) for n in tree.body}
@@ -70,12 +81,15 @@ def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
             targets = [a.name for a in node.names]
         else:
             continue
-        found += [(t, id(node) in top) for t in targets if t == "kafkalite" or t.startswith("kafkalite.")]
+        found += [(t, id(node) in top) for t in targets
+                  if t.split(".")[0] in ("kafkalite", BENCH)]
     return found
 
 
 def unit(module: str) -> str:
     parts = module.split(".")
+    if parts[0] == BENCH:
+        return BENCH
     return parts[1] if len(parts) > 1 else "kafkalite"
 
 
@@ -86,21 +100,42 @@ def server_unit(module: str) -> str | None:
 
 
 MODULES = _modules()
+BENCH_MODULES = _modules(BENCH_ROOT, BENCH)
+ALL_MODULES = MODULES + BENCH_MODULES
 
 
 def test_every_unit_has_a_layer():
-    units = {unit(name) for name, _ in MODULES} - {"kafkalite"}
+    units = {unit(name) for name, _ in ALL_MODULES} - {"kafkalite"}
     assert units <= LAYER.keys(), f"add {sorted(units - LAYER.keys())} to LAYERS"
 
 
-@pytest.mark.parametrize(("name", "path"), MODULES, ids=[n for n, _ in MODULES])
+@pytest.mark.parametrize(("name", "path"), ALL_MODULES, ids=[n for n, _ in ALL_MODULES])
 def test_imports_go_down_the_layers_and_stay_at_the_top(name, path):
+    """The benchmarks may import when they run (a command, an import they time)."""
     here = unit(name)
     for target, at_top in _imports(name, path):
         there = unit(target)
         if there != "kafkalite" and here != "kafkalite":
             assert LAYER[there] <= LAYER[here], f"{name} ({here}) imports {target} ({there}), a layer above"
-        assert at_top or name in LAZY_IMPORTS_ALLOWED, f"{name} imports {target} inside a function or an if"
+        assert at_top or here == BENCH or lazy_imports_allowed(name), (
+            f"{name} imports {target} inside a function or an if")
+        assert not (at_top and there == BENCH and here != BENCH), (
+            f"{name} imports {target} at its top: kafkalite loads the benchmarks only when a command runs")
+
+
+def _absolute_imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    return [*(a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names),
+            *(n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level)]
+
+
+@pytest.mark.parametrize("folder", ["bench", "tests"])
+def test_the_benchmarks_are_imported_by_their_installed_name(folder):
+    """bench/ is installed as kafkalite_bench: ``bench`` would be found only from the repository's root."""
+    wrong = [f"{path.relative_to(ROOT.parent)}: {target}"
+             for path in sorted((ROOT.parent / folder).rglob("*.py"))
+             for target in _absolute_imports(path) if target.split(".")[0] == "bench"]
+    assert not wrong, wrong
 
 
 def test_every_server_unit_has_a_layer():
@@ -122,7 +157,7 @@ def test_inside_server_imports_go_down_its_layers(name, path):
 @pytest.mark.parametrize("unit_of", [unit, server_unit], ids=["packages", "inside server"])
 def test_no_cycle(unit_of):
     edges: dict[str, set[str]] = {}
-    for name, path in MODULES:
+    for name, path in ALL_MODULES:
         for target, _ in _imports(name, path):
             a, b = unit_of(name), unit_of(target)
             if a is not None and b is not None and a != b:

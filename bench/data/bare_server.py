@@ -7,7 +7,7 @@ without being looked at), Fetch (``partition_max_bytes`` worth of one canned bat
 its base offset set to the offset asked for; sent from the same bytes each time with ``sendmsg``,
 no copy). Its log holds LOG_BATCHES such batches (0: endless), so that a consumer sees the same
 log end as on the servers it is compared with, and does not prefetch past it.
-Run as ``python -m bench.data.bare_server PORT TOPIC MESSAGE_BYTES BATCH_RECORDS LOG_BATCHES``.
+Run as ``python -m kafkalite_bench.data.bare_server PORT TOPIC MESSAGE_BYTES BATCH_RECORDS LOG_BATCHES``.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ core, as a broker appends a 1 MiB batch, with nothing checked or answered:
 Each first writes ``warmup`` bytes untimed, as much as the broker has taken before its 1 MiB
 measurement, because the rate falls once a GB or so is in the page cache (seen here: about 1 GB/s
 for the first GB, 0.4 GB/s after), and writes them back (fsync), as the benchmark does before each
-measurement. Run as ``python -m bench.data.disk write SECONDS WARMUP`` or ``python -m
-bench.data.disk receive SECONDS WARMUP PORT``: it prints MB/s."""
+measurement. Run as ``python -m kafkalite_bench.data.disk write SECONDS WARMUP`` or ``python -m
+kafkalite_bench.data.disk receive SECONDS WARMUP PORT``: it prints MB/s."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def measure(seconds: float, warmup: int, pin: bool = True, mode: str = "write",
     core when pinning); ``receive`` needs ``client``, the benchmark's ClientProcess, to send."""
     log = tempfile.NamedTemporaryFile(prefix="kafkalite-bench-disk-", suffix=".log", delete=False)
     log.close()
-    args = [sys.executable, "-m", "bench.data.disk", mode, str(seconds), str(warmup)]
+    args = [sys.executable, "-m", "kafkalite_bench.data.disk", mode, str(seconds), str(warmup)]
     port = servers.free_port() if mode == "receive" else 0
     if mode == "receive":
         args.append(str(port))

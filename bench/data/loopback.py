@@ -4,7 +4,7 @@ connection over loopback as fast as it can, 1 MiB a call, and the client reads i
 broker's zero-copy read path can reach; ``copy`` (``pread`` into Python bytes, then ``sendall``)
 is the least a broker that copies records through Python pays: the difference is what sendfile
 buys on the raw read path, measured without a broker.
-Run the sender as ``python -m bench.data.loopback PORT FILE sendfile|copy``."""
+Run the sender as ``python -m kafkalite_bench.data.loopback PORT FILE sendfile|copy``."""
 
 from __future__ import annotations
 
@@ -94,8 +94,8 @@ def sender(path: str, mode: str, pin: bool) -> Iterator[tuple[int, int]]:
     port = servers.free_port()
     log = tempfile.NamedTemporaryFile(prefix="kafkalite-bench-loopback-", suffix=".log", delete=False)
     log.close()
-    proc = servers._popen([sys.executable, "-m", "bench.data.loopback", str(port), path, mode], log.name,
-                          pin and servers.pinning())
+    proc = servers._popen([sys.executable, "-m", "kafkalite_bench.data.loopback", str(port), path, mode],
+                          log.name, pin and servers.pinning())
     try:
         wait_listening(proc, port, log.name)
         yield port, proc.pid

@@ -2,7 +2,7 @@
 server process that clients reach over loopback. An AdminClient configured with
 ``test.mock.num.brokers`` starts the mock brokers in its threads; their addresses (from its
 Metadata) are printed one per line as ``id host:port``, then the process waits for SIGTERM.
-Run as ``python -m bench.data.mock_server BROKERS``."""
+Run as ``python -m kafkalite_bench.data.mock_server BROKERS``."""
 
 from __future__ import annotations
 

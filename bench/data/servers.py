@@ -120,7 +120,7 @@ def started(kind: str, *, pin: bool = True, topic: str = "bench", message_bytes:
             server = Server(kind, port, _popen(args, log_path, pin), log_path, f"{work}/data")
             _wait(server, lambda: registered_brokers(port) == {1})
         elif kind == "mock":
-            args = [sys.executable, "-m", "bench.data.mock_server", "1"]
+            args = [sys.executable, "-m", "kafkalite_bench.data.mock_server", "1"]
             server = Server(kind, 0, _popen(args, log_path, pin), log_path)
 
             def mock_ready() -> bool:
@@ -136,8 +136,8 @@ def started(kind: str, *, pin: bool = True, topic: str = "bench", message_bytes:
             _wait(server, mock_ready)
         elif kind == "bare":
             port = free_port()
-            args = [sys.executable, "-m", "bench.data.bare_server", str(port), topic, str(message_bytes),
-                    str(batch_records), str(log_batches)]
+            args = [sys.executable, "-m", "kafkalite_bench.data.bare_server", str(port), topic,
+                    str(message_bytes), str(batch_records), str(log_batches)]
             server = Server(kind, port, _popen(args, log_path, pin), log_path)
 
             def listening() -> bool:

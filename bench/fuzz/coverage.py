@@ -4,7 +4,7 @@ and SASL/PLAIN tokens. The network fuzzer (run.py) shows the broker survives hos
 connections; this one searches the codec's branches for an input that raises anything but the
 typed errors. Seeded with one valid frame per api and version.
 
-Run as ``python -m bench.fuzz.coverage [libFuzzer flags]`` (atheris exits the process when done);
+Run as ``python -m kafkalite_bench.fuzz.coverage [libFuzzer flags]`` (atheris exits the process when done);
 ``kafkalite bench fuzz-coverage`` runs it with a corpus directory and a number of runs, and the
 test suite runs a short one.
 """
@@ -44,7 +44,7 @@ def one_input(data: bytes) -> None:
 
 def write_seeds(directory: str) -> int:
     """One file per api and version (a valid request frame), as the starting corpus."""
-    from bench.fuzz.frames import VALID
+    from .frames import VALID
 
     os.makedirs(directory, exist_ok=True)
     for i, frame in enumerate(VALID):
@@ -82,13 +82,13 @@ def bench(runs: int, corpus: str | None, write_md: str | None) -> int:
     import tempfile
     import time
 
-    from bench.markdown import machine, write_section
+    from ..markdown import machine, write_section
 
     directory = corpus or tempfile.mkdtemp(prefix="kafkalite-fuzz-corpus-")
     seeds = write_seeds(directory)
     artifacts = tempfile.mkdtemp(prefix="kafkalite-fuzz-crash-")
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "bench.fuzz.coverage", f"-runs={runs}",
+    out = subprocess.run([sys.executable, "-m", "kafkalite_bench.fuzz.coverage", f"-runs={runs}",
                           f"-artifact_prefix={artifacts}/", directory],
                          capture_output=True, text=True)
     seconds = time.monotonic() - started

@@ -152,8 +152,8 @@ def bench(frames: int = 1_000_000, seed: int = 1, write_md: str | None = None,
     import sys
     import tempfile
 
-    from bench.markdown import machine, write_section
-    from bench.ports import free_port
+    from ..markdown import machine, write_section
+    from ..ports import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as data:

@@ -1,5 +1,5 @@
 """kafkalite for the network benchmark: one broker in-process, its metadata cache holding T topics
-(the same cache the peers answer from), until SIGTERM. ``python -m bench.network.kafkalite_server
+(the same cache the peers answer from), until SIGTERM. ``python -m kafkalite_bench.network.kafkalite_server
 PORT TOPICS NETWORK_THREADS IO_THREADS [OBSERVABILITY]``.
 
 OBSERVABILITY: ``metrics`` (the default: request metrics recorded, as in every broker), ``off``
@@ -58,4 +58,5 @@ def main(port: int, topics: int, network_threads: int, io_threads: int,
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:5]), *sys.argv[5:6])
+    port, topics, network_threads, io_threads = (int(a) for a in sys.argv[1:5])
+    main(port, topics, network_threads, io_threads, *sys.argv[5:6])

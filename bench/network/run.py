@@ -79,14 +79,17 @@ def _status_mb(pid: int, field: str) -> float:
 
 def _start(server: str, port: int, topics: int, network_threads: int, io_threads: int,
            source: str | None = None, observability: str = "metrics") -> subprocess.Popen:
-    """Start a server pinned to core 0; ``source``: a checkout to run kafkalite from."""
+    """Start a server pinned to core 0; ``source``: a checkout to run kafkalite from, with that
+    checkout's own bench/ folder, imported as ``bench`` from its root (the installed
+    kafkalite_bench is today's)."""
     if server == "kafkalite":
-        args = [sys.executable, "-m", "bench.network.kafkalite_server", str(port), str(topics),
+        module = "bench" if source else "kafkalite_bench"
+        args = [sys.executable, "-m", f"{module}.network.kafkalite_server", str(port), str(topics),
                 str(network_threads), str(io_threads)]
         if observability != "metrics":
             args.append(observability)
     else:
-        args = [sys.executable, "-m", "bench.network.peers.servers", server, str(port), str(topics)]
+        args = [sys.executable, "-m", "kafkalite_bench.network.peers.servers", server, str(port), str(topics)]
     if shutil.which("taskset") and os.cpu_count() and os.cpu_count() > 1:  # type: ignore[operator]
         args = ["taskset", "-c", "0", *args]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=source)

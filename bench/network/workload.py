@@ -60,7 +60,8 @@ class Responder:
         self.apis = build_kafka_apis(cache, replica_manager, None, apis_for,
                                      DelayedOperationPurgatory("topic", 1), lambda _: None)
 
-    def __call__(self, payload: bytes) -> bytes:
+    def __call__(self, payload: bytes | bytearray) -> bytes:
+        """The answer to one request frame (a FrameDecoder's frames are bytearrays)."""
         from kafkalite.protocol import decode_request
 
         header, body = decode_request(payload)

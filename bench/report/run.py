@@ -17,8 +17,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench.markdown import machine, write_section
-
+from ..markdown import machine, write_section
 from . import duck, logs
 
 SECTION = "report"

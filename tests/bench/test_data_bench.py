@@ -18,10 +18,10 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from bench.data import run, servers, tasks, wire
 from kafkalite.cli import main
 from kafkalite.protocol import decode_response, encode_response
 from kafkalite.protocol.messages import fetch
+from kafkalite_bench.data import run, servers, tasks, wire
 
 from ..kafka_client import wait_for
 

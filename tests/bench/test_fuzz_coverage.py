@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from bench.fuzz.coverage import one_input, write_seeds
-from bench.fuzz.frames import VALID
+from kafkalite_bench.fuzz.coverage import one_input, write_seeds
+from kafkalite_bench.fuzz.frames import VALID
 
 
 def test_a_short_atheris_run_finds_no_untyped_error(tmp_path):
@@ -17,7 +17,7 @@ def test_a_short_atheris_run_finds_no_untyped_error(tmp_path):
     corpus, artifacts = tmp_path / "corpus", tmp_path / "crashes"
     artifacts.mkdir()
     assert write_seeds(str(corpus)) == len(VALID)
-    out = subprocess.run([sys.executable, "-m", "bench.fuzz.coverage", "-runs=5000", "-seed=1",
+    out = subprocess.run([sys.executable, "-m", "kafkalite_bench.fuzz.coverage", "-runs=5000", "-seed=1",
                           f"-artifact_prefix={artifacts}/", str(corpus)],
                          capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.network import loadgen, run
-from bench.network.workload import request_frames
-from bench.ports import free_port
+from kafkalite_bench.network import loadgen, run
+from kafkalite_bench.network.workload import request_frames
+from kafkalite_bench.ports import free_port
 
 from ..kafka_client import Client
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from bench.report import duck, logs, run
 from kafkalite.jobs import report
+from kafkalite_bench.report import duck, logs, run
 
 
 def test_generated_logs_are_the_brokers_lines_and_reproducible(tmp_path):

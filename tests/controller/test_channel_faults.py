@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from bench.tcp_proxy import TcpProxy
 from kafkalite.controller.channel_manager import ControllerChannelManager
 from kafkalite.protocol.messages import metadata
+from kafkalite_bench.tcp_proxy import TcpProxy
 
 from ..kafka_client import Client, wait_for
 from ..server.conftest import running_broker

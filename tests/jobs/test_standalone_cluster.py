@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from bench.ports import free_port
+from kafkalite_bench.ports import free_port
 
 from ..kafka_client import wait_for
 from .test_report import _line

@@ -10,8 +10,8 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.fuzz.frames import MUTATIONS, VALID, connection_plan
-from bench.fuzz.run import Canary, fuzz, send_plan
+from kafkalite_bench.fuzz.frames import MUTATIONS, VALID, connection_plan
+from kafkalite_bench.fuzz.run import Canary, fuzz, send_plan
 
 from ..kafka_client import wait_for
 from .conftest import running_broker

@@ -7,9 +7,9 @@ from __future__ import annotations
 import socket
 import time
 
-from bench.fuzz.run import Canary
 from kafkalite.protocol import encode_request
 from kafkalite.protocol.messages import api_versions
+from kafkalite_bench.fuzz.run import Canary
 
 from ..kafka_client import Client, wait_for
 from .conftest import running_broker

@@ -1,5 +1,5 @@
 """The peers kafkalite is measured against: the same responses (workload.Responder), served
-four other ways. Run one as ``python -m bench.network.peers.servers KIND PORT TOPICS``."""
+four other ways. Run one as ``python -m kafkalite_bench.network.peers.servers KIND PORT TOPICS``."""
 
 from __future__ import annotations
 

@@ -1,300 +1,32 @@
-"""The ``kafkalite`` command. Each subcommand only parses options and forwards to its module."""
+"""``kafkalite bench``: the benchmarks' commands; results go to docs/benchmarks.md. The ``kafkalite``
+command attaches this group (kafkalite/cli/bench.py). Each command parses its options and imports
+its benchmark only when it runs: most need the ``bench`` extra, and without it the command says so
+in one line."""
 
 from __future__ import annotations
 
-import faulthandler
-import os
-import signal
-import sys
 from collections.abc import Callable
 
 import click
 
-from kafkalite import __version__
+from kafkalite.common.cli_help import Group
 
 
-def _summary(command: click.Command) -> str:
-    """A command's first sentence, whole: click would cut it at the terminal's width."""
-    text = " ".join((command.help or "").split())
-    end = text.find(". ")
-    return command.short_help or (text if end < 0 else text[:end + 1])
-
-
-class _Command(click.Command):
-    def get_short_help_str(self, limit: int = 45) -> str:
-        return _summary(self)
-
-
-class _Group(click.Group):
-    command_class = _Command
-    group_class = type  # subgroups are _Group too
-
-    def get_short_help_str(self, limit: int = 45) -> str:
-        return _summary(self)
-
-
-class _BenchGroup(_Group):
+class _BenchGroup(Group):
     """The benchmarks need the ``bench`` extra; without it, say so in one line."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except ModuleNotFoundError as e:
-            if (e.name or "").split(".")[0] in ("kafkalite", "bench"):
+            if (e.name or "").split(".")[0] in ("kafkalite", "kafkalite_bench"):
                 raise
             raise click.ClickException(
                 f"kafkalite bench needs the bench extra (module {e.name!r} is missing): "
                 "pip install 'kafkalite[bench]'") from None
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kafkalite")
-def main() -> None:
-    """kafkalite: a lightweight Kafka-compatible broker."""
-    # `kill -USR1 <pid>` prints every thread's stack to stderr (the JVM's thread dump on SIGQUIT):
-    # what a broker or a benchmark that seems stuck is doing, without stopping it. Dumped from a
-    # Python handler, holding the GIL: faulthandler's own C handler reads the other threads'
-    # frames while they run, and crashed the process when one was importing a module.
-    if hasattr(signal, "SIGUSR1") and sys.__stderr__ is not None:
-        signal.signal(signal.SIGUSR1, _dump_stacks)
-
-
-def _dump_stacks(signum: int, frame: object) -> None:
-    if sys.__stderr__ is not None:
-        faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
-
-
-@main.command()
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="A server.properties file (Kafka's property names).")
-@click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Set a property, over the file; repeatable.")
-@click.option("--log-level", default="INFO", show_default=True,
-              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
-def broker(config_file: str | None, overrides: tuple[str, ...], log_level: str) -> None:
-    """Run one broker in the foreground until SIGTERM or Ctrl-C (a second one forces exit)."""
-    import logging
-
-    from kafkalite.server.broker import run
-    from kafkalite.server.config import BrokerConfig, ConfigError
-
-    logging.basicConfig(level=log_level.upper(),
-                        format="%(asctime)s %(levelname)s [%(threadName)s] %(name)s: %(message)s")
-    try:
-        config = BrokerConfig.from_sources(config_file, overrides)
-    except ConfigError as e:
-        raise click.ClickException(f"configuration: {e}") from None
-    from kafkalite.network.sasl import SaslConfigError
-    from kafkalite.network.tls import TlsConfigError
-    from kafkalite.server.meta_properties import ClusterIdMismatch
-
-    try:
-        code = run(config)
-    except (OSError, TlsConfigError, SaslConfigError, ClusterIdMismatch) as e:
-        raise click.ClickException(f"cannot start the broker: {e}") from None
-    sys.exit(code)
-
-
-@main.command()
-@click.option("--brokers", default=3, show_default=True, type=click.IntRange(1, 50))
-@click.option("--dir", "directory", default=".kafkalite/cluster", show_default=True,
-              type=click.Path(file_okay=False), help="Logs and data of every broker.")
-@click.option("--base-port", default=9092, show_default=True, type=click.IntRange(1024, 65000),
-              help="Broker i listens on base-port + 2(i-1) (clients) and the next port (internal).")
-@click.option("--metrics/--no-metrics", default=True, show_default=True,
-              help="Serve each broker's Prometheus metrics, on the ports after the brokers' ports.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="A server.properties file for every broker (the cluster's own settings win).")
-@click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Set a property on every broker, over all else; repeatable. request.log.dir=DIR "
-                   "gives each broker DIR/broker-N.")
-def cluster(brokers: int, directory: str, base_port: int, metrics: bool, config_file: str | None,
-            overrides: tuple[str, ...]) -> None:
-    """Run a local cluster of N brokers (the first is also the controller) until Ctrl-C."""
-    from kafkalite.local.processes import run
-    from kafkalite.local.settings import ClusterError
-    from kafkalite.server.config import ConfigError
-
-    try:
-        code = run(brokers, os.path.abspath(directory), base_port,
-                   base_port + 2 * brokers if metrics else None,
-                   os.path.abspath(config_file) if config_file else None, overrides)
-    except (ClusterError, ConfigError) as e:
-        raise click.ClickException(str(e)) from None
-    sys.exit(code)
-
-
-@main.command()
-@click.option("--logs", required=True, type=click.Path(),
-              help="Request logs: a directory searched recursively for *.jsonl (the request.log.dir "
-                   "of one or more brokers), or one file.")
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Where tables and report go.")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option("--driver-memory", default=None, help="Spark driver memory, e.g. 8g (Spark's default: 1g).")
-@click.option("--percentiles", type=click.Choice(["exact", "approx"]), default="exact", show_default=True,
-              help="exact: Spark's percentile; approx: percentile_approx (fixed memory per group).")
-@click.option("--internal-listeners", default="INTERNAL,CONTROLLER", show_default=True,
-              help="Listeners whose requests count as broker-internal traffic (the inter-broker and "
-                   "control plane listeners), comma-separated.")
-def report(logs: str, out: str, master: str, driver_memory: str | None, percentiles: str,
-           internal_listeners: str) -> None:
-    """Aggregate request logs with Spark into Parquet tables and an HTML report with plots."""
-    from kafkalite.jobs.report import main as report_main
-
-    args = ["--logs", logs, "--out", out, "--master", master, "--percentiles", percentiles,
-            "--internal-listeners", internal_listeners]
-    sys.exit(report_main(args + (["--driver-memory", driver_memory] if driver_memory else [])))
-
-# --- kafkalite fault: a running cluster's faults ------------------------------------------------
-
-
-@main.group(cls=_Group)
-@click.option("--admin", envvar="KAFKALITE_FAULT_ADMIN", required=True, metavar="HOST:PORT",
-              help="The cluster's fault endpoint, as `kafkalite cluster` prints it (or "
-                   "kafkalite.testing's Cluster.serve_admin); env KAFKALITE_FAULT_ADMIN.")
-@click.pass_context
-def fault(ctx: click.Context, admin: str) -> None:
-    """Inject faults into a running cluster (errors, latency, brokers down, capture, old versions)."""
-    host, _, port = admin.rpartition(":")
-    if not host or not port.isdigit():
-        raise click.BadParameter(f"{admin!r} is not HOST:PORT", param_hint="--admin")
-    ctx.obj = (host, int(port))
-
-
-def _fault_call(ctx: click.Context, args: dict) -> None:
-    import json
-
-    from kafkalite.local.fault_admin import FaultCallError, post_json
-
-    host, port = ctx.obj
-    try:
-        result = post_json(host, port, {k: v for k, v in args.items() if v is not None})
-    except FaultCallError as e:
-        raise click.ClickException(str(e)) from None
-    # An operation that answers nothing (per broker: null) prints nothing.
-    if result is not None and not (isinstance(result, dict) and all(v is None for v in result.values())):
-        click.echo(json.dumps(result, indent=2))
-
-
-_broker_option = click.option("--broker", type=int, default=None,
-                              help="One broker (node id); every running broker without it.")
-
-
-@fault.command("brokers")
-@click.pass_context
-def fault_brokers(ctx: click.Context) -> None:
-    """The cluster's brokers and whether each runs."""
-    _fault_call(ctx, {"op": "brokers"})
-
-
-@fault.command("errors")
-@click.argument("api")
-@click.argument("errors", nargs=-1, required=True)
-@click.option("--count", default=1, show_default=True, type=click.IntRange(1), help="Repeat the errors.")
-@_broker_option
-@click.option("--topic", default=None, help="Only this partition's answers (with --partition).")
-@click.option("--partition", type=int, default=None)
-@click.pass_context
-def fault_errors(ctx: click.Context, api: str, errors: tuple[str, ...], count: int, broker: int | None,
-                 topic: str | None, partition: int | None) -> None:
-    """Answer the next API requests with ERRORS, in order (names or codes): `errors Produce
-    NOT_LEADER_OR_FOLLOWER --count 3`."""
-    _fault_call(ctx, {"op": "push_errors", "api": api, "errors": list(errors), "count": count,
-                      "broker": broker, "topic": topic, "partition": partition})
-
-
-@fault.command("pending")
-@_broker_option
-@click.pass_context
-def fault_pending(ctx: click.Context, broker: int | None) -> None:
-    """The injected errors not answered yet."""
-    _fault_call(ctx, {"op": "pending_errors", "broker": broker})
-
-
-@fault.command("clear")
-@_broker_option
-@click.pass_context
-def fault_clear(ctx: click.Context, broker: int | None) -> None:
-    """Every fault off: errors, added latency, capture, versions."""
-    _fault_call(ctx, {"op": "clear", "broker": broker})
-
-
-@fault.command("rtt")
-@click.argument("ms", type=click.IntRange(0))
-@_broker_option
-@click.pass_context
-def fault_rtt(ctx: click.Context, ms: int, broker: int | None) -> None:
-    """Add MS milliseconds to every response (0: none)."""
-    _fault_call(ctx, {"op": "rtt", "ms": ms, "broker": broker})
-
-
-@fault.command("drop")
-@_broker_option
-@click.pass_context
-def fault_drop(ctx: click.Context, broker: int | None) -> None:
-    """Close the clients' connections now."""
-    _fault_call(ctx, {"op": "drop_connections", "broker": broker})
-
-
-@fault.command("down")
-@click.argument("broker", type=int)
-@click.pass_context
-def fault_down(ctx: click.Context, broker: int) -> None:
-    """Close BROKER's client listeners (no leadership change); `up` reopens them."""
-    _fault_call(ctx, {"op": "down", "broker": broker})
-
-
-@fault.command("up")
-@click.argument("broker", type=int)
-@click.pass_context
-def fault_up(ctx: click.Context, broker: int) -> None:
-    """Reopen BROKER's client listeners."""
-    _fault_call(ctx, {"op": "up", "broker": broker})
-
-
-@fault.command("kill")
-@click.argument("broker", type=int)
-@click.pass_context
-def fault_kill(ctx: click.Context, broker: int) -> None:
-    """Kill BROKER (not 1, the controller): its leaderships move at once; `restart` starts it."""
-    _fault_call(ctx, {"op": "kill", "broker": broker})
-
-
-@fault.command("restart")
-@click.argument("broker", type=int)
-@click.pass_context
-def fault_restart(ctx: click.Context, broker: int) -> None:
-    """Start a killed BROKER again and wait until it is registered."""
-    _fault_call(ctx, {"op": "restart", "broker": broker})
-
-
-@fault.command("capture")
-@click.argument("action", type=click.Choice(["start", "show", "stop"]))
-@_broker_option
-@click.pass_context
-def fault_capture(ctx: click.Context, action: str, broker: int | None) -> None:
-    """Record the requests clients send (start), print them (show), print and stop (stop)."""
-    op = {"start": "capture_start", "show": "capture_get", "stop": "capture_stop"}[action]
-    _fault_call(ctx, {"op": op, "broker": broker})
-
-
-@fault.command("max-versions")
-@click.argument("limits", nargs=-1, metavar="API=VERSION...")
-@_broker_option
-@click.pass_context
-def fault_max_versions(ctx: click.Context, limits: tuple[str, ...], broker: int | None) -> None:
-    """Advertise at most these versions in ApiVersions (`Produce=7 Fetch=11`); none: the real ones."""
-    versions = {}
-    for item in limits:
-        name, _, version = item.partition("=")
-        if not version.isdigit():
-            raise click.BadParameter(f"{item!r} is not API=VERSION", param_hint="LIMITS")
-        versions[name] = int(version)
-    _fault_call(ctx, {"op": "max_versions", "versions": versions, "broker": broker})
-
-
-
-@main.group(cls=_BenchGroup)
+@click.group(cls=_BenchGroup)
 def bench() -> None:
     """Benchmarks; results go to docs/benchmarks.md."""
 
@@ -306,7 +38,7 @@ def bench() -> None:
               help="Replace the codec section of this markdown file (docs/benchmarks.md).")
 def bench_codec(seconds: float, repeat: int, write_md: str | None) -> None:
     """Encode/decode speed of kafkalite's codec against kio, in one run."""
-    from bench import codec
+    from . import codec
 
     codec.run(seconds=seconds, repeat=repeat, write_md=write_md)
 
@@ -323,7 +55,7 @@ def bench_codec(seconds: float, repeat: int, write_md: str | None) -> None:
 def bench_report(records: int, logs_dir: str | None, repeat: int, warmup: int, driver_memory: str,
                  write_md: str | None) -> None:
     """The Spark report against DuckDB computing the same tables from the same files."""
-    from bench.report import run
+    from .report import run
 
     run.run(records, logs_dir, repeat, warmup, driver_memory, write_md)
 
@@ -335,7 +67,7 @@ def bench_report(records: int, logs_dir: str | None, repeat: int, warmup: int, d
               help="Replace the fuzz section of this markdown file (docs/benchmarks.md).")
 def bench_fuzz(frames: int, seed: int, write_md: str | None) -> None:
     """Random and mutated frames at a broker process while a canary client checks every answer."""
-    from bench.fuzz import run
+    from .fuzz import run
 
     run.bench(frames, seed, write_md)
 
@@ -348,7 +80,7 @@ def bench_fuzz(frames: int, seed: int, write_md: str | None) -> None:
               help="Replace the fuzz-coverage section of this markdown file (docs/benchmarks.md).")
 def bench_fuzz_coverage(runs: int, corpus: str | None, write_md: str | None) -> None:
     """Coverage-guided fuzzing (atheris) of frames, requests and SASL tokens."""
-    from bench.fuzz import coverage
+    from .fuzz import coverage
 
     raise SystemExit(coverage.bench(runs, corpus, write_md))
 
@@ -360,7 +92,7 @@ def bench_fuzz_coverage(runs: int, corpus: str | None, write_md: str | None) -> 
               help="Replace the controller section of this markdown file (docs/benchmarks.md).")
 def bench_controller(repeat: int, sizes: str, write_md: str | None) -> None:
     """Time for the controller to bring 3 brokers' metadata up to date (UpdateMetadata fan-out)."""
-    from bench import controller
+    from . import controller
 
     controller.run(tuple(int(s) for s in sizes.split(",")), repeat, write_md)
 
@@ -382,7 +114,7 @@ def _thread_settings(text: str) -> list[tuple[int, int]]:
 def bench_network_history(revs: str, threads: str, connections: int, depth: int, seconds: float,
                           warmup: float, repeat: int, write_md: str | None) -> None:
     """kafkalite at several git revisions against the asyncio peer: what each change bought."""
-    from bench.network import history, run
+    from .network import history, run
 
     command = (f"kafkalite bench network-history --revs {revs} --threads {threads} --connections "
                f"{connections} --depth {depth} --seconds {seconds:g} --warmup {warmup:g} --repeat {repeat}"
@@ -418,7 +150,7 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
                   warmup: float, threads: str, repeat: int, observability: str, idle_connections: int,
                   write_md: str | None, section: str | None, plot: str | None) -> None:
     """kafkalite against peer servers (asyncio, uvloop, thread per connection, selectors loop)."""
-    from bench.network import run
+    from .network import run
 
     names = tuple(servers.split(","))
     out = (f" --write {write_md}" if write_md else "") + (f" --plot {plot}" if plot else "")
@@ -465,7 +197,7 @@ def _data_bench_options(size_default: str, size_help: str) -> Callable[[Callable
 
 def _data_bench(kind: str, servers: str, seconds: float, rounds: int, depth: int, size: str, pin: bool,
                 write_md: str | None) -> None:
-    from bench.data import run
+    from .data import run
 
     try:
         size_bytes = run.parse_size(size)
@@ -513,7 +245,7 @@ def bench_fetch(servers: str, seconds: float, rounds: int, depth: int, size: str
 def bench_replication(seconds: float, rounds: int, session_timeout_ms: int, write_md: str | None) -> None:
     """acks=all with replication factor 3 against 1 on 3 broker processes, and the failover time
     after a leader's SIGKILL and after its graceful stop."""
-    from bench import replication
+    from . import replication
 
     command = (f"kafkalite bench replication --seconds {seconds:g} --rounds {rounds} "
                f"--session-timeout-ms {session_timeout_ms}" + (f" --write {write_md}" if write_md else ""))
@@ -535,7 +267,7 @@ def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, p
                  write_md: str | None) -> None:
     """A consumer group forming and rebalancing after a member leaves, and OffsetCommits to one
     coordinator, on kafkalite and on librdkafka's mock cluster."""
-    from bench import groups
+    from . import groups
 
     sizes = [int(x) for x in members.split(",") if x.strip()]
     command = (f"kafkalite bench groups --members {members} --seconds {seconds:g} --rounds {rounds} "
@@ -552,7 +284,7 @@ def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, p
 def bench_startup(rounds: int, write_md: str | None) -> None:
     """A 3-broker test cluster from nothing to ready, and a one-record test, on kafkalite.testing
     and on librdkafka's mock cluster."""
-    from bench import startup
+    from . import startup
 
     command = f"kafkalite bench startup --rounds {rounds}" + (f" --write {write_md}" if write_md else "")
     startup.run(rounds, write_md, command)
@@ -566,8 +298,8 @@ def bench_startup(rounds: int, write_md: str | None) -> None:
               help="Replace the storage section of this markdown file (docs/benchmarks.md).")
 def bench_storage(size: str, samples: int, write_md: str | None) -> None:
     """An append and a read in a 10 MB log and in a --size one: their cost and the memory held."""
-    from bench import storage
-    from bench.data.run import parse_size
+    from . import storage
+    from .data.run import parse_size
 
     try:
         size_bytes = parse_size(size)
