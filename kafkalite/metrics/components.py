@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -509,5 +509,42 @@ def request_log_metrics(request_log: RequestLogView) -> MetricSource:
         yield CounterMetricFamily("kafkalite_request_log_lines_dropped",
                                   "Request log lines dropped: the writer fell behind or the disk "
                                   "failed.", value=request_log.dropped)
+
+    return collect
+
+
+# --- the group coordinator (kafkalite/server/coordinator/) ------------------------------------
+
+# Kafka's group states, as GroupMetadataManager names its NumGroups<State> gauges.
+GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
+
+
+class GroupCounts(NamedTuple):
+    """What the group coordinator reports, read under its lock at the scrape."""
+
+    by_state: Mapping[str, int]  # Kafka's state name -> groups in it
+    offsets: int  # committed offsets held
+    offset_commits: int  # offsets committed since the start (each partition of a commit counts)
+
+
+def group_coordinator_metrics(counts: Callable[[], GroupCounts]) -> MetricSource:
+    """Kafka's GroupMetadataManager gauges (NumGroups, per state, NumOffsets) and its
+    group-coordinator-metrics offset-commit-count."""
+
+    def collect() -> Iterator[Metric]:
+        c = counts()
+        prefix = "kafka_coordinator_group_groupmetadatamanager_"
+        yield GaugeMetricFamily(f"{prefix}numgroups", "Groups this coordinator holds (NumGroups).",
+                                value=sum(c.by_state.values()))
+        for state in GROUP_STATES:
+            yield GaugeMetricFamily(f"{prefix}numgroups{state.lower()}",
+                                    f"Groups in state {state} (NumGroups{state}).",
+                                    value=c.by_state.get(state, 0))
+        yield GaugeMetricFamily(f"{prefix}numoffsets",
+                                "Committed offsets this coordinator holds (NumOffsets).", value=c.offsets)
+        yield CounterMetricFamily("kafka_server_group_coordinator_metrics_offset_commit",
+                                  "Offsets committed, one per partition of each OffsetCommit "
+                                  "(offset-commit-count; its rate is offset-commit-rate).",
+                                  value=c.offset_commits)
 
     return collect

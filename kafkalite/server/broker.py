@@ -156,7 +156,7 @@ class Broker:
         offsets_topic = cfg.offsets_topic_config()
         self.group_coordinator = GroupCoordinator(
             self.node_id, cfg.group_config(), ReplicatedOffsetsStore(rm, offsets_topic),
-            lambda group: partition_for(group, offsets_topic.num_partitions))
+            lambda group: partition_for(group, offsets_topic.num_partitions), metrics=self.metrics)
         self.coordinator_loader = CoordinatorLoader(self.group_coordinator, rm)
         rm.leadership_listeners.append(self.coordinator_loader.on_leadership)
         coordinator = self.group_coordinator

@@ -27,6 +27,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kafkalite.metrics.components import GroupCounts, group_coordinator_metrics
+from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
@@ -64,7 +66,11 @@ def _now_ms() -> int:
 
 class GroupCoordinator:
     def __init__(self, node_id: int, config: GroupConfig, store: OffsetsStore,
-                 partition_for: Callable[[str], int], now_ms: Callable[[], int] = _now_ms) -> None:
+                 partition_for: Callable[[str], int], now_ms: Callable[[], int] = _now_ms,
+                 metrics: MetricsRegistry | None = None) -> None:
+        """``metrics``: the broker's registry, where the coordinator and its purgatories report
+        until ``shutdown``."""
+        metrics = metrics or MetricsRegistry()
         self.config = config
         self.store = store
         self.partition_for = partition_for
@@ -73,12 +79,23 @@ class GroupCoordinator:
         self.groups: dict[str, GroupMetadata] = {}
         self.owned: set[int] = set()  # __consumer_offsets partitions loaded and served here
         self.loading: set[int] = set()
-        self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", node_id)
-        self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", node_id)
+        self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", node_id, metrics)
+        self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", node_id, metrics)
         self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
                                             self._heartbeat, now_ms)
+        self._metrics = metrics.register("group-coordinator", group_coordinator_metrics(self.metrics_counts))
+
+    def metrics_counts(self) -> GroupCounts:
+        """Groups by state, offsets held and offsets committed, read under the lock (the scrape's)."""
+        with self._lock:
+            by_state: dict[str, int] = {}
+            for group in self.groups.values():
+                by_state[group.state.value] = by_state.get(group.state.value, 0) + 1
+            offsets = sum(len(group.offsets) for group in self.groups.values())
+            return GroupCounts(by_state, offsets, self.offset_manager.offset_commits)
 
     def shutdown(self) -> None:
+        self._metrics.close()
         self.rebalance_purgatory.shutdown()
         self.heartbeat_purgatory.shutdown()
 

@@ -34,6 +34,7 @@ class OffsetManager:
         self.check_group = check_group
         self._heartbeat = heartbeat
         self._now_ms = now_ms
+        self.offset_commits = 0  # offsets committed (Kafka's offset-commit-count), under the lock
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
                        offsets: dict[tuple[str, int], CommittedOffset],
@@ -80,6 +81,7 @@ class OffsetManager:
             if not error:
                 with self._lock:
                     target.offsets.update(offsets)
+                    self.offset_commits += len(offsets)
             respond(error)
 
         self.store.append(group_id, records, stored)
