@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.common.properties import load_properties_file
 from kafkalite.local.fault_admin import FaultAdmin, post_json, serve_admin
 from kafkalite.local.settings import HOST, broker_settings, check_ports_free, registered_brokers
-from kafkalite.server.config import load_properties_file
 from kafkalite.server.faults.injector import FaultError
 from kafkalite.server.meta_properties import new_cluster_id
 

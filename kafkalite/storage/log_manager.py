@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kafkalite.storage.checkpoint import CleanShutdownFile, OffsetCheckpointFile, TopicPartition
-from kafkalite.storage.cleaner import CleanerConfig, LogCleaner
-from kafkalite.storage.config import LogConfig
+from kafkalite.storage.cleaner import LogCleaner
+from kafkalite.storage.config import CleanerConfig, LogConfig
 from kafkalite.storage.files import (
     DELETE_DIR_SUFFIX,
     LOG_START_OFFSET_CHECKPOINT_FILE,

@@ -14,12 +14,11 @@ from kafkalite.storage.checkpoint import TopicPartition
 from kafkalite.storage.cleaner import (
     CLEANER_OFFSET_CHECKPOINT_FILENAME,
     Cleaner,
-    CleanerConfig,
     LogCleaner,
     OffsetMap,
     cleanable_range,
 )
-from kafkalite.storage.config import LogConfig
+from kafkalite.storage.config import CleanerConfig, LogConfig
 from kafkalite.storage.errors import InvalidRecordError
 from kafkalite.storage.log import FetchIsolation, Log
 
