@@ -15,7 +15,7 @@ younger than ``min.compaction.lag.ms``, always rounded down to a segment boundar
    sequences and leader epochs mean what they meant; a batch left empty that is a producer's last
    stays whole, so that the producer's state can still be rebuilt from the log;
 3. swaps each cleaned group in (``.cleaned`` -> ``.swap`` -> the segment's name; a start after a
-   crash completes a ``.swap``, see Log._load) and deletes the old segments after
+   crash completes a ``.swap``, see LogLoader._complete_swaps) and deletes the old segments after
    ``file.delete.delay.ms``, since a fetch may still be sending from them.
 
 The log picked is the one with the largest dirty ratio (dirty bytes over cleanable bytes) at or above
