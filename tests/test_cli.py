@@ -14,9 +14,8 @@ from click.testing import CliRunner
 
 from kafkalite.cli import main
 from kafkalite.server.broker import stop_on_signals
-
-from .broker_process import BrokerProcess, free_port, wait_exit
-from .kafka_client import wait_for
+from tests.support.broker_process import BrokerProcess, free_port, wait_exit
+from tests.support.wait import wait_for
 
 
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -13,8 +13,8 @@ import pytest
 from kafkalite.local import processes as C
 from kafkalite.local.settings import free_base_port
 from kafkalite.protocol.messages import update_metadata as um
-
-from .kafka_client import Client, wait_for
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 FAST = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500")
 

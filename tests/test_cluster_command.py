@@ -15,9 +15,9 @@ import pytest
 
 from kafkalite.local.settings import free_base_port
 from kafkalite.protocol.messages import metadata
-
-from .broker_process import wait_exit
-from .kafka_client import Client, wait_for
+from tests.support.broker_process import wait_exit
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 def cluster_command(tmp_path, base: int, *args: str) -> subprocess.Popen:

@@ -21,8 +21,8 @@ from kafkalite.local.settings import free_base_port
 from kafkalite.protocol import encode_request
 from kafkalite.protocol.messages import metadata
 from kafkalite_bench.tcp_proxy import TcpProxy
+from tests.support.wait import wait_for
 
-from .kafka_client import wait_for
 from .test_cluster import FAST, kcat_partitions, same_everywhere
 
 

@@ -19,8 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafkalite.cli import main
 from kafkalite.local.settings import free_base_port
 from kafkalite.testing import Cluster
-
-from .broker_process import wait_exit
+from tests.support.broker_process import wait_exit
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from kafkalite.clients import BlockingClient
 from kafkalite.local import processes as C
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics as ct
+from tests.support.wait import wait_for
 
-from .kafka_client import wait_for
 from .test_cluster_faults import proxied_cluster, restart
 
 SETTINGS = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",

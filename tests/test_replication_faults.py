@@ -18,8 +18,8 @@ import time
 import pytest
 
 from kafkalite.local import processes as C
+from tests.support.wait import wait_for
 
-from .kafka_client import wait_for
 from .test_cluster import kcat_partitions
 from .test_cluster_faults import proxied_cluster, restart
 

@@ -22,8 +22,7 @@ from kafkalite.cli import main
 from kafkalite.protocol import decode_response, encode_response
 from kafkalite.protocol.messages import fetch
 from kafkalite_bench.data import run, servers, tasks, wire
-
-from ..kafka_client import wait_for
+from tests.support.wait import wait_for
 
 
 def _leftovers() -> set[str]:

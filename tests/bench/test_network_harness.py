@@ -8,8 +8,7 @@ import pytest
 from kafkalite_bench.network import loadgen, run
 from kafkalite_bench.network.workload import request_frames
 from kafkalite_bench.ports import free_port
-
-from ..kafka_client import Client
+from tests.support.wire_client import Client
 
 
 def _answers(port: int, frames: list[bytes]) -> list[bytes]:

@@ -13,9 +13,10 @@ import pytest
 from kafkalite.controller.channel_manager import ControllerChannelManager
 from kafkalite.protocol.messages import metadata
 from kafkalite_bench.tcp_proxy import TcpProxy
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
-from ..server.conftest import running_broker
 from .test_channel_manager import update
 
 TIMEOUT_MS = 400  # controller.socket.timeout.ms for the test: a long stall outlasts it

@@ -7,10 +7,9 @@ import threading
 
 from kafkalite.controller.channel_manager import ControllerChannelManager
 from kafkalite.protocol.messages import update_metadata as um
-
-from ..broker_process import free_port
-from ..kafka_client import wait_for
-from ..server.conftest import running_broker
+from tests.support.broker_process import free_port
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
 
 
 def update(epoch: int, topic: str):

@@ -12,10 +12,10 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import delete_topics as dt
 from kafkalite.protocol.messages import metadata
-
-from ..kafka_client import Client, wait_for
-from ..server.conftest import running_broker
-from ..small_disk import fill, small_disk
+from tests.support.brokers import running_broker
+from tests.support.small_disk import fill, small_disk
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 def create(c: Client, name: str, partitions: int = 2):

@@ -9,10 +9,10 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import allocate_producer_ids as ap
 from kafkalite.protocol.messages import api_versions
-
-from ..kafka_client import Client, wait_for
-from ..server.conftest import running_broker
-from ..small_disk import fill, small_disk
+from tests.support.brokers import running_broker
+from tests.support.small_disk import fill, small_disk
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 def allocate(c: Client, broker_id: int, epoch: int):

@@ -12,9 +12,9 @@ from kafkalite.common.errors import ApiError
 from kafkalite.controller.store import ControllerStore, StoredPartition
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import delete_topics as dt
-
-from ..kafka_client import Client, wait_for
-from ..server.conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 def refused(future) -> ApiError:

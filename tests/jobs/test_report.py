@@ -17,10 +17,11 @@ from kafkalite.metrics.request_log import format_controller_line, format_line
 from kafkalite.metrics.request_metrics import request_times_us
 from kafkalite.protocol.messages import api_versions
 from kafkalite.server.topic_metrics import NAMES
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
 from ..metrics.test_topic_metrics import _create, _read_all
-from ..server.conftest import running_broker
 
 MS = 1_000_000
 T0 = 1_780_000_000.0  # wall clock seconds of the first request

@@ -13,8 +13,8 @@ import urllib.request
 import pytest
 
 from kafkalite_bench.ports import free_port
+from tests.support.wait import wait_for
 
-from ..kafka_client import wait_for
 from .test_report import _line
 
 T0 = 1_780_000_000.0

@@ -14,8 +14,9 @@ from kafkalite.metrics.collector import BrokerCollector
 from kafkalite.protocol.messages import find_coordinator, offset_commit
 from kafkalite.server.broker import Broker
 from kafkalite.testing import Cluster
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
 from .test_prometheus_endpoint import scrape, value
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs" / "metrics.md"

@@ -11,9 +11,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from kafkalite.metrics.request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, create_topics, metadata
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
-from ..server.conftest import running_broker
 from .test_request_log import request_log_lines
 
 

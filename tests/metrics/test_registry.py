@@ -9,8 +9,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from kafkalite.metrics.collector import BrokerCollector
 from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.server.purgatory import DelayedOperationPurgatory
-
-from ..server.conftest import running_broker
+from tests.support.brokers import running_broker
 
 
 def gauge(name: str, label: str, v: float) -> GaugeMetricFamily:

@@ -11,11 +11,12 @@ import types
 from kafkalite.metrics.request_log import RequestLog, TopicTraffic, format_line, topics_json
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions
+from tests.support.brokers import running_broker
+from tests.support.small_disk import fill, small_disk
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
 from ..network.test_request_channel import request
-from ..server.conftest import running_broker
-from ..small_disk import fill, small_disk
 
 TIMES = (1, 2, 0, 3, 4, 10)  # microseconds: queue, local, remote, response queue, send, total
 

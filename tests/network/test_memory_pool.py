@@ -14,9 +14,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from kafkalite.network.memory_pool import MemoryPool
 from kafkalite.protocol.messages import api_versions
-
-from ..kafka_client import Client, wait_for
-from ..server.conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 POOL = 1 << 20  # 1 MiB
 

@@ -14,8 +14,8 @@ from kafkalite.network.quotas import ConnectionQuotas
 from kafkalite.network.request_channel import RequestChannel
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.schema import Versions
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client
 from .conftest import API_VERSIONS_V0, answer, take
 
 UNLIMITED = 2**31 - 1

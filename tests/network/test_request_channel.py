@@ -12,8 +12,7 @@ from kafkalite.network.processor import Processor, ProcessorSettings
 from kafkalite.network.quotas import ConnectionQuotas
 from kafkalite.network.request_channel import SHUTDOWN, NoOpResponse, Request, RequestChannel
 from kafkalite.protocol.headers import REQUEST_HEADER
-
-from ..kafka_client import wait_for
+from tests.support.wait import wait_for
 
 
 def request(corr: int, processor: int = 0, api_key: int = 18) -> Request:

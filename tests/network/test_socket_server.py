@@ -18,8 +18,9 @@ from kafkalite.network.request_channel import (
 )
 from kafkalite.protocol import encode_response
 from kafkalite.protocol.messages import api_versions, update_metadata
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
 from .conftest import API_VERSIONS_V0, answer, socket_server, take
 
 

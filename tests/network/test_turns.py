@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkalite.network.turns import Turns
-
-from ..kafka_client import wait_for
+from tests.support.wait import wait_for
 
 
 def test_turns_are_handed_over_in_arrival_order(monkeypatch):

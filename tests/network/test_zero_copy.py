@@ -23,8 +23,9 @@ from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.network.socket_server import SocketServer
 from kafkalite.protocol import SplicedFrame, decode_response, encode_response
 from kafkalite.protocol.messages import fetch
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
 from .conftest import API_VERSIONS_V0, socket_server, take
 from .test_processor import poll_until, processor_with_clients
 

@@ -10,10 +10,9 @@ import subprocess
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import metadata
-
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
-from .two_brokers import connect, two_brokers
+from tests.support.brokers import connect, running_broker, two_brokers
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 METADATA = 3
 

@@ -12,9 +12,9 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, metadata
 from kafkalite.server.apis import apis_for
 from kafkalite.server.metadata_cache import PartitionInfo, TopicInfo
-
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.storage.checkpoint import TopicPartition
-
-from ..kafka_client import wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
 
 
 def consume_all(bootstrap: str, topic: str, end: int) -> dict[int, tuple[bytes, bytes | None]]:

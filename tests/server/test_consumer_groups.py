@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from ..kafka_client import wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
 
 GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
                   "group.min.session.timeout.ms": "500"}
@@ -176,8 +176,7 @@ def test_a_commit_for_a_partition_nobody_has_is_refused_alone(broker):
 
 def test_the_offsets_topic_is_internal_in_metadata(broker):
     from kafkalite.protocol.messages import find_coordinator, metadata
-
-    from ..kafka_client import Client
+    from tests.support.wire_client import Client
 
     produce(bootstrap_of(broker), f"any-{uuid.uuid4().hex[:6]}", 1, partitions=1)
     with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
@@ -255,8 +254,7 @@ def test_admin_clients_list_describe_read_alter_and_delete_groups(broker):
 def test_offset_delete_removes_a_groups_offsets_and_knows_no_unknown_group(broker):
     from kafkalite.protocol import error_codes as E
     from kafkalite.protocol.messages import find_coordinator, offset_commit, offset_delete, offset_fetch
-
-    from ..kafka_client import Client
+    from tests.support.wire_client import Client
 
     bootstrap, group = bootstrap_of(broker), f"od-{uuid.uuid4().hex[:6]}"
     topic = f"od-{uuid.uuid4().hex[:6]}"
@@ -282,8 +280,7 @@ def test_offset_delete_removes_a_groups_offsets_and_knows_no_unknown_group(broke
 
 def test_batched_find_coordinator_and_multi_group_offset_fetch(broker):
     from kafkalite.protocol.messages import find_coordinator, offset_commit, offset_fetch
-
-    from ..kafka_client import Client
+    from tests.support.wire_client import Client
 
     topic = f"batch-{uuid.uuid4().hex[:6]}"
     produce(bootstrap_of(broker), topic, 1, partitions=1)
@@ -312,8 +309,7 @@ def test_batched_find_coordinator_and_multi_group_offset_fetch(broker):
 
 def test_a_metadata_request_naming_the_offsets_topic_creates_it_as_the_coordinator_would(tmp_path):
     from kafkalite.protocol.messages import metadata
-
-    from ..kafka_client import Client
+    from tests.support.wire_client import Client
 
     with running_broker(tmp_path, **GROUP_SETTINGS) as b, Client("127.0.0.1", b.bound_port("PLAINTEXT")) as c:
         R = metadata.REQUEST

@@ -12,9 +12,8 @@ from kafkalite.protocol.messages import leader_and_isr as lai
 from kafkalite.protocol.messages import metadata
 from kafkalite.protocol.messages import stop_replica as sr
 from kafkalite.protocol.messages import update_metadata as um
-
-from ..kafka_client import Client
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wire_client import Client
 
 TOPIC_ID = uuid.UUID(int=42)
 

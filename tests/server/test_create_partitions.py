@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_partitions as cp
-
-from ..kafka_client import wait_for
-from .two_brokers import connect, create, two_brokers
+from tests.support.brokers import connect, create, two_brokers
+from tests.support.wait import wait_for
 
 CREATE_PARTITIONS = 37
 

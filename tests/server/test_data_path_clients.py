@@ -13,10 +13,9 @@ import pytest
 
 from kafkalite.protocol.messages import api_versions
 from kafkalite.protocol.records import Compression
-
-from ..broker_process import BrokerProcess
-from ..kafka_client import Client, wait_for
-from .clients_io import (
+from tests.support.broker_process import BrokerProcess
+from tests.support.raw_requests import create_topic, log_end, read_log
+from tests.support.real_clients import (
     Msg,
     aiokafka_consume,
     aiokafka_produce,
@@ -30,7 +29,8 @@ from .clients_io import (
     kcat_produce,
     messages,
 )
-from .raw_requests import create_topic, log_end, read_log
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 FIND_COORDINATOR = 10

@@ -11,10 +11,17 @@ import signal
 import time
 from pathlib import Path
 
-from ..broker_process import BrokerProcess
-from ..kafka_client import Client, wait_for
-from .clients_io import Msg, assert_read_back, confluent_consume, confluent_produce, kafka_python_consume
-from .raw_requests import create_topic, log_end, read_log
+from tests.support.broker_process import BrokerProcess
+from tests.support.raw_requests import create_topic, log_end, read_log
+from tests.support.real_clients import (
+    Msg,
+    assert_read_back,
+    confluent_consume,
+    confluent_produce,
+    kafka_python_consume,
+)
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 SMALL_SEGMENTS = "log.segment.bytes=16384"
 T0 = int(time.time() * 1000) - 600_000

@@ -12,10 +12,8 @@ import pytest
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import iter_batches
-
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
-from .raw_requests import (
+from tests.support.brokers import running_broker
+from tests.support.raw_requests import (
     FETCH,
     batch,
     create_topic,
@@ -25,6 +23,8 @@ from .raw_requests import (
     fetch_request,
     produce,
 )
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 T0 = 1_700_000_000_000
 

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 
 from kafkalite_bench.fuzz.frames import MUTATIONS, VALID, connection_plan
 from kafkalite_bench.fuzz.run import Canary, fuzz, send_plan
-
-from ..kafka_client import wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
 
 
 def _broker_threads(broker) -> list[threading.Thread]:

@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from ..kafka_client import wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
 

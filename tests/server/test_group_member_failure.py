@@ -11,8 +11,8 @@ import subprocess
 import sys
 import textwrap
 
-from ..kafka_client import wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
 
 PARTITIONS, PER_PARTITION = 6, 100
 SETTINGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",

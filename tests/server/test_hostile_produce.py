@@ -17,10 +17,8 @@ from crc32c import crc32c
 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import Compression, Record, build_batch
-
-from ..kafka_client import Client
-from .conftest import running_broker
-from .raw_requests import (
+from tests.support.brokers import running_broker
+from tests.support.raw_requests import (
     LATEST,
     PRODUCE,
     batch,
@@ -31,6 +29,7 @@ from .raw_requests import (
     produce_request,
     read_log,
 )
+from tests.support.wire_client import Client
 
 GOOD = [b"first good", b"second good"]
 T0 = 1_700_000_000_000

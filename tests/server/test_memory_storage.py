@@ -7,8 +7,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import MemoryVolume
-
-from .conftest import running_broker
+from tests.support.brokers import running_broker
 
 
 def _produce(servers: str, values: list[bytes]) -> None:

@@ -20,9 +20,9 @@ from kafkalite.protocol.messages import offset_for_leader_epoch as ofle
 from kafkalite.protocol.messages import produce as pm
 from kafkalite.protocol.messages import stop_replica as sr
 from kafkalite.protocol.records import Record, build_batch
-
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 TOPIC_ID = uuid.UUID(int=77)
 # Record timestamps near now: retention (7 days by default) must not delete them mid-test.

@@ -17,10 +17,10 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import init_producer_id as ipi
 from kafkalite.server.coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
 from kafkalite.server.handlers.producers import ProducerIdApis
-
-from ..broker_process import free_port
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
+from tests.support.broker_process import free_port
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 def init_producer_id(c: Client, version: int = 5, transactional_id: str | None = None,

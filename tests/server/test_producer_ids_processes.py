@@ -17,9 +17,9 @@ from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import init_producer_id as ipi
 from kafkalite.server.coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS
-
-from ..broker_process import BrokerProcess, free_port
-from ..kafka_client import Client, wait_for
+from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 BLOCK = 1000  # Kafka's producer id block size
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ..broker_process import BrokerProcess
+from tests.support.broker_process import BrokerProcess
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,10 @@ from pathlib import Path
 from kafkalite.controller.context import TopicPartition
 from kafkalite.protocol import error_codes as E
 from kafkalite.server.broker import Broker
-
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
-from .raw_requests import batch, produce, read_log
-from .two_brokers import connect, create
+from tests.support.brokers import connect, create, running_broker
+from tests.support.raw_requests import batch, produce, read_log
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 FAST = {"broker_heartbeat_interval_ms": "100", "broker_session_timeout_ms": "1500",
         "replica_fetch_wait_max_ms": "100", "replica_fetch_backoff_ms": "100",

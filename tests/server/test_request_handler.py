@@ -14,8 +14,8 @@ from kafkalite.network.request_channel import (
     Response,
 )
 from kafkalite.server.request_handler import RequestHandlerPool
+from tests.support.wait import wait_for
 
-from ..kafka_client import wait_for
 from ..network.test_request_channel import _processor, request
 
 WAITS, FAILING = 19, 20

@@ -21,9 +21,9 @@ from kafkalite.protocol.error_codes import (
     UNSUPPORTED_SASL_MECHANISM,
 )
 from kafkalite.protocol.messages import api_versions, metadata, sasl_authenticate, sasl_handshake
-
-from ..kafka_client import Client, wait_for
-from .conftest import running_broker
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 LISTENERS = {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT", "SSL": "SSL",
              "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}

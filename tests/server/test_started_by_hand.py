@@ -9,9 +9,9 @@ import pytest
 
 from kafkalite.protocol.messages import api_versions, metadata
 from kafkalite.server import meta_properties
-
-from ..broker_process import BrokerProcess, free_port, wait_exit
-from ..kafka_client import Client, wait_for
+from tests.support.broker_process import BrokerProcess, free_port, wait_exit
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
 
 def wait_line(broker: BrokerProcess, pattern: str, timeout: float = 30.0) -> str:

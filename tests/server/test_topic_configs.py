@@ -19,10 +19,8 @@ from kafkalite.server.broker import Broker
 from kafkalite.server.config import SETTINGS_BY_NAME
 from kafkalite.server.topic_configs import ControllerLink, TopicConfigCache
 from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
-
-from ..kafka_client import wait_for
-from .conftest import running_broker
-from .two_brokers import connect, create, two_brokers
+from tests.support.brokers import connect, create, running_broker, two_brokers
+from tests.support.wait import wait_for
 
 PRODUCE, DESCRIBE_CONFIGS, DELETE_TOPICS = 0, 32, 20
 

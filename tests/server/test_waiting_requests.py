@@ -10,10 +10,11 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import delete_topics as dt
 from kafkalite.protocol.messages import metadata
+from tests.support.brokers import running_broker
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client, wait_for
 from ..metrics.test_prometheus_endpoint import scrape, value
-from .conftest import running_broker
 
 
 def create_request(name: str, timeout_ms: int):

@@ -21,8 +21,7 @@ from kafkalite.storage.cleaner import (
 from kafkalite.storage.config import CleanerConfig, LogConfig
 from kafkalite.storage.errors import InvalidRecordError
 from kafkalite.storage.log import FetchIsolation, Log
-
-from ..kafka_client import wait_for
+from tests.support.wait import wait_for
 
 COMPACT = {"cleanup_policy": "compact", "segment_bytes": 600, "file_delete_delay_ms": 0}
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import find_coordinator
 from kafkalite.testing import Cluster, Topic
+from tests.support.wire_client import Client
 
-from ..kafka_client import Client
 from . import port_free
 
 

@@ -14,8 +14,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from kafkalite.protocol import ApiKey
 from kafkalite.testing import Cluster, FaultError
-
-from ..kafka_client import wait_for
+from tests.support.wait import wait_for
 
 
 @pytest.fixture(scope="module")

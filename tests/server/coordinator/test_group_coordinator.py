@@ -13,8 +13,7 @@ from kafkalite.server.coordinator.group import CommittedOffset, GroupState
 from kafkalite.server.coordinator.group_coordinator import GroupCoordinator
 from kafkalite.server.coordinator.results import JoinResult, SyncResult
 from kafkalite.server.coordinator.settings import GroupConfig
-
-from ...kafka_client import wait_for
+from tests.support.wait import wait_for
 
 PROTOCOLS = [("range", b"sub-range"), ("roundrobin", b"sub-rr")]
 

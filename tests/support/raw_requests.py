@@ -21,7 +21,8 @@ from kafkalite.protocol.records import (
     iter_batches,
 )
 
-from ..kafka_client import Client, wait_for
+from .wait import wait_for
+from .wire_client import Client
 
 PRODUCE, FETCH, LIST_OFFSETS, CREATE_TOPICS = 0, 1, 2, 19
 LATEST, EARLIEST = -1, -2
