@@ -90,7 +90,7 @@ class JsonHttpServer:
     """A small HTTP server on its own thread: optional Prometheus metrics and JSON POST routes."""
 
     def __init__(self, host: str, port: int, registry: CollectorRegistry | None = None,
-                 post_handlers: dict[str, JsonHandler] | None = None, name: str = "http") -> None:
+                 post_handlers: dict[str, JsonHandler] | None = None, *, name: str) -> None:
         self._server = _Server((host, port), _Handler)
         self._server.registry = registry
         self._server.post_handlers = dict(post_handlers or {})

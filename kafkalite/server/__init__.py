@@ -1,1 +1,2 @@
-"""The broker: configuration, listeners, and (later) the socket server and request handling."""
+"""The broker: its components (replication, coordinators, handlers by area, the served-apis
+table) wired together by ``broker.py`` around the network layer's SocketServer."""
