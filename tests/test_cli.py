@@ -17,6 +17,8 @@ from kafkalite.server.broker import stop_on_signals
 from tests.support.broker_process import BrokerProcess, free_port, wait_exit
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.integration
+
 
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kafkalite", *args], capture_output=True, text=True,

@@ -16,6 +16,9 @@ from kafkalite.protocol.messages import update_metadata as um
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 FAST = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500")
 
 

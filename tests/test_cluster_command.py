@@ -19,6 +19,8 @@ from tests.support.broker_process import wait_exit
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
 
 def cluster_command(tmp_path, base: int, *args: str) -> subprocess.Popen:
     """The command in a process group of its own, as a shell runs a foreground job."""

@@ -25,6 +25,8 @@ from tests.support.wait import wait_for
 
 from .test_cluster import FAST, kcat_partitions, same_everywhere
 
+pytestmark = pytest.mark.integration
+
 
 @contextlib.contextmanager
 def proxied_cluster(directory: str, settings: tuple[str, ...],

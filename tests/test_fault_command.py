@@ -21,6 +21,8 @@ from kafkalite.local.settings import free_base_port
 from kafkalite.testing import Cluster
 from tests.support.broker_process import wait_exit
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def cluster():

@@ -18,6 +18,9 @@ from tests.support.wait import wait_for
 
 from .test_cluster_faults import proxied_cluster, restart
 
+pytestmark = pytest.mark.integration
+
+
 SETTINGS = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",
             "replica.lag.time.max.ms=2000", "replica.fetch.wait.max.ms=100",
             "replica.fetch.backoff.ms=100",

@@ -23,6 +23,9 @@ from tests.support.wait import wait_for
 from .test_cluster import kcat_partitions
 from .test_cluster_faults import proxied_cluster, restart
 
+pytestmark = pytest.mark.integration
+
+
 TOPIC = "chaos"
 PARTITIONS = 3
 SETTINGS = ("broker.heartbeat.interval.ms=200", "broker.session.timeout.ms=1500",

@@ -24,6 +24,8 @@ from kafkalite.protocol.messages import fetch
 from kafkalite_bench.data import run, servers, tasks, wire
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.integration
+
 
 def _leftovers() -> set[str]:
     """The data benchmarks' temporary directories and files (servers' and the loopback file)."""

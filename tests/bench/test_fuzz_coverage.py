@@ -11,6 +11,8 @@ import pytest
 from kafkalite_bench.fuzz.coverage import one_input, write_seeds
 from kafkalite_bench.fuzz.frames import VALID
 
+pytestmark = pytest.mark.integration
+
 
 def test_a_short_atheris_run_finds_no_untyped_error(tmp_path):
     pytest.importorskip("atheris", reason="atheris has wheels for Linux x86_64 only")

@@ -10,6 +10,8 @@ from kafkalite_bench.network.workload import request_frames
 from kafkalite_bench.ports import free_port
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
 
 def _answers(port: int, frames: list[bytes]) -> list[bytes]:
     with Client("127.0.0.1", port) as c:

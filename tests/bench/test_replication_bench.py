@@ -6,9 +6,12 @@ import glob
 import os
 import tempfile
 
+import pytest
 from click.testing import CliRunner
 
 from kafkalite.cli import main
+
+pytestmark = pytest.mark.integration
 
 
 def _leftovers() -> set[str]:

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from kafkalite.jobs import report
 from kafkalite_bench.report import duck, logs, run
+
+pytestmark = pytest.mark.spark
 
 
 def test_generated_logs_are_the_brokers_lines_and_reproducible(tmp_path):

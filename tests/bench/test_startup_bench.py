@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from kafkalite.cli import main
+
+pytestmark = pytest.mark.integration
 
 
 def test_the_startup_bench_measures_both_kinds(tmp_path):

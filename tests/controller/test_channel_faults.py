@@ -19,6 +19,9 @@ from tests.support.wire_client import Client
 
 from .test_channel_manager import update
 
+pytestmark = pytest.mark.integration
+
+
 TIMEOUT_MS = 400  # controller.socket.timeout.ms for the test: a long stall outlasts it
 
 

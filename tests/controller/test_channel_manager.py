@@ -5,11 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 
+import pytest
+
 from kafkalite.controller.channel_manager import ControllerChannelManager
 from kafkalite.protocol.messages import update_metadata as um
 from tests.support.broker_process import free_port
 from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.integration
 
 
 def update(epoch: int, topic: str):

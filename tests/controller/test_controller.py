@@ -17,6 +17,8 @@ from tests.support.small_disk import fill, small_disk
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
 
 def create(c: Client, name: str, partitions: int = 2):
     R = ct.REQUEST

@@ -4,6 +4,8 @@ repeats an id), and a broker it does not know, or with another epoch, is refused
 
 from __future__ import annotations
 
+import pytest
+
 from kafkalite.controller.store import ControllerStore
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
@@ -25,6 +27,7 @@ def own_block_taken(broker) -> bool:
     return wait_for(lambda: broker.producer_ids.blocks_received == 1, timeout=10)
 
 
+@pytest.mark.integration
 def test_blocks_are_consecutive_and_of_a_thousand_ids(tmp_path):
     with running_broker(tmp_path) as broker:
         assert own_block_taken(broker)
@@ -36,6 +39,7 @@ def test_blocks_are_consecutive_and_of_a_thousand_ids(tmp_path):
         (E.NONE, 1000, 1000), (E.NONE, 2000, 1000), (E.NONE, 3000, 1000)]
 
 
+@pytest.mark.integration
 def test_the_next_block_survives_a_controller_restart(tmp_path):
     with running_broker(tmp_path) as broker:
         assert own_block_taken(broker)
@@ -61,6 +65,7 @@ def test_the_store_keeps_the_next_block_across_reopening(tmp_path):
     store.close()
 
 
+@pytest.mark.integration
 def test_an_unknown_broker_or_another_epoch_is_a_stale_broker_epoch(tmp_path):
     with running_broker(tmp_path) as broker:
         assert own_block_taken(broker)
@@ -75,6 +80,7 @@ def test_an_unknown_broker_or_another_epoch_is_a_stale_broker_epoch(tmp_path):
         (E.STALE_BROKER_EPOCH, 0, 0)] * 4
 
 
+@pytest.mark.integration
 def test_served_on_the_controllers_privileged_listener_only(tmp_path):
     with running_broker(tmp_path) as broker:
         served = {}
@@ -90,6 +96,7 @@ def test_served_on_the_controllers_privileged_listener_only(tmp_path):
     assert served["INTERNAL"][ApiKey.INIT_PRODUCER_ID] == (0, 5)
 
 
+@pytest.mark.integration
 def test_a_full_disk_under_the_store_refuses_the_block_and_skips_no_ids(tmp_path):
     """A block that cannot be stored is not given (KAFKA_STORAGE_ERROR); once the disk has room the
     next answer is the block that was refused, so no id range is lost or given twice."""

@@ -47,6 +47,7 @@ def test_store_keeps_configs_with_the_topic_and_drops_them_with_it(tmp_path):
 # --- CreateTopics' configs -------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_configs_are_checked_stored_and_survive_a_restart_until_deletion(tmp_path):
     with running_broker(tmp_path) as broker:
         c = broker.controller
@@ -77,6 +78,7 @@ def test_configs_are_checked_stored_and_survive_a_restart_until_deletion(tmp_pat
     ({"retention.ms": None, "segment.ms": None}, E.INVALID_REQUEST,
      "Null value not supported for topic configs : retention.ms,segment.ms"),
 ])
+@pytest.mark.integration
 def test_bad_configs_are_refused_and_nothing_is_created(tmp_path, configs, code, words):
     with running_broker(tmp_path) as broker:
         c = broker.controller
@@ -86,6 +88,7 @@ def test_bad_configs_are_refused_and_nothing_is_created(tmp_path, configs, code,
         assert "t" not in c.context.topic_ids and c.store.load() == ({}, [])
 
 
+@pytest.mark.integration
 def test_validate_only_checks_configs_and_keeps_nothing(tmp_path):
     with running_broker(tmp_path) as broker:
         c = broker.controller
@@ -96,6 +99,7 @@ def test_validate_only_checks_configs_and_keeps_nothing(tmp_path):
 # --- CreatePartitions ------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_partitions_are_added_led_and_stored(tmp_path):
     with running_broker(tmp_path) as broker:
         c = broker.controller
@@ -128,6 +132,7 @@ def test_partitions_are_added_led_and_stored(tmp_path):
     ("t", 3, [[1, 1]], E.INVALID_REPLICA_ASSIGNMENT, "Duplicate brokers not allowed in replica "
                                                      "assignment: 1, 1 for partition id 2."),
 ])
+@pytest.mark.integration
 def test_create_partitions_refusals(tmp_path, name, count, assignment, code, message):
     with running_broker(tmp_path) as broker:
         c = broker.controller

@@ -23,6 +23,9 @@ from tests.support.wire_client import Client
 
 from ..metrics.test_topic_metrics import _create, _read_all
 
+pytestmark = pytest.mark.spark
+
+
 MS = 1_000_000
 T0 = 1_780_000_000.0  # wall clock seconds of the first request
 
@@ -131,6 +134,7 @@ def test_parquet_tables_html_report_and_summary(known, spark):
     assert "110 requests" in messages and any("ApiVersions" in m and "100" in m for m in messages)
 
 
+@pytest.mark.integration
 def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
     logs = tmp_path / "requests"
     with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:
@@ -143,6 +147,7 @@ def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
     assert [r["broker_id"] for r in collected["controller_queue"]] == [1]  # it sent itself requests
 
 
+@pytest.mark.integration
 def test_a_brokers_produce_and_fetch_make_the_per_topic_tables_its_counters_say(tmp_path, spark):
     logs = tmp_path / "requests"
     with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:

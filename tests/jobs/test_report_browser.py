@@ -14,8 +14,10 @@ import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
-                                "(tests/system-deps.sh installs it: apt-get install chromium)")
+# The page is the report's, which Spark writes (the cli_report fixture): browser and spark.
+pytestmark = [pytest.mark.browser, pytest.mark.spark,
+              pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
+                                 "(.ci/system-deps.sh installs it: apt-get install chromium)")]
 
 WIDTH = 1400
 

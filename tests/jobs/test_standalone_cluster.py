@@ -17,6 +17,9 @@ from tests.support.wait import wait_for
 
 from .test_report import _line
 
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
 T0 = 1_780_000_000.0
 
 

@@ -19,6 +19,9 @@ from tests.support.wire_client import Client
 
 from .test_prometheus_endpoint import scrape, value
 
+pytestmark = pytest.mark.integration
+
+
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs" / "metrics.md"
 RM = "kafka_server_replicamanager_"
 GROUPS = "kafka_coordinator_group_groupmetadatamanager_"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import urllib.request
 from decimal import Decimal
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kafkalite.metrics.request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS
@@ -16,6 +17,8 @@ from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
 from .test_request_log import request_log_lines
+
+pytestmark = pytest.mark.integration
 
 
 def scrape_text(port: int) -> str:

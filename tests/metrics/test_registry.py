@@ -70,6 +70,7 @@ def test_a_purgatory_registers_when_built_and_unregisters_at_shutdown():
     assert list(registry.collect()) == []
 
 
+@pytest.mark.integration
 def test_a_broker_shut_down_leaves_nothing_in_its_registry(tmp_path):
     with running_broker(tmp_path) as broker:
         keys = broker.metrics.keys()

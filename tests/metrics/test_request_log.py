@@ -8,6 +8,8 @@ import json
 import os
 import types
 
+import pytest
+
 from kafkalite.metrics.request_log import RequestLog, TopicTraffic, format_line, topics_json
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions
@@ -30,6 +32,7 @@ def request_log_lines(directory) -> list[dict]:
     return out
 
 
+@pytest.mark.integration
 def test_a_broker_logs_every_completed_request(tmp_path):
     logs = tmp_path / "requests"
     with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:

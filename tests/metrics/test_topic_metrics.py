@@ -10,6 +10,7 @@ import threading
 import time
 import types
 
+import pytest
 from confluent_kafka import Producer
 
 from kafkalite.protocol import error_codes as E
@@ -25,6 +26,9 @@ from tests.support.wire_client import Client
 from ..network.test_request_channel import request
 from .test_prometheus_endpoint import found, scrape, value
 from .test_request_log import request_log_lines
+
+pytestmark = pytest.mark.integration
+
 
 PRODUCE, FETCH, DELETE_RECORDS, CREATE_TOPICS, DELETE_TOPICS = 0, 1, 21, 19, 20
 NOW = int(time.time() * 1000)  # record timestamps: retention must not take them mid-test

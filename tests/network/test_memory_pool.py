@@ -83,6 +83,7 @@ def broker(tmp_path_factory):
         yield b
 
 
+@pytest.mark.integration
 def test_reads_stop_while_the_pool_is_empty_and_resume_when_it_frees(broker):
     pool = broker.socket_server.memory_pool
     port = broker.bound_port("PLAINTEXT")
@@ -103,6 +104,7 @@ def test_reads_stop_while_the_pool_is_empty_and_resume_when_it_frees(broker):
     assert pool.peak_used <= POOL + 2 * POOL + 4096 and pool.depleted_ns > 0
 
 
+@pytest.mark.integration
 def test_a_flood_of_large_requests_is_answered_within_a_bounded_pool(broker):
     pool = broker.socket_server.memory_pool
     port = broker.bound_port("PLAINTEXT")
@@ -136,6 +138,7 @@ def test_a_flood_of_large_requests_is_answered_within_a_bounded_pool(broker):
     pool.peak_used = max(pool.peak_used, peak_before)
 
 
+@pytest.mark.integration
 def test_an_unset_pool_counts_nothing(tmp_path):
     with running_broker(tmp_path) as b:
         assert b.socket_server.memory_pool is None
@@ -145,6 +148,7 @@ def test_an_unset_pool_counts_nothing(tmp_path):
                                                       client_software_version="1")).error_code == 0
 
 
+@pytest.mark.integration
 def test_the_pool_is_in_the_brokers_metrics(broker):
     from kafkalite.metrics.collector import BrokerCollector
 

@@ -8,6 +8,8 @@ import socket
 import time
 from collections.abc import Iterator
 
+import pytest
+
 from kafkalite.network.mute import ON_REQUEST, MuteState
 from kafkalite.network.processor import Processor, ProcessorSettings
 from kafkalite.network.quotas import ConnectionQuotas
@@ -17,6 +19,9 @@ from kafkalite.protocol.schema import Versions
 from tests.support.wire_client import Client
 
 from .conftest import API_VERSIONS_V0, answer, take
+
+pytestmark = pytest.mark.integration
+
 
 UNLIMITED = 2**31 - 1
 

@@ -23,6 +23,8 @@ from tests.support.wire_client import Client
 
 from .conftest import API_VERSIONS_V0, answer, socket_server, take
 
+pytestmark = pytest.mark.integration
+
 
 def connect(server, listener="PLAINTEXT") -> Client:
     return Client("127.0.0.1", server.bound_port(listener))

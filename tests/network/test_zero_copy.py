@@ -29,6 +29,9 @@ from tests.support.wire_client import Client
 from .conftest import API_VERSIONS_V0, socket_server, take
 from .test_processor import poll_until, processor_with_clients
 
+pytestmark = pytest.mark.integration
+
+
 FETCH, VERSION = fetch.FETCH.key, 12
 Topic = fetch.RESPONSE["responses"]
 Partition = Topic["partitions"]

@@ -45,6 +45,7 @@ def _walk(obj, version: int, counts: collections.Counter) -> None:
             _walk(v, version, counts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), RESPONSES)
 @settings(max_examples=30)
 @given(data=st.data())
@@ -126,6 +127,7 @@ def _kio_cases() -> list:
     return [pytest.param(a, v, id=f"{a.name}-v{v}") for a, v, r in oracle_cases(apis) if r]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version"), _kio_cases())
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())

@@ -128,6 +128,7 @@ def test_same_fields_as_kio(api, version, response):
     assert _same_fields(_struct(api, response), entity, version, entity.__name__) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), CASES)
 @ORACLE
 @given(data=st.data())
@@ -143,6 +144,7 @@ def test_kio_decodes_kafkalite_bytes(api, version, response, data):
     assert kio_to_dict(decoded) == kafkalite_to_dict(value, version)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), CASES)
 @ORACLE
 @given(data=st.data())

@@ -35,12 +35,14 @@ def _decode_or_fail_cleanly(api, version, response, buf):
         assert 0 <= e.offset <= len(buf)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), CASES)
 @given(buf=st.binary(max_size=64))
 def test_random_bytes(api, version, response, buf):
     _decode_or_fail_cleanly(api, version, response, buf)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), CASES)
 @given(data=st.data())
 def test_truncated_and_mutated(api, version, response, data):

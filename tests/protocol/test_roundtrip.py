@@ -22,6 +22,7 @@ from .strategies import struct_value
 CASES = body_cases()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), CASES)
 @given(data=st.data())
 def test_body_roundtrip(api, version, response, data):
@@ -33,6 +34,7 @@ def test_body_roundtrip(api, version, response, data):
     assert decode_body(api.key, version, memoryview(encoded), response=response) == value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("api", "version", "response"), CASES)
 @given(data=st.data())
 def test_frame_roundtrip(api, version, response, data):
@@ -56,6 +58,7 @@ def test_frame_roundtrip(api, version, response, data):
 
 @pytest.mark.parametrize(("api", "version", "response"), [c for c in CASES
                                                           if c.values[0].is_flexible(c.values[1])])
+@pytest.mark.slow
 @given(data=st.data())
 def test_unknown_tagged_fields_are_skipped_and_kept(api, version, response, data):
     """A newer peer's tagged fields must not break decoding; they are written back unchanged."""

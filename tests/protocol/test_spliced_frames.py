@@ -58,6 +58,7 @@ def test_every_fetch_version_is_covered():
     assert list(VERSIONS) == list(range(18))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 @given(data=st.data())
 def test_a_fetch_response_with_slices_is_the_same_frame_once_read(version, data):

@@ -8,11 +8,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import pytest
+
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import metadata
 from tests.support.brokers import connect, running_broker, two_brokers
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
+
+pytestmark = pytest.mark.integration
+
 
 METADATA = 3
 
@@ -28,7 +33,7 @@ def ask(broker, *names: str, version: int = 12, allow: bool = True) -> dict[str,
 
 def test_kcat_produces_to_a_topic_that_does_not_exist(tmp_path):
     kcat = shutil.which("kcat")
-    assert kcat, "kcat is installed by tests/system-deps.sh"
+    assert kcat, "kcat is installed by .ci/system-deps.sh"
     with running_broker(tmp_path, num_partitions="3") as broker:
         out = subprocess.run([kcat, "-P", "-b", f"127.0.0.1:{broker.bound_port('PLAINTEXT')}", "-t", "fresh",
                               "-p", "1"], input="hello\nworld\n", capture_output=True, text=True, timeout=60)

@@ -16,6 +16,8 @@ from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):

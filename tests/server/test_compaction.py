@@ -4,10 +4,14 @@ so, and a record without a key is refused."""
 
 from __future__ import annotations
 
+import pytest
+
 from kafkalite.protocol import error_codes as E
 from kafkalite.storage.checkpoint import TopicPartition
 from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.integration
 
 
 def consume_all(bootstrap: str, topic: str, end: int) -> dict[int, tuple[bytes, bytes | None]]:

@@ -727,6 +727,7 @@ def _swap(text: str, old: str, new: str) -> str:
     return text.replace(old, new)
 
 
+@pytest.mark.integration
 def test_the_cli_starts_from_kafkas_sample_and_lists_what_it_ignores_once(tmp_path: Path) -> None:
     """``kafkalite broker --config`` on Kafka's sample, with free ports and a temporary log directory
     (and no controller address, so that this node runs the controller it registers with)."""

@@ -13,6 +13,9 @@ import pytest
 from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.integration
+
+
 GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
                   "group.min.session.timeout.ms": "500"}
 COUNT = 200
@@ -145,7 +148,7 @@ def test_kcat_balanced_consumer_reads_everything_in_a_group(broker):
     import subprocess
 
     kcat = shutil.which("kcat")
-    assert kcat, "kcat is installed by tests/system-deps.sh"
+    assert kcat, "kcat is installed by .ci/system-deps.sh"
     bootstrap, topic, group = bootstrap_of(broker), f"kc-{uuid.uuid4().hex[:6]}", f"g-{uuid.uuid4().hex[:6]}"
     values = produce(bootstrap, topic)
     # -G: librdkafka's balanced consumer (FindCoordinator, JoinGroup, SyncGroup, heartbeats,

@@ -15,6 +15,9 @@ from kafkalite.protocol.messages import update_metadata as um
 from tests.support.brokers import running_broker
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 TOPIC_ID = uuid.UUID(int=42)
 
 

@@ -4,10 +4,15 @@ Kafka's refusals per topic."""
 
 from __future__ import annotations
 
+import pytest
+
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_partitions as cp
 from tests.support.brokers import connect, create, two_brokers
 from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.integration
+
 
 CREATE_PARTITIONS = 37
 

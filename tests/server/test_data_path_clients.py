@@ -32,6 +32,9 @@ from tests.support.real_clients import (
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 FIND_COORDINATOR = 10
 T0 = int(time.time() * 1000) - 3_600_000  # recent: within any retention

@@ -11,6 +11,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.broker_process import BrokerProcess
 from tests.support.raw_requests import create_topic, log_end, read_log
 from tests.support.real_clients import (
@@ -22,6 +24,9 @@ from tests.support.real_clients import (
 )
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
+
+pytestmark = pytest.mark.integration
+
 
 SMALL_SEGMENTS = "log.segment.bytes=16384"
 T0 = int(time.time() * 1000) - 600_000

@@ -26,6 +26,9 @@ from tests.support.raw_requests import (
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 T0 = 1_700_000_000_000
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import threading
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,7 @@ def test_every_mutation_makes_a_frame():
     assert len(VALID) >= 60  # every api and version kafkalite knows
 
 
+@pytest.mark.integration
 def test_a_seeded_run_of_hostile_connections_hurts_no_one(tmp_path):
     with running_broker(tmp_path) as broker:
         port = broker.bound_port("PLAINTEXT")
@@ -66,6 +68,7 @@ def test_a_seeded_run_of_hostile_connections_hurts_no_one(tmp_path):
     assert out.frames >= 1500 and set(out.kinds) == set(MUTATIONS)
 
 
+@pytest.mark.integration
 def test_hypothesis_drawn_connections_hurt_no_one(tmp_path):
     with running_broker(tmp_path) as broker:
         port = broker.bound_port("PLAINTEXT")

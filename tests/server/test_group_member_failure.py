@@ -11,8 +11,13 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.integration
+
 
 PARTITIONS, PER_PARTITION = 6, 100
 SETTINGS = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",

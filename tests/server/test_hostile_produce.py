@@ -31,6 +31,9 @@ from tests.support.raw_requests import (
 )
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 GOOD = [b"first good", b"second good"]
 T0 = 1_700_000_000_000
 # Byte positions in a RecordBatch v2 header.

@@ -7,12 +7,17 @@ from __future__ import annotations
 import socket
 import time
 
+import pytest
+
 from kafkalite.protocol import encode_request
 from kafkalite.protocol.messages import api_versions
 from kafkalite_bench.fuzz.run import Canary
 from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
+
+pytestmark = pytest.mark.integration
+
 
 HELD = 1500  # connections held at once (the long run, 10k, is the network benchmark's)
 REQUEST = encode_request(18, 3, 1, "slow", api_versions.REQUEST(client_software_name="slow",

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import MemoryVolume
 from tests.support.brokers import running_broker
+
+pytestmark = pytest.mark.integration
 
 
 def _produce(servers: str, values: list[bytes]) -> None:

@@ -24,6 +24,9 @@ from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 TOPIC_ID = uuid.UUID(int=77)
 # Record timestamps near now: retention (7 days by default) must not delete them mid-test.
 T0 = int(time.time() * 1000) - 60_000

@@ -22,6 +22,8 @@ from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
 
 def init_producer_id(c: Client, version: int = 5, transactional_id: str | None = None,
                      producer_id: int = -1, producer_epoch: int = -1):

@@ -21,6 +21,9 @@ from tests.support.broker_process import BrokerProcess, free_port
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 BLOCK = 1000  # Kafka's producer id block size
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.broker_process import BrokerProcess
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
@@ -20,7 +22,7 @@ def broker(tmp_path_factory):
 
 def test_kcat_lists_the_broker(broker):
     kcat = shutil.which("kcat")
-    assert kcat, "kcat is installed by tests/system-deps.sh"
+    assert kcat, "kcat is installed by .ci/system-deps.sh"
     out = subprocess.run([kcat, "-L", "-b", broker.bootstrap, "-m", "10"], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -12,6 +12,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from kafkalite.controller.context import TopicPartition
 from kafkalite.protocol import error_codes as E
 from kafkalite.server.broker import Broker
@@ -19,6 +21,9 @@ from tests.support.brokers import connect, create, running_broker
 from tests.support.raw_requests import batch, produce, read_log
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
+
+pytestmark = pytest.mark.integration
+
 
 FAST = {"broker_heartbeat_interval_ms": "100", "broker_session_timeout_ms": "1500",
         "replica_fetch_wait_max_ms": "100", "replica_fetch_backoff_ms": "100",

@@ -25,6 +25,9 @@ from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
+
 LISTENERS = {"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT", "SSL": "SSL",
              "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
 DELAY_MS = 300
@@ -103,7 +106,7 @@ def test_python_tls_client_gets_api_versions_and_metadata(broker, pki):
 
 def test_kcat_lists_the_broker_over_ssl(broker, pki):
     kcat = shutil.which("kcat")
-    assert kcat, "kcat is installed by tests/system-deps.sh"
+    assert kcat, "kcat is installed by .ci/system-deps.sh"
     out = subprocess.run([kcat, "-L", "-b", f"127.0.0.1:{broker.bound_port('SSL')}", "-m", "10",
                           "-X", "security.protocol=SSL", "-X", f"ssl.ca.location={pki['ca']}"],
                          capture_output=True, text=True, timeout=60)

@@ -13,6 +13,8 @@ from tests.support.broker_process import BrokerProcess, free_port, wait_exit
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
+pytestmark = pytest.mark.integration
+
 
 def wait_line(broker: BrokerProcess, pattern: str, timeout: float = 30.0) -> str:
     """The first output line of ``broker`` matching ``pattern`` (a bounded poll of its output,

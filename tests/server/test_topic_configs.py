@@ -48,6 +48,7 @@ def describe(broker: Broker, topic: str, version: int = 4, keys: list[str] | Non
     return {"error": result.error_code, "configs": {e.name: e for e in result.configs}}
 
 
+@pytest.mark.integration
 def test_a_leader_on_another_broker_rolls_and_refuses_by_the_topics_configs(tmp_path):
     from confluent_kafka import Producer
 
@@ -83,6 +84,7 @@ def test_a_leader_on_another_broker_rolls_and_refuses_by_the_topics_configs(tmp_
         assert produce(two, "small", b"x" * 400) == E.NONE
 
 
+@pytest.mark.integration
 def test_a_batch_above_both_limits_is_message_too_large(tmp_path):
     with two_brokers(tmp_path) as (one, two):
         assert create(one, "sized", [2], segment_bytes="1024", max_message_bytes="2000").error_code == E.NONE
@@ -90,6 +92,7 @@ def test_a_batch_above_both_limits_is_message_too_large(tmp_path):
         assert produce(two, "sized", b"x" * 2500) == E.MESSAGE_TOO_LARGE
 
 
+@pytest.mark.integration
 def test_a_restarted_broker_gives_its_loaded_logs_their_topics_configs(tmp_path):
     with running_broker(tmp_path / "1") as one:
         controller = f"127.0.0.1:{one.bound_port('INTERNAL')}"
@@ -106,6 +109,7 @@ def test_a_restarted_broker_gives_its_loaded_logs_their_topics_configs(tmp_path)
                 assert two.log_manager.get_log("kept", 0).config.segment_bytes == 2048
 
 
+@pytest.mark.integration
 def test_a_topic_created_again_gets_its_new_configs(tmp_path):
     with two_brokers(tmp_path) as (one, two):
         assert create(one, "again", [2], retention_ms="1000").error_code == E.NONE
@@ -123,6 +127,7 @@ def test_a_topic_created_again_gets_its_new_configs(tmp_path):
         assert two.log_manager.get_log("again", 0).config.retention_ms == one.log_config.retention_ms
 
 
+@pytest.mark.integration
 def test_describe_configs_from_any_broker(tmp_path):
     with two_brokers(tmp_path, log_retention_hours="1") as (one, two):
         assert create(one, "described", [1], segment_bytes="4096").error_code == E.NONE
@@ -153,6 +158,7 @@ def test_describe_configs_from_any_broker(tmp_path):
         assert describe(two, "described", keys=[])["configs"] == {}
 
 
+@pytest.mark.integration
 def test_confluent_kafka_describe_configs(tmp_path):
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, ResourceType
@@ -182,6 +188,7 @@ def test_confluent_kafka_describe_configs(tmp_path):
         assert info.value.args[0].code() == E.UNKNOWN_TOPIC_OR_PARTITION
 
 
+@pytest.mark.integration
 def test_kafka_python_describe_configs(tmp_path):
     from kafka import KafkaAdminClient
     from kafka.admin import ConfigResource, ConfigResourceType
@@ -209,6 +216,7 @@ def test_kafka_python_describe_configs(tmp_path):
     assert threads["synonyms"] == [{"name": "num.io.threads", "value": "8", "source": "DEFAULT_CONFIG"}]
 
 
+@pytest.mark.integration
 def test_a_broker_that_cannot_reach_the_controller_answers_without_waiting_longer(tmp_path):
     """The config fetch is bounded: a controller address nobody listens on fails at once and the
     caller is told (no answer for the topic), with nothing learned."""

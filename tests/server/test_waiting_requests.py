@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import delete_topics as dt
@@ -15,6 +17,8 @@ from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
 from ..metrics.test_prometheus_endpoint import scrape, value
+
+pytestmark = pytest.mark.integration
 
 
 def create_request(name: str, timeout_ms: int):

@@ -9,9 +9,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kafkalite.protocol.records import iter_batches, validate_batch
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import FetchIsolation, Log
+
+pytestmark = pytest.mark.integration
+
 
 ROOT = Path(__file__).resolve().parents[2]
 

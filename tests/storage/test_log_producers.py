@@ -207,6 +207,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.integration
 def test_a_killed_broker_gets_its_producers_back(tmp_path):
     directory = tmp_path / "p-0"
     child = subprocess.run(

@@ -222,7 +222,7 @@ KCAT_FORMAT = "%p|%o|%T|%K|%S|%k%s|%h\n"  # lengths first: keys and values are b
 
 def kcat() -> str:
     path = shutil.which("kcat")
-    assert path, "kcat is installed by tests/system-deps.sh"
+    assert path, "kcat is installed by .ci/system-deps.sh"
     return path
 
 

@@ -7,12 +7,16 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import find_coordinator
 from kafkalite.testing import Cluster, Topic
 from tests.support.wire_client import Client
 
 from . import port_free
+
+pytestmark = pytest.mark.integration
 
 
 def test_ready_means_every_broker_registered_and_every_topic_led_and_fetched():

@@ -6,6 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
 pytest_plugins = ["pytester"]
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"

@@ -16,6 +16,8 @@ from kafkalite.protocol import ApiKey
 from kafkalite.testing import Cluster, FaultError
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def cluster():

@@ -90,12 +90,14 @@ def test_the_plugin_is_registered_by_installing_kafkalite():
     assert "kafkalite.testing.pytest_plugin" in names
 
 
+@pytest.mark.integration
 def test_every_fixture_in_a_run_of_its_own(pytester):
     pytester.makepyfile(test_app=USES_EVERY_FIXTURE)
     result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=240)
     result.assert_outcomes(passed=6)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("test", ["test_fails", "test_interrupted"])
 def test_nothing_is_left_after_a_failure_or_an_interrupt(pytester, tmp_path, test):
     pytester.makepyfile(test_leaves=LEAVES_NOTHING)

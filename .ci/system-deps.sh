@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs from outside PyPI (Debian packages): kcat, a real Kafka
 # client built on librdkafka, and chromium, the headless browser that looks at the report's page
-# (tests/jobs/test_report_browser.py; skipped without it). Run by tox before the tests; a no-op
-# when both are already there.
+# (tests/jobs/test_report_browser.py; skipped without it). Run by the README's test command (the
+# one .ci/run runs) before tox, not by tox: tox installs Python packages only. A no-op when both
+# are already there.
 set -euo pipefail
 missing=()
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
