@@ -14,11 +14,10 @@ from kafkalite.metrics.request_log import RequestLog, TopicTraffic, format_line,
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions
 from tests.support.brokers import running_broker
+from tests.support.channel import request
 from tests.support.small_disk import fill, small_disk
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
-
-from ..network.test_request_channel import request
 
 TIMES = (1, 2, 0, 3, 4, 10)  # microseconds: queue, local, remote, response queue, send, total
 

@@ -20,10 +20,10 @@ from kafkalite.protocol.messages import produce as pm
 from kafkalite.protocol.records import Record, build_batch, iter_batches
 from kafkalite.server.topic_metrics import NAMES, BrokerTopicStats
 from tests.support.brokers import running_broker
+from tests.support.channel import request
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
-from ..network.test_request_channel import request
 from .test_prometheus_endpoint import found, scrape, value
 from .test_request_log import request_log_lines
 

@@ -8,20 +8,9 @@ import threading
 
 import pytest
 
-from kafkalite.network.processor import Processor, ProcessorSettings
-from kafkalite.network.quotas import ConnectionQuotas
-from kafkalite.network.request_channel import SHUTDOWN, NoOpResponse, Request, RequestChannel
-from kafkalite.protocol.headers import REQUEST_HEADER
+from kafkalite.network.request_channel import SHUTDOWN, NoOpResponse, RequestChannel
+from tests.support.channel import add_processor, request
 from tests.support.wait import wait_for
-
-
-def request(corr: int, processor: int = 0, api_key: int = 18) -> Request:
-    header = REQUEST_HEADER(request_api_key=api_key, request_api_version=0, correlation_id=corr,
-                           client_id="t")
-    return Request(processor=processor, connection_id=f"c{corr}", listener="PLAINTEXT",
-                   security_protocol="PLAINTEXT", header=header, body=None, size=10,
-                   client_address="127.0.0.1", client_software_name="t", client_software_version="1",
-                   privileged=False)
 
 
 def corrs(batch) -> list[int]:
@@ -116,16 +105,9 @@ def test_no_idle_handler_is_woken_while_one_is_busy_until_it_blocks(monkeypatch)
     assert [corrs(b) for b in got] == [[10, 11, 2, 3]]
 
 
-def _processor(channel: RequestChannel, pid: int) -> Processor:
-    p = Processor(pid, ProcessorSettings("PLAINTEXT", "PLAINTEXT", {}), channel,
-                  ConnectionQuotas(2**31 - 1, 2**31 - 1, {}))
-    channel.add_processor(p)
-    return p
-
-
 def test_responses_go_back_grouped_by_processor_in_order():
     channel = RequestChannel(queue_size=10)
-    p0, p1 = _processor(channel, 0), _processor(channel, 1)
+    p0, p1 = add_processor(channel, 0), add_processor(channel, 1)
     try:
         responses = [NoOpResponse(request(c, processor=c % 2)) for c in range(6)]
         channel.send_responses(responses)

@@ -14,16 +14,15 @@ from kafkalite.network.request_channel import (
     Response,
 )
 from kafkalite.server.request_handler import RequestHandlerPool
+from tests.support.channel import add_processor, request
 from tests.support.wait import wait_for
-
-from ..network.test_request_channel import _processor, request
 
 WAITS, FAILING = 19, 20
 
 
 def _pool(handle, threads: int = 2):
     channel = RequestChannel(queue_size=100)
-    processor = _processor(channel, 0)
+    processor = add_processor(channel, 0)
     pool = RequestHandlerPool(channel, handle, threads, "test-handler")
     pool.start()
     return channel, processor, pool
