@@ -13,8 +13,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.server.replication.partition import Partition, PartitionState
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import Log
-
-from ..storage.batches import batch
+from tests.support.batches import batch
 
 
 class Clock:

@@ -26,7 +26,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from kafkalite.storage.config import LogConfig
     from kafkalite.storage.log import Log
-    from tests.storage.batches import batch
+    from tests.support.batches import batch
 
     config = LogConfig(segment_bytes=4000, index_interval_bytes=300)
     log = Log(Path(sys.argv[1]), config)

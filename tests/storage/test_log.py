@@ -15,7 +15,7 @@ from kafkalite.storage.errors import (
     UnexpectedAppendOffsetError,
 )
 from kafkalite.storage.log import EMPTY, FetchIsolation, Log
-from tests.storage.batches import batch
+from tests.support.batches import batch
 
 
 class Clock:

@@ -7,7 +7,7 @@ from kafkalite.storage.checkpoint import OffsetCheckpointFile, TopicPartition
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import FetchIsolation
 from kafkalite.storage.log_manager import LogManager
-from tests.storage.batches import batch
+from tests.support.batches import batch
 
 
 class Clock:

@@ -15,7 +15,7 @@ from kafkalite.protocol.records import iter_batches
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import FetchIsolation, Log
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume
-from tests.storage.batches import batch
+from tests.support.batches import batch
 
 CONFIG = LogConfig(segment_bytes=1500, index_interval_bytes=120, file_delete_delay_ms=0)
 

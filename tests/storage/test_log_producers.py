@@ -18,7 +18,7 @@ from kafkalite.storage.errors import InvalidProducerEpochError, OutOfOrderSequen
 from kafkalite.storage.log import Log, LogAppendInfo
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.producer_state import ProducerStateEntry, decode_snapshot
-from tests.storage.batches import batch, idempotent
+from tests.support.batches import batch, idempotent
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = 10_000_000
@@ -189,7 +189,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from kafkalite.storage.config import LogConfig
     from kafkalite.storage.log import Log
-    from tests.storage.batches import idempotent
+    from tests.support.batches import idempotent
 
     log = Log(Path(sys.argv[1]), LogConfig(segment_bytes=2000, index_interval_bytes=300))
     now = time.time_ns() // 1_000_000

@@ -20,7 +20,7 @@ from kafkalite.storage.producer_state import (
     encode_snapshot,
     increment_sequence,
 )
-from tests.storage.batches import idempotent
+from tests.support.batches import idempotent
 
 
 def header(pid: int, epoch: int, seq: int, count: int = 1, offset: int = 0,

@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.errors import InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalite.storage.log import Log
-from tests.storage.batches import batch, idempotent
+from tests.support.batches import batch, idempotent
 
 CONFIG = LogConfig(segment_bytes=400, index_interval_bytes=100, file_delete_delay_ms=0)
 NOW = 50_000_000

@@ -6,7 +6,7 @@ from kafkalite.protocol.records import read_header
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.index import TimestampOffset
 from kafkalite.storage.segment import LogSegment, RollParams
-from tests.storage.batches import batch
+from tests.support.batches import batch
 
 
 class Clock:

@@ -20,7 +20,7 @@ from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log import FetchIsolation
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume, glob
-from tests.storage.batches import batch
+from tests.support.batches import batch
 
 ROOT = Path("/kafkalite-memory-test")  # never created: a memory volume's names only
 

@@ -7,5 +7,6 @@
 - ``broker_process``: ``kafkalite broker`` as a subprocess (``BrokerProcess``);
 - ``raw_requests``: CreateTopics, Produce, Fetch, ListOffsets built by hand, and a log read back;
 - ``real_clients``: producing and consuming with kcat, confluent-kafka, kafka-python, aiokafka;
+- ``batches``: record batches built by kafka-python (an independent writer of Kafka's format);
 - ``small_disk``: a small tmpfs to fill up.
 """

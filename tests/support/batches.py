@@ -1,4 +1,4 @@
-"""Record batches for the storage tests, built by kafka-python's DefaultRecordBatchBuilder (an
+"""Record batches for the storage and partition tests, built by kafka-python's DefaultRecordBatchBuilder (an
 independent implementation of Kafka's format)."""
 
 from __future__ import annotations
