@@ -22,6 +22,7 @@ from kafkalite.controller.context import (
     TopicPartition,
 )
 from kafkalite.controller.request_batch import ControllerBrokerRequestBatch
+from kafkalite.controller.settings import ControllerSettings
 from kafkalite.local.settings import HOST, registered_brokers
 
 from .markdown import machine, write_section
@@ -72,7 +73,7 @@ def _context(brokers: list[tuple[subprocess.Popen, int, int]], partitions: int) 
 def measure(brokers: list[tuple[subprocess.Popen, int, int]], partitions: int,
             repeat: int) -> tuple[list[float], list[float]]:
     ctx = _context(brokers, partitions)
-    channel = ControllerChannelManager(0)
+    channel = ControllerChannelManager(0, ControllerSettings(0, "INTERNAL").socket_timeout_ms)
     channel.startup({i + 1: (HOST, n) for i, (_, _, n) in enumerate(brokers)})
     answered = threading.Semaphore(0)
     batch = ControllerBrokerRequestBatch(

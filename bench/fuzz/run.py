@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from kafkalite.protocol import FrameDecoder, decode_response, encode_request
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_response, encode_request
 from kafkalite.protocol.messages import api_versions, metadata
 
 from .frames import connection_plan
@@ -76,7 +76,7 @@ class Canary(threading.Thread):
     def run(self) -> None:
         try:
             with socket.create_connection((self.host, self.port), timeout=10) as s:
-                decoder = FrameDecoder()
+                decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
                 corr = 0
                 while not self._stop_event.is_set():
                     corr += 1

@@ -14,7 +14,7 @@ import socket
 import time
 from collections.abc import Iterator
 
-from kafkalite.protocol import FrameDecoder
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
 
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -39,7 +39,7 @@ def run(port: int, connections: int, depth: int, frames: list[bytes], seconds: f
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         s.setblocking(False)
         state: tuple[socket.socket, FrameDecoder, collections.deque[int], Iterator[bytes]] = (
-            s, FrameDecoder(), collections.deque(), itertools.cycle(frames))
+            s, FrameDecoder(UNLIMITED_FRAME_SIZE), collections.deque(), itertools.cycle(frames))
         conns.append(state)
         sel.register(s, selectors.EVENT_READ, state)
     latencies = array.array("q")

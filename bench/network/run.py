@@ -232,14 +232,14 @@ def idle_memory(server: str, connections: int, threads: tuple[int, int] = DEFAUL
 
 
 def _answer_all(port: int, frames: list[bytes], connections: int, socks: list[socket.socket]) -> None:
-    from kafkalite.protocol import FrameDecoder
+    from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
 
     new = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(connections)]
     socks.extend(new)
     for s in new:
         s.sendall(frames[0])
     for s in new:
-        decoder = FrameDecoder()
+        decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
         while not list(decoder.frames()):
             data = s.recv(65536)
             if not data:

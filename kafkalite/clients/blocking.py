@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from kafkalite.protocol import FrameDecoder, decode_response, encode_request
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_response, encode_request
 
 
 class BlockingClient:
@@ -16,7 +16,7 @@ class BlockingClient:
         self.client_id = client_id
         self.timeout = timeout
         self._sock: socket.socket | None = None
-        self._decoder = FrameDecoder()
+        self._decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
         self._correlation = 0
 
     @property
@@ -28,7 +28,7 @@ class BlockingClient:
             sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._sock = sock
-            self._decoder = FrameDecoder()
+            self._decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
 
     def close(self) -> None:
         sock, self._sock = self._sock, None

@@ -112,7 +112,7 @@ class _BrokerState:
 
 
 class ControllerChannelManager:
-    def __init__(self, controller_id: int, socket_timeout_ms: int = 30000) -> None:
+    def __init__(self, controller_id: int, socket_timeout_ms: int) -> None:
         self.controller_id = controller_id
         self.socket_timeout = socket_timeout_ms / 1000
         self._brokers: dict[int, _BrokerState] = {}

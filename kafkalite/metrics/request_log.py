@@ -29,11 +29,13 @@ from typing import Any, NamedTuple
 from kafkalite.protocol.api_keys import api_name
 
 from .request_metrics import Times
+from .settings import RequestLogSettings
 
 log = logging.getLogger("kafkalite.metrics.request_log")
 
 FLUSH_INTERVAL = 0.05  # seconds between the writer's rounds
 TEMPLATES_MAX = 10_000  # cached line templates (per connection, api, version and client)
+_DEFAULTS = RequestLogSettings()  # request.log.segment.bytes and .roll.ms unless given
 
 
 class TopicTraffic(NamedTuple):
@@ -49,8 +51,8 @@ class TopicTraffic(NamedTuple):
 
 
 class RequestLog:
-    def __init__(self, directory: str, segment_bytes: int = 100 * 1024 * 1024,
-                 roll_ms: int = 3_600_000, queue_max: int = 100_000) -> None:
+    def __init__(self, directory: str, segment_bytes: int = _DEFAULTS.segment_bytes,
+                 roll_ms: int = _DEFAULTS.roll_ms, queue_max: int = 100_000) -> None:
         self.directory = directory
         self.segment_bytes = segment_bytes
         self.roll_ns = roll_ms * 1_000_000

@@ -33,10 +33,10 @@ class Acceptor(threading.Thread):
         processors: list[Processor],
         quotas: ConnectionQuotas,
         *,
+        send_buffer_bytes: int,  # socket.send.buffer.bytes
+        recv_buffer_bytes: int,  # socket.receive.buffer.bytes
+        backlog: int,  # socket.listen.backlog.size
         plane: str = "data-plane",
-        send_buffer_bytes: int = 102400,
-        recv_buffer_bytes: int = 102400,
-        backlog: int = 50,
     ) -> None:
         self.listener = listener
         self.plane = plane

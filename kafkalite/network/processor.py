@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from kafkalite.common.config_def import fields_from
 from kafkalite.common.file_slice import FileSlice
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.metrics.request_metrics import RequestMetrics, request_times_us
@@ -66,6 +67,7 @@ from .request_channel import (
     StartThrottlingResponse,
 )
 from .sasl import IllegalSaslState, SaslAuthenticator, Step
+from .settings import NETWORK_SETTINGS
 from .tls import TlsTransport
 from .turns import Turns
 from .waker import Waker
@@ -80,6 +82,8 @@ EMPTY_TOKEN = b"\x00\x00\x00\x00"  # a bare SASL token of no bytes: PLAIN's answ
 NOT_MUTED = MuteState.NOT_MUTED
 EVENT_READ, EVENT_WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
+_setting = fields_from(NETWORK_SETTINGS)  # a field whose default is the setting's
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ProcessorSettings:
@@ -90,13 +94,13 @@ class ProcessorSettings:
     # Api keys and versions served on this listener; anything else closes the connection.
     apis: Mapping[int, Versions]
     privileged: bool = False  # serves the controller's requests (LeaderAndIsr, ...)
-    max_request_size: int = 104857600  # socket.request.max.bytes
-    connections_max_idle_ms: int = 600000
+    max_request_size: int = _setting("socket.request.max.bytes")
+    connections_max_idle_ms: int = _setting("connections.max.idle.ms")
     # SSL and SASL_* listeners: every connection gets TLS state and/or a SASL authenticator.
     tls_context: ssl.SSLContext | None = None
     sasl_users: Mapping[str, str] | None = None
-    sasl_mechanisms: tuple[str, ...] = ("PLAIN",)
-    failed_authentication_delay_ms: int = 100
+    sasl_mechanisms: tuple[str, ...] = _setting("sasl.enabled.mechanisms", tuple)
+    failed_authentication_delay_ms: int = _setting("connection.failed.authentication.delay.ms")
 
 
 class Processor(threading.Thread):

@@ -19,7 +19,7 @@ from .codec import (
     peek_api,
 )
 from .errors import DecodeError, EncodeError, FrameTooLarge, ProtocolError, UnsupportedVersion
-from .frames import FrameDecoder, frame
+from .frames import UNLIMITED_FRAME_SIZE, FrameDecoder, frame
 from .messages import ALL as ALL_APIS
 from .messages import BY_KEY as APIS_BY_KEY
 from .messages import BY_NAME as APIS_BY_NAME
@@ -28,6 +28,7 @@ __all__ = [
     "ALL_APIS",
     "APIS_BY_KEY",
     "APIS_BY_NAME",
+    "UNLIMITED_FRAME_SIZE",
     "ApiKey",
     "DecodeError",
     "EncodeError",

@@ -9,8 +9,9 @@ from .errors import DecodeError, FrameTooLarge
 
 _SIZE = struct.Struct(">i")
 
-# Kafka's socket.request.max.bytes default.
-DEFAULT_MAX_FRAME = 104857600
+# Kafka's NetworkReceive.UNLIMITED: the limit of a client, which reads a response of any size a frame
+# can declare (a server reads requests up to its socket.request.max.bytes).
+UNLIMITED_FRAME_SIZE = 2**31 - 1
 # A frame at least this large, once a quarter of it is in, is read straight into a buffer of its
 # size (see FrameDecoder.body_view): its bytes then cross from the socket once, not three times.
 DIRECT_MIN = 65536
@@ -24,13 +25,14 @@ def frame(payload: bytes) -> bytes:
 class FrameDecoder:
     """Feed bytes with :meth:`feed`; iterate :meth:`frames` for whole payloads.
 
-    A frame whose declared size is negative or above ``max_size`` raises before any of its body is
+    A frame whose declared size is negative or above ``max_size`` (a server's
+    socket.request.max.bytes; a client's is UNLIMITED_FRAME_SIZE) raises before any of its body is
     buffered, and the decoder is then unusable (the connection must be closed), as in Kafka.
     """
 
     __slots__ = ("_body", "_buf", "_consumed", "_failed", "_filled", "_start", "max_size")
 
-    def __init__(self, max_size: int = DEFAULT_MAX_FRAME) -> None:
+    def __init__(self, max_size: int) -> None:
         self.max_size = max_size
         self._buf = bytearray()
         self._start = 0  # offset of the first unconsumed byte in _buf

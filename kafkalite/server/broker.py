@@ -55,6 +55,15 @@ from .topic_metrics import BrokerTopicStats
 log = logging.getLogger("kafkalite.server.broker")
 
 SHUTDOWN_TIMEOUT = 10.0
+# Kafka's LogManager.InitialTaskDelayMs (log.initial.task.delay.ms in Kafka's newer versions, a setting
+# kafkalite does not act on): how long after startup the first log retention runs.
+INITIAL_TASK_DELAY_MS = 30_000
+# How often the segments rolled since the last round are flushed; Kafka schedules a one-off
+# "flush-log" task at each roll instead (UnifiedLog.roll), kafkalite polls for them.
+ROLLED_FLUSH_INTERVAL_MS = 1000
+# How often deleted logs whose file.delete.delay.ms has passed are removed (Kafka's
+# "kafka-delete-logs" task, which Kafka reschedules for the next one due).
+DELETE_LOGS_INTERVAL_MS = 1000
 CONTROLLED_SHUTDOWN_TIMEOUT = 10.0  # seconds to wait for the controller to move leaderships
 
 
@@ -236,8 +245,8 @@ class Broker:
         assert lm is not None
         self.scheduler = scheduler = Scheduler()
         scheduler.schedule("kafka-log-retention", lm.cleanup_logs, every.retention_check_interval_ms,
-                           delay_ms=30_000)
-        scheduler.schedule("kafka-log-flusher", lm.flush_rolled, 1000)
+                           delay_ms=INITIAL_TASK_DELAY_MS)
+        scheduler.schedule("kafka-log-flusher", lm.flush_rolled, ROLLED_FLUSH_INTERVAL_MS)
         scheduler.schedule("kafka-recovery-point-checkpoint", lm.checkpoint_recovery_offsets,
                            every.recovery_point_checkpoint_interval_ms)
         scheduler.schedule("kafka-log-start-offset-checkpoint", lm.checkpoint_log_start_offsets,
@@ -246,7 +255,7 @@ class Broker:
                            every.high_watermark_checkpoint_interval_ms)
         scheduler.schedule("PeriodicProducerExpirationCheck", lm.remove_expired_producers,
                            every.producer_id_expiration_check_interval_ms)
-        scheduler.schedule("kafka-delete-logs", lm.delete_logs, 1000)
+        scheduler.schedule("kafka-delete-logs", lm.delete_logs, DELETE_LOGS_INTERVAL_MS)
         lm.start_cleaner()
         rm = self.replica_manager
         assert rm is not None

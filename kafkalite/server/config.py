@@ -6,7 +6,8 @@ name, type, default, meaning and validator, or ``kafka=False`` when the setting 
 kafkalite) and the typed view it is configured with: the network's (``network/settings.py``), the
 controller's (``controller/settings.py``), replication's (``server/replication/settings.py``), the
 group coordinator's (``server/coordinator/settings.py``), the storage's with the topic-level
-settings (``storage/config.py``), and the broker's own below. ``SETTINGS`` joins them: it feeds
+settings (``storage/config.py``), the request log's (``metrics/settings.py``, listed among the
+broker's), and the broker's own below. ``SETTINGS`` joins them: it feeds
 loading, validation, ``--override``, DescribeConfigs and ``docs/configuration.md``
 (``python -m kafkalite.server.config_docs``). ``BrokerConfig`` gives each area its typed view.
 
@@ -39,6 +40,7 @@ from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint, 
 from kafkalite.common.errors import ConfigError
 from kafkalite.common.properties import format_properties, load_properties_file, parse_properties
 from kafkalite.controller.settings import CONTROLLER_SETTINGS, ControllerSettings, parse_voter
+from kafkalite.metrics.settings import REQUEST_LOG_SETTINGS
 from kafkalite.network.settings import (
     NETWORK_SETTINGS,
     SECURITY_PROTOCOLS,
@@ -144,21 +146,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
         "only to wait for that lock (measured: 3 context switches a request instead of 10).",
         group="server", kafka=False,
     ),
-    Setting(
-        "request.log.dir", "string", None,
-        "Directory where the broker writes its request log; if unset, no request log is written.",
-        group="server", kafka=False,
-    ),
-    Setting(
-        "request.log.segment.bytes", "int", 104857600,
-        "Size at which a request log file is closed and a new one started.",
-        validator=at_least(1024), group="server", kafka=False,
-    ),
-    Setting(
-        "request.log.roll.ms", "long", 3600000,
-        "Age at which a request log file is closed and a new one started.",
-        validator=at_least(1), group="server", kafka=False,
-    ),
+    *REQUEST_LOG_SETTINGS,  # the request log's (metrics/settings.py), listed among the broker's
     Setting(
         "auto.create.topics.enable", "bool", True,
         "Enable auto creation of topic on the server: a Metadata request that allows it creates a "

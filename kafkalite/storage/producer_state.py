@@ -38,6 +38,7 @@ from crc32c import crc32c
 from kafkalite.protocol.primitives import INT32
 from kafkalite.protocol.records import BatchHeader
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP
+from kafkalite.storage.config import LogSchedule
 from kafkalite.storage.errors import CorruptSnapshotError, InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalite.storage.files import (
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
@@ -49,7 +50,8 @@ from kafkalite.storage.volume import FILES, Volume
 log = logging.getLogger("kafkalite.storage.producer_state")
 
 NUM_BATCHES_TO_RETAIN = 5
-DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+# producer.id.expiration.ms's default, from its row (storage/config.py)
+DEFAULT_PRODUCER_ID_EXPIRATION_MS = LogSchedule().producer_id_expiration_ms
 INT32_MAX = 2**31 - 1
 
 SNAPSHOT_VERSION = 1

@@ -8,12 +8,15 @@ import threading
 import pytest
 
 from kafkalite.controller.channel_manager import ControllerChannelManager
+from kafkalite.controller.settings import ControllerSettings
 from kafkalite.protocol.messages import update_metadata as um
 from tests.support.broker_process import free_port
 from tests.support.brokers import running_broker
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
+
+TIMEOUT_MS = ControllerSettings(0, "PLAINTEXT").socket_timeout_ms  # controller.socket.timeout.ms's default
 
 
 def update(epoch: int, topic: str):
@@ -27,7 +30,7 @@ def update(epoch: int, topic: str):
 
 def test_requests_arrive_in_order_with_their_callbacks(tmp_path):
     with running_broker(tmp_path) as broker:
-        manager = ControllerChannelManager(controller_id=0)
+        manager = ControllerChannelManager(controller_id=0, socket_timeout_ms=TIMEOUT_MS)
         manager.startup({1: ("127.0.0.1", broker.bound_port("INTERNAL"))})
         try:
             thread = manager.thread_for(1)
@@ -68,7 +71,7 @@ def test_requests_queued_while_the_broker_is_down_all_arrive_in_order(tmp_path):
 
 
 def test_unknown_broker_is_logged_and_dropped(caplog):
-    manager = ControllerChannelManager(controller_id=0)
+    manager = ControllerChannelManager(controller_id=0, socket_timeout_ms=TIMEOUT_MS)
     manager.startup({})
     with caplog.at_level(logging.WARNING, logger="kafkalite.controller.channel_manager"):
         manager.send_request(9, 6, 8, update(1, "t"))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkalite.protocol import DecodeError, FrameDecoder, FrameTooLarge, frame
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, DecodeError, FrameDecoder, FrameTooLarge, frame
 from kafkalite.protocol.frames import DIRECT_MIN, DIRECT_SHARE
 
 
@@ -16,7 +16,7 @@ from kafkalite.protocol.frames import DIRECT_MIN, DIRECT_SHARE
 def test_any_chunking_yields_the_same_frames(payloads, data):
     stream = b"".join(frame(p) for p in payloads)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     got = []
     last = 0
     for cut in [*cuts, len(stream)]:
@@ -29,7 +29,7 @@ def test_any_chunking_yields_the_same_frames(payloads, data):
 
 def test_one_byte_at_a_time():
     stream = frame(b"hello") + frame(b"") + frame(b"world")
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     got = []
     for i in range(len(stream)):
         decoder.feed(stream[i:i + 1])
@@ -38,7 +38,7 @@ def test_one_byte_at_a_time():
 
 
 def test_many_frames_in_one_chunk():
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     decoder.feed(b"".join(frame(i.to_bytes(2, "big")) for i in range(1000)))
     assert list(decoder.frames()) == [i.to_bytes(2, "big") for i in range(1000)]
 
@@ -56,7 +56,7 @@ def test_oversized_frame_rejected_from_its_size_alone():
 
 
 def test_negative_size_rejected():
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     decoder.feed(frame(b"ok") + struct.pack(">i", -5))
     frames = decoder.frames()
     assert next(frames) == b"ok"
@@ -91,7 +91,7 @@ def _read_like_a_socket(decoder: FrameDecoder, stream: bytes, chunk: int) -> lis
 def test_large_frames_read_in_place_yield_the_same_frames(sizes, chunk):
     payloads = [bytes([i % 251]) * size for i, size in enumerate(sizes)]
     stream = b"".join(frame(p) for p in payloads)
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     assert _read_like_a_socket(decoder, stream, chunk) == payloads
     assert decoder.buffered == 0 and decoder.partial_size == 0 and decoder.body_view() is None
 
@@ -100,7 +100,7 @@ def test_a_large_frame_is_read_in_place_once_a_quarter_of_it_is_in():
     size = 8 * DIRECT_MIN
     payload = bytes(range(256)) * (size // 256)
     stream = frame(payload)
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     # Its size alone, and then less than a quarter: buffered as it comes, no buffer of its size.
     decoder.feed(stream[:4 + size // DIRECT_SHARE - 1])
     assert list(decoder.frames()) == [] and decoder.body_view() is None
@@ -122,7 +122,7 @@ def test_a_large_frame_is_read_in_place_once_a_quarter_of_it_is_in():
 def test_bytes_fed_past_a_frame_read_in_place_start_the_next():
     big = b"b" * (2 * DIRECT_MIN)
     stream = frame(big) + frame(b"next") + frame(b"and")
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     decoder.feed(stream[:4 + DIRECT_MIN])  # half of it: read in place from here on
     assert list(decoder.frames()) == [] and decoder.body_view() is not None
     decoder.feed(stream[4 + DIRECT_MIN:])  # a TLS-like reader feeds the rest and beyond
@@ -130,6 +130,6 @@ def test_bytes_fed_past_a_frame_read_in_place_start_the_next():
 
 
 def test_a_small_frame_is_never_read_in_place():
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     decoder.feed(frame(b"x" * (DIRECT_MIN - 1))[:-1])
     assert list(decoder.frames()) == [] and decoder.body_view() is None

@@ -14,7 +14,7 @@ from kafkalite.protocol import (
     encode_request,
     encode_response,
 )
-from kafkalite.protocol.frames import FrameDecoder
+from kafkalite.protocol.frames import UNLIMITED_FRAME_SIZE, FrameDecoder
 
 from .cases import body_cases
 from .strategies import struct_value
@@ -41,7 +41,7 @@ def test_frame_roundtrip(api, version, response, data):
     struct = api.response if response else api.request
     value = data.draw(struct_value(struct, version))
     corr = data.draw(st.integers(-(2**31), 2**31 - 1))
-    decoder = FrameDecoder()
+    decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
     if response:
         decoder.feed(encode_response(api.key, version, corr, value))
         (payload,) = decoder.frames()

@@ -7,7 +7,7 @@ import struct
 import time
 from typing import Any
 
-from kafkalite.protocol import FrameDecoder, decode_response, encode_request
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_response, encode_request
 
 
 class Client:
@@ -15,7 +15,7 @@ class Client:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.client_id = client_id
-        self.decoder = FrameDecoder()
+        self.decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
         self._frames: list[bytes] = []
         self._corr = 0
 

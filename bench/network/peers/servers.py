@@ -12,7 +12,7 @@ import socketserver
 import struct
 import sys
 
-from kafkalite.protocol import FrameDecoder
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
 
 from ..workload import Responder
 
@@ -26,7 +26,7 @@ def threaded(port: int, respond: Responder) -> None:
         def handle(self) -> None:
             sock = self.request
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            decoder = FrameDecoder()
+            decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
             while True:
                 data = sock.recv(65536)
                 if not data:
@@ -91,7 +91,7 @@ def selectors_loop(port: int, respond: Responder) -> None:
                 conn, _ = listener.accept()
                 conn.setblocking(False)
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                decoders[conn] = FrameDecoder()
+                decoders[conn] = FrameDecoder(UNLIMITED_FRAME_SIZE)
                 pending[conn] = bytearray()
                 sel.register(conn, selectors.EVENT_READ, "c")
                 continue

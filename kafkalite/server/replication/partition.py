@@ -38,7 +38,6 @@ from kafkalite.storage.log import FetchIsolation, Log, LogAppendInfo
 from kafkalite.storage.segment import FileSlice
 
 NO_LEADER_EPOCH = -1  # "do not check" in requests (current_leader_epoch)
-DEFAULT_REPLICA_LAG_TIME_MAX_MS = 30000
 
 # (partition, proposed ISR): sends an AlterPartition for it; the answer comes back through
 # Partition.on_alter_partition_answer.
@@ -111,8 +110,8 @@ def not_leader(topic: str, index: int, node_id: int) -> ApiError:
 
 class Partition:
     def __init__(self, topic: str, index: int, topic_id: uuid.UUID, log: Log, node_id: int,
-                 state: PartitionState, alter_isr: AlterIsr | None = None,
-                 replica_lag_time_max_ms: int = DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+                 state: PartitionState, alter_isr: AlterIsr | None,
+                 replica_lag_time_max_ms: int,  # replica.lag.time.max.ms
                  now_ms: Callable[[], int] = monotonic_ms,
                  isr_changes: IsrChangeListener | None = None) -> None:
         self.topic, self.index, self.topic_id = topic, index, topic_id
