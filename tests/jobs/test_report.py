@@ -18,10 +18,9 @@ from kafkalite.metrics.request_metrics import request_times_us
 from kafkalite.protocol.messages import api_versions
 from kafkalite.server.topic_metrics import NAMES
 from tests.support.brokers import running_broker
+from tests.support.raw_requests import create_topics_of, read_all
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
-
-from ..metrics.test_topic_metrics import _create, _read_all
 
 pytestmark = pytest.mark.spark
 
@@ -153,7 +152,7 @@ def test_a_brokers_produce_and_fetch_make_the_per_topic_tables_its_counters_say(
     with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:
         rm = broker.replica_manager
         with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
-            _create(c, {"clicks": 2})
+            create_topics_of(c, {"clicks": 2})
             assert wait_for(lambda: len(rm.partitions) == 2, timeout=10)
             producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker.bound_port('PLAINTEXT')}",
                                  "linger.ms": 5})
@@ -161,7 +160,7 @@ def test_a_brokers_produce_and_fetch_make_the_per_topic_tables_its_counters_say(
                 producer.produce("clicks", value=b"c" * 40, partition=i % 2)
             assert producer.flush(30) == 0
             for p in (0, 1):
-                _read_all(c, "clicks", p, rm.partitions[("clicks", p)].log.log_end_offset)
+                read_all(c, "clicks", p, rm.partitions[("clicks", p)].log.log_end_offset)
         counts = dict(zip(NAMES, broker.topic_stats.snapshot()["clicks"], strict=True))
     # The broker has shut down: its request log is flushed and closed.
     collected = report.run(spark, str(logs), str(tmp_path / "out"), progress=lambda _: None)

@@ -14,10 +14,9 @@ from kafkalite.metrics.collector import BrokerCollector
 from kafkalite.protocol.messages import find_coordinator, offset_commit
 from kafkalite.server.broker import Broker
 from kafkalite.testing import Cluster
+from tests.support.prometheus import scrape, value
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
-
-from .test_prometheus_endpoint import scrape, value
 
 pytestmark = pytest.mark.integration
 

@@ -13,32 +13,13 @@ from kafkalite.metrics.request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS,
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import api_versions, create_topics, metadata
 from tests.support.brokers import running_broker
+from tests.support.prometheus import found, scrape, scrape_text, value
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
 from .test_request_log import request_log_lines
 
 pytestmark = pytest.mark.integration
-
-
-def scrape_text(port: int) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-        return str(r.read().decode())
-
-
-def scrape(port: int) -> dict[str, list]:
-    return {f.name: f.samples for f in text_string_to_metric_families(scrape_text(port))}
-
-
-def found(samples: list, name: str, **labels: str) -> list[float]:
-    return [s.value for s in samples
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
-
-
-def value(samples: list, name: str, **labels: str) -> float:
-    hits = found(samples, name, **labels)
-    assert len(hits) == 1, (name, labels, samples)
-    return hits[0]
 
 
 def test_metrics_count_the_requests_served(tmp_path):

@@ -14,17 +14,17 @@ import pytest
 from confluent_kafka import Producer
 
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import create_topics, delete_records, delete_topics
-from kafkalite.protocol.messages import fetch as fm
+from kafkalite.protocol.messages import delete_records, delete_topics
 from kafkalite.protocol.messages import produce as pm
-from kafkalite.protocol.records import Record, build_batch, iter_batches
+from kafkalite.protocol.records import Record, build_batch
 from kafkalite.server.topic_metrics import NAMES, BrokerTopicStats
 from tests.support.brokers import running_broker
 from tests.support.channel import request
+from tests.support.prometheus import found, scrape, value
+from tests.support.raw_requests import create_topics_of, fetch_raw, read_all
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
-from .test_prometheus_endpoint import found, scrape, value
 from .test_request_log import request_log_lines
 
 pytestmark = pytest.mark.integration
@@ -49,37 +49,6 @@ def _produce(c: Client, topic: str, partition: int, records: bytes) -> int:
     return int(p.error_code)
 
 
-def _fetch(c: Client, topic: str, partition: int, offset: int, replica_id: int = -1) -> tuple[int, bytes]:
-    R = fm.REQUEST
-    req = R(replica_id=replica_id, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-            session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
-            topics=[R["topics"](topic=topic, partitions=[R["topics"]["partitions"](
-                partition=partition, current_leader_epoch=-1, fetch_offset=offset, last_fetched_epoch=-1,
-                log_start_offset=-1, partition_max_bytes=1 << 20)])])
-    (t,) = c.call(FETCH, 11, req).responses
-    (p,) = t.partitions
-    return int(p.error_code), bytes(p.records or b"")
-
-
-def _read_all(c: Client, topic: str, partition: int, end: int) -> int:
-    """Fetch a partition from offset 0 to ``end`` as a consumer does (a segment at most per
-    fetch); the record bytes received."""
-    offset, received = 0, 0
-    while offset < end:
-        code, records = _fetch(c, topic, partition, offset)
-        assert code == E.NONE and records, (topic, partition, offset, code)
-        received += len(records)
-        offset = [h for _, h in iter_batches(records)][-1].next_offset
-    return received
-
-
-def _create(c: Client, partitions: dict[str, int]) -> None:
-    R = create_topics.REQUEST
-    body = R(timeout_ms=10000, topics=[R["topics"](name=n, num_partitions=k, replication_factor=1)
-                                       for n, k in partitions.items()])
-    assert [t.error_code for t in c.call(CREATE_TOPICS, 7, body).topics] == [E.NONE] * len(partitions)
-
-
 def _api(lines: list[dict], name: str) -> list[dict]:
     return [x for x in lines if x.get("requestHeader", {}).get("requestApiKeyName") == name]
 
@@ -96,7 +65,7 @@ def test_counters_and_log_gauges_match_what_was_produced_and_fetched(tmp_path):
                         message_max_bytes="2000", log_segment_bytes="8192") as broker:
         port, rm = broker.metrics_server.port, broker.replica_manager
         with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
-            _create(c, {"orders": 2, "audit": 1})
+            create_topics_of(c, {"orders": 2, "audit": 1})
             assert wait_for(lambda: len(rm.partitions) == 3, timeout=10)
             producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker.bound_port('PLAINTEXT')}",
                                  "linger.ms": 5, "batch.size": 1000})
@@ -112,9 +81,9 @@ def test_counters_and_log_gauges_match_what_was_produced_and_fetched(tmp_path):
             assert _produce(c, "orders", 0, big) == E.MESSAGE_TOO_LARGE
             assert _produce(c, "audit", 0, _batch([b"1"]) + _batch([b"2"])) == E.INVALID_RECORD
             assert _produce(c, "nope", 0, _batch([b"?"])) == E.UNKNOWN_TOPIC_OR_PARTITION
-            received = {(t, p): _read_all(c, t, p, rm.partitions[(t, p)].log.log_end_offset)
+            received = {(t, p): read_all(c, t, p, rm.partitions[(t, p)].log.log_end_offset)
                         for t, p in (("orders", 0), ("orders", 1), ("audit", 0))}
-            code, replicated = _fetch(c, "audit", 0, 0, replica_id=2)  # a follower's fetch
+            code, replicated = fetch_raw(c, "audit", 0, 0, replica_id=2)  # a follower's fetch
             assert code == E.NONE and replicated
             R = delete_records.REQUEST
             trim = R(timeout_ms=5000, topics=[R["topics"](name="orders", partitions=[
@@ -187,7 +156,7 @@ def test_a_deleted_topics_counters_go_and_the_all_topics_ones_stay(tmp_path):
     with running_broker(tmp_path, metrics_port="0") as broker:
         port = broker.metrics_server.port
         with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
-            _create(c, {"doomed": 1, "kept": 1})
+            create_topics_of(c, {"doomed": 1, "kept": 1})
             assert wait_for(lambda: len(broker.replica_manager.partitions) == 2, timeout=10)
             assert _produce(c, "doomed", 0, _batch([b"a", b"b", b"c"])) == E.NONE
             assert _produce(c, "kept", 0, _batch([b"d"])) == E.NONE

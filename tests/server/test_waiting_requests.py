@@ -13,10 +13,9 @@ from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import delete_topics as dt
 from kafkalite.protocol.messages import metadata
 from tests.support.brokers import running_broker
+from tests.support.prometheus import scrape, value
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
-
-from ..metrics.test_prometheus_endpoint import scrape, value
 
 pytestmark = pytest.mark.integration
 

@@ -161,3 +161,34 @@ def read_log(client: Client, topic: str, partition: int = 0) -> tuple[list[LogRe
         codecs += batch_codecs
         offset = got[-1].offset + 1
     return records, codecs
+
+
+def fetch_raw(c: Client, topic: str, partition: int, offset: int, replica_id: int = -1) -> tuple[int, bytes]:
+    R = fm.REQUEST
+    req = R(replica_id=replica_id, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
+            session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
+            topics=[R["topics"](topic=topic, partitions=[R["topics"]["partitions"](
+                partition=partition, current_leader_epoch=-1, fetch_offset=offset, last_fetched_epoch=-1,
+                log_start_offset=-1, partition_max_bytes=1 << 20)])])
+    (t,) = c.call(FETCH, 11, req).responses
+    (p,) = t.partitions
+    return int(p.error_code), bytes(p.records or b"")
+
+
+def read_all(c: Client, topic: str, partition: int, end: int) -> int:
+    """Fetch a partition from offset 0 to ``end`` as a consumer does (a segment at most per
+    fetch); the record bytes received."""
+    offset, received = 0, 0
+    while offset < end:
+        code, records = fetch_raw(c, topic, partition, offset)
+        assert code == E.NONE and records, (topic, partition, offset, code)
+        received += len(records)
+        offset = [h for _, h in iter_batches(records)][-1].next_offset
+    return received
+
+
+def create_topics_of(c: Client, partitions: dict[str, int]) -> None:
+    R = ct.REQUEST
+    body = R(timeout_ms=10000, topics=[R["topics"](name=n, num_partitions=k, replication_factor=1)
+                                       for n, k in partitions.items()])
+    assert [t.error_code for t in c.call(CREATE_TOPICS, 7, body).topics] == [E.NONE] * len(partitions)
