@@ -1,6 +1,7 @@
 """The metrics the components register, scraped over HTTP from the brokers of a running
 kafkalite.testing.Cluster: every purgatory, the replication metrics through an ISR shrink and
-expansion (a stalled follower, then a killed and restarted one), the controller's, and the group
+expansion (a stalled follower, then a killed and restarted one), the controller's (a partition
+offline while its only replica is dead), and the group
 coordinator's through an OffsetCommit; docs/metrics.md names exactly what the collector reports."""
 
 from __future__ import annotations
@@ -115,6 +116,17 @@ def test_a_killed_follower_leaves_the_isr_and_its_restart_expands_it(cluster):
     assert wait_for(lambda: set(partition.isr) == {1, 2, 3}, timeout=TIMEOUT)
     assert counter(leader, f"{RM}isrexpands") >= expands + 1
     assert wait_for(lambda: gauge(leader, f"{RM}underreplicatedpartitions") == 0, timeout=TIMEOUT)
+
+
+def test_a_partition_whose_only_replica_dies_is_offline_until_it_returns(cluster):
+    cluster.create_topic("offline", assignment={0: [3]})
+    controller = cluster.broker(1)
+    offline = "kafka_controller_kafkacontroller_offlinepartitionscount"
+    assert gauge(controller, offline) == 0
+    cluster.kill(3)  # no other replica to lead it
+    assert wait_for(lambda: gauge(controller, offline) == 1, timeout=TIMEOUT)
+    cluster.restart(3)
+    assert wait_for(lambda: gauge(controller, offline) == 0, timeout=TIMEOUT)
 
 
 def test_a_groups_commit_moves_num_groups_and_offset_commits(cluster):
