@@ -4,15 +4,16 @@ for all topics with T topics in the cache."""
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.network.request_channel import Request
-from kafkalite.protocol import decode_request_header, encode_request
+from kafkalite.protocol import ApiKey, decode_request_header, encode_request
 from kafkalite.protocol.messages import api_versions, metadata
-from kafkalite.server.apis import apis_for
-from kafkalite.server.kafka_apis import build_kafka_apis
+from kafkalite.server.apis import SERVED_BY_KEY, apis_for
+from kafkalite.server.handlers.api_versions import ApiVersionsApis
+from kafkalite.server.handlers.metadata import MetadataApis
+from kafkalite.server.kafka_apis import KafkaApis
 from kafkalite.server.metadata_cache import (
     BrokerInfo,
     MetadataCache,
@@ -20,9 +21,6 @@ from kafkalite.server.metadata_cache import (
     Snapshot,
     TopicInfo,
 )
-from kafkalite.server.purgatory import DelayedOperationPurgatory
-from kafkalite.server.replication.replica_manager import ReplicaManager
-from kafkalite.storage.log_manager import LogManager
 
 REQUESTS = {
     "apiversions": (18, 3, api_versions.REQUEST(client_software_name="kafkalite-bench",
@@ -51,14 +49,11 @@ class Responder:
     """payload -> response frame, through kafkalite's KafkaApis (the peers' request handler)."""
 
     def __init__(self, topics: int, port: int) -> None:
-        cache = metadata_cache(topics, port)
-        # No topic request is sent: nothing waits in the purgatory, nothing is answered later.
-        # No partition is hosted: the log manager only looks into its directory when built, so
-        # the directory goes at once (a peer process is killed, and would leave it behind).
-        with tempfile.TemporaryDirectory(prefix="kafkalite-bench-") as log_dir:
-            replica_manager = ReplicaManager(1, cache, LogManager([log_dir]))
-        self.apis = build_kafka_apis(cache, replica_manager, None, apis_for,
-                                     DelayedOperationPurgatory("topic", 1), lambda _: None)
+        # Only the apis the load generator sends (REQUESTS), with the broker's own handlers;
+        # Metadata creates no topic.
+        served = [SERVED_BY_KEY[ApiKey(key)] for key, _, _ in REQUESTS.values()]
+        self.apis = KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache(topics, port)),
+                              served=served)
 
     def __call__(self, payload: bytes | bytearray) -> bytes:
         """The answer to one request frame (a FrameDecoder's frames are bytearrays)."""

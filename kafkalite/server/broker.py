@@ -32,7 +32,7 @@ from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
-from .apis import apis_for
+from .apis import ApiTable, apis_for
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
@@ -40,8 +40,18 @@ from .coordinator.producer_id_manager import ProducerIdManager
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
 from .handlers.api_versions import ApiVersionsApis
-from .handlers.metadata import AutoTopicCreator
-from .kafka_apis import build_kafka_apis
+from .handlers.configs import ConfigApis, ConfigDescriber
+from .handlers.control import ControlApis
+from .handlers.fetch import FetchApis
+from .handlers.groups import GroupApis
+from .handlers.isr import IsrApis
+from .handlers.metadata import AutoTopicCreator, MetadataApis
+from .handlers.offsets import OffsetApis
+from .handlers.produce import ProduceApis
+from .handlers.producers import ProducerIdApis
+from .handlers.registration import RegistrationApis
+from .handlers.topics import TopicApis
+from .kafka_apis import KafkaApis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
 from .purgatory import DelayedOperationPurgatory
@@ -173,10 +183,7 @@ class Broker:
         self.scheduler.schedule("delete-expired-group-metadata",
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
-        self.apis = build_kafka_apis(self.metadata_cache, self.replica_manager, self.controller, served_here,
-                                     self.topic_purgatory, self.send_response, self.producer_ids,
-                                     cfg, self.topic_configs, self._auto_topic_creator(), self.topic_stats,
-                                     self.group_coordinator, self._auto_topic_creator(internal=True))
+        self.apis = self._kafka_apis(served_here)
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         self.apis.faults = self.faults = self._fault_injector()
         hidden = {cfg.privileged_listener_name, *cfg.controller_listener_names}
@@ -213,6 +220,25 @@ class Broker:
             self._metrics.append(register("request-log", request_log_metrics(self.request_log)))
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)
             self._metrics.append(register("no-controller", controller_state(0)))
+
+    def _kafka_apis(self, served_here: ApiTable) -> KafkaApis:
+        """KafkaApis with one object of every area (handlers/), each given what it serves from."""
+        cache, rm, controller = self.metadata_cache, self.replica_manager, self.controller
+        send = self.send_response
+        assert cache is not None and rm is not None and self.topic_configs is not None
+        assert self.topic_purgatory is not None and self.producer_ids is not None
+        describer = ConfigDescriber(self.config)
+        cache.add_listener(self.topic_configs.on_metadata_change)
+        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer)
+        cache.add_listener(topics.on_metadata_change)
+        return KafkaApis(
+            ApiVersionsApis(served_here), MetadataApis(cache, self._auto_topic_creator()),
+            ControlApis(rm, self.topic_configs, send),
+            ConfigApis(self.node_id, describer, self.topic_configs, cache, send), topics,
+            RegistrationApis(controller, send), IsrApis(controller, send),
+            ProduceApis(rm, send, self.topic_stats), FetchApis(rm, send, self.topic_stats), OffsetApis(rm),
+            ProducerIdApis(self.producer_ids, controller, send),
+            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True)))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
