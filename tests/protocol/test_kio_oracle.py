@@ -52,7 +52,7 @@ DATA_PATH_VERSIONS = {
     ApiKey.INIT_PRODUCER_ID: (0, 5),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
     ApiKey.DELETE_RECORDS: (0, 2),
-    ApiKey.DESCRIBE_CONFIGS: (1, 4),  # kio has no v0 (tests/server/test_admin_messages.py checks it)
+    ApiKey.DESCRIBE_CONFIGS: (1, 4),  # kio has no v0 (tests/protocol/test_describe_configs_v0.py checks it)
     ApiKey.CREATE_PARTITIONS: (0, 3),
     ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
     ApiKey.ALTER_PARTITION: (2, 3),  # kio has Kafka 4.0's versions only
