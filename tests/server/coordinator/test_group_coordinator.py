@@ -3,7 +3,9 @@ __consumer_offsets path is tested with real clients in test_consumer_groups.py).
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -38,6 +40,18 @@ def coordinator():
     c.store_list = store  # type: ignore[attr-defined]
     yield c
     c.shutdown()
+
+
+@contextlib.contextmanager
+def coordinator_with(initial_rebalance_delay_ms: int) -> Iterator[GroupCoordinator]:
+    """A coordinator of partition 0's groups with this initial delay, shut down afterwards."""
+    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=initial_rebalance_delay_ms)
+    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
+    try:
+        c.load(0, [])
+        yield c
+    finally:
+        c.shutdown()
 
 
 class Answer:
@@ -221,27 +235,19 @@ def test_offsets_of_an_empty_group_expire_after_the_retention_and_the_group_goes
 
 
 def test_the_initial_rebalance_delay_lets_members_started_together_form_one_generation():
-    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=1000)
-    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
-    try:
-        c.load(0, [])
+    with coordinator_with(1000) as c:
         first = join_new(c)
         assert not first.event.wait(0.1)  # held for group.initial.rebalance.delay.ms
         second = join_new(c)  # within the delay: the same first generation
         a, b = first.get(), second.get()
         assert a.generation_id == b.generation_id == 1
         assert len(c.groups["g"].members) == 2
-    finally:
-        c.shutdown()
 
 
 def test_a_first_member_waits_one_initial_delay_and_its_session_does_not_run_while_it_waits():
     # Kafka: the member that starts the first rebalance does not extend the initial delay, and a
     # new member waiting in its JoinGroup cannot heartbeat, so its session does not expire it.
-    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=300)
-    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
-    try:
-        c.load(0, [])
+    with coordinator_with(300) as c:
         first: JoinResult = join(c, session_ms=100).get()
         answer = join(c, member_id=first.member_id, session_ms=100)
         result = answer.get()
@@ -249,15 +255,10 @@ def test_a_first_member_waits_one_initial_delay_and_its_session_does_not_run_whi
         assert list(c.groups["g"].members) == [first.member_id]
         # The member now heartbeats in its session, as any member of a formed generation.
         assert not c.groups["g"].members[first.member_id].is_new
-    finally:
-        c.shutdown()
 
 
 def test_a_member_waiting_in_a_rebalance_is_not_expired_by_its_session():
-    config = GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0)
-    c = GroupCoordinator(1, config, ListStore(), partition_for=lambda group: 0)
-    try:
-        c.load(0, [])
+    with coordinator_with(0) as c:
         a = join_new(c, session_ms=10000).get()
         b_join = join_new(c, session_ms=10000)
         a = join(c, member_id=a.member_id, session_ms=10000).get()
@@ -273,5 +274,3 @@ def test_a_member_waiting_in_a_rebalance_is_not_expired_by_its_session():
         assert a.member_id in group.members
         b_rejoin = join(c, member_id=b.member_id, session_ms=10000)
         assert rejoin.get().generation_id == b_rejoin.get().generation_id == 3
-    finally:
-        c.shutdown()
