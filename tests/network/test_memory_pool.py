@@ -112,13 +112,18 @@ def test_a_flood_of_large_requests_is_answered_within_a_bounded_pool(broker):
     peak_before, depleted_before = pool.peak_used, pool.depleted_ns
     pool.peak_used = 0
     errors: list[object] = []
+    last_bytes = threading.Event()
 
     def one_client() -> None:
         try:
             with Client("127.0.0.1", port, timeout=30) as c:
                 frame = _padded_api_versions(c, size)
-                for start in range(0, len(frame), 64 * 1024):
-                    c.sock.sendall(frame[start:start + 64 * 1024])
+                # All but the last byte: a request read this far holds its memory until it is
+                # whole, so the pool runs out whatever the machine's speed.
+                for start in range(0, len(frame) - 1, 64 * 1024):
+                    c.sock.sendall(frame[start:min(start + 64 * 1024, len(frame) - 1)])
+                assert last_bytes.wait(30)
+                c.sock.sendall(frame[-1:])
                 errors.append(c.receive(18, 3)[1].error_code)
         except Exception as e:  # reported below: a thread's exception would be lost
             errors.append(e)
@@ -126,6 +131,9 @@ def test_a_flood_of_large_requests_is_answered_within_a_bounded_pool(broker):
     threads = [threading.Thread(target=one_client) for _ in range(12)]
     for t in threads:
         t.start()
+    # 12 requests of half the pool each: reads stop once it is spent, until requests complete.
+    assert wait_for(lambda: pool.available <= 0, timeout=30)
+    last_bytes.set()
     for t in threads:
         t.join(60)
     assert not any(t.is_alive() for t in threads)
