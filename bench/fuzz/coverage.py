@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ..markdown import machine, write_section
+
 USERS = {"alice": "secret"}
 MAX_FRAME = 1 << 20  # big enough for every seed; bigger declared sizes are rejected typed
 
@@ -44,6 +46,7 @@ def one_input(data: bytes) -> None:
 
 def write_seeds(directory: str) -> int:
     """One file per api and version (a valid request frame), as the starting corpus."""
+    # Not at the top: frames imports kafkalite, which main() imports first, under instrumentation.
     from .frames import VALID
 
     os.makedirs(directory, exist_ok=True)
@@ -57,6 +60,7 @@ def main(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["kafkalite"]):
+        # Under atheris' instrumentation: the fuzzer sees kafkalite's branches.
         import kafkalite.network.sasl  # noqa: F401
         from kafkalite.protocol import ALL_APIS, codec
     # The message decoders are generated at run time (compiler.py), so no import hook sees them:
@@ -81,8 +85,6 @@ def bench(runs: int, corpus: str | None, write_md: str | None) -> int:
     import subprocess
     import tempfile
     import time
-
-    from ..markdown import machine, write_section
 
     directory = corpus or tempfile.mkdtemp(prefix="kafkalite-fuzz-corpus-")
     seeds = write_seeds(directory)

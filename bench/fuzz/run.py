@@ -17,6 +17,8 @@ from typing import Any
 from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_response, encode_request
 from kafkalite.protocol.messages import api_versions, metadata
 
+from ..markdown import machine, write_section
+from ..ports import free_port
 from .frames import connection_plan
 
 READ_WAIT = 0.02  # seconds a connection that reads waits for an answer
@@ -151,9 +153,6 @@ def bench(frames: int = 1_000_000, seed: int = 1, write_md: str | None = None,
     import subprocess
     import sys
     import tempfile
-
-    from ..markdown import machine, write_section
-    from ..ports import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as data:

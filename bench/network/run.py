@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
+
 from ..markdown import machine, write_section
 from ..ports import free_port
 from . import loadgen
@@ -232,8 +234,6 @@ def idle_memory(server: str, connections: int, threads: tuple[int, int] = DEFAUL
 
 
 def _answer_all(port: int, frames: list[bytes], connections: int, socks: list[socket.socket]) -> None:
-    from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
-
     new = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(connections)]
     socks.extend(new)
     for s in new:
@@ -288,6 +288,7 @@ def run(servers: tuple[str, ...], scenarios: list[Scenario], threads: list[tuple
         print(text, flush=True)
         texts.append(text)
     if plot:
+        # matplotlib, only when a plot is asked for
         from .plot import plot_results
 
         plot_results(results, plot)

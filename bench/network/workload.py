@@ -8,7 +8,7 @@ import uuid
 
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.network.request_channel import Request
-from kafkalite.protocol import ApiKey, decode_request_header, encode_request
+from kafkalite.protocol import ApiKey, decode_request, decode_request_header, encode_request
 from kafkalite.protocol.messages import api_versions, metadata
 from kafkalite.server.apis import SERVED_BY_KEY, apis_for
 from kafkalite.server.handlers.api_versions import ApiVersionsApis
@@ -57,8 +57,6 @@ class Responder:
 
     def __call__(self, payload: bytes | bytearray) -> bytes:
         """The answer to one request frame (a FrameDecoder's frames are bytearrays)."""
-        from kafkalite.protocol import decode_request
-
         header, body = decode_request(payload)
         request = Request(processor=0, connection_id="peer", listener="PLAINTEXT",
                           security_protocol="PLAINTEXT", header=header, body=body, size=len(payload),

@@ -17,6 +17,8 @@ import tempfile
 import time
 from typing import Any
 
+from kafkalite.jobs import report
+
 from ..markdown import machine, write_section
 from . import duck, logs
 
@@ -68,8 +70,6 @@ def run(records: int = 10_000_000, logs_dir: str | None = None, repeat: int = 2,
         spark: Any = None) -> str:
     """Run ``warmup`` untimed rounds (the JIT's) and ``repeat`` timed ones; return the markdown
     section. ``spark``: a session to use (and leave running) instead of starting one."""
-    from kafkalite.jobs import report
-
     logs_dir = logs_dir or os.path.join(tempfile.gettempdir(), f"kafkalite-bench-report-{records}")
     started = time.perf_counter()
     ensure_logs(logs_dir, records)
