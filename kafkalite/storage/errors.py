@@ -73,3 +73,9 @@ class InvalidOffsetError(ValueError):
 class CorruptIndexError(Exception):
     """An index file that cannot be right (size not a multiple of its entry size, offsets below its
     base): the segment is recovered and the index rebuilt."""
+
+
+class CorruptAbortedTxnError(CorruptIndexError):
+    """A transaction index entry that cannot be read: fewer than its 34 bytes, or a version other
+    than 0 (Kafka's KafkaException "Unexpected aborted transaction version"). A corrupt index, so
+    the segment is recovered and its indexes rebuilt."""

@@ -47,6 +47,11 @@ def time_index_file(directory: Path, offset: int, suffix: str = "") -> Path:
     return directory / (filename_prefix_from_offset(offset) + TIME_INDEX_FILE_SUFFIX + suffix)
 
 
+def transaction_index_file(directory: Path, offset: int, suffix: str = "") -> Path:
+    """The segment's aborted transactions (LogFileUtils.transactionIndexFile)."""
+    return directory / (filename_prefix_from_offset(offset) + TXN_INDEX_FILE_SUFFIX + suffix)
+
+
 def producer_snapshot_file(directory: Path, offset: int) -> Path:
     """The producer state as of ``offset`` (LogFileUtils.producerSnapshotFile)."""
     return directory / (filename_prefix_from_offset(offset) + PRODUCER_SNAPSHOT_FILE_SUFFIX)
