@@ -4,8 +4,9 @@ kio (PyPI ``kio``) generates one frozen dataclass per (api, version, request/res
 only the fields of that version. Its names match kafkalite's except that ``..._ms`` durations
 are ``datetime.timedelta`` fields without the suffix (``throttle_time_ms`` -> ``throttle_time``),
 ``..._ms`` timestamps are ``datetime.datetime`` fields without the suffix, -1 being None
-(``log_append_time_ms`` -> ``log_append_time``), error codes are ``kio.schema.errors.ErrorCode``
-enum members and a zero uuid may read as None.
+(``log_append_time_ms`` -> ``log_append_time``; where kio's type has no None, only timestamps >= 0
+are drawn), error codes are ``kio.schema.errors.ErrorCode`` enum members and a zero uuid may read
+as None.
 
 This module converts both sides to plain dicts (keyed by kafkalite's names) for comparison,
 converts kafkalite values to kio entities, and draws kafkalite values that kio can represent
@@ -38,6 +39,7 @@ from .strategies import _primitive
 _MS = datetime.timedelta(milliseconds=1)
 _TIMEDELTA_TYPES = ("timedelta_i32", "timedelta_i64")
 _DATETIME = "datetime_i64"  # kio's timestamps in ms: -1 reads as None
+_REQUIRED_DATETIME = "required datetime_i64"  # (strategies only) a timestamp kio cannot make None
 
 
 # --- kio introspection -----------------------------------------------------------------------
@@ -101,6 +103,17 @@ def _kio_nullable(entity_type: type) -> frozenset[str]:
         name for f, name, _ in kio_fields(entity_type)
         if f.metadata.get("kafka_type") not in ("uuid", _DATETIME)
         and type(None) in typing.get_args(hints[f.name])
+    )
+
+
+@cache
+def _kio_required_datetimes(entity_type: type) -> frozenset[str]:
+    """kafkalite names of the timestamps kio types without None (DescribeTransactions' start time):
+    -1 has no value there."""
+    hints = typing.get_type_hints(entity_type)
+    return frozenset(
+        name for f, name, _ in kio_fields(entity_type)
+        if f.metadata.get("kafka_type") == _DATETIME and type(None) not in typing.get_args(hints[f.name])
     )
 
 
@@ -243,6 +256,8 @@ def _value(t: Any, kio_type: Any, version: int, nullable: bool) -> st.SearchStra
             s = st.sampled_from(_ERROR_CODES)
         elif kio_type == _DATETIME:
             s = st.just(-1) | st.integers(0, 2**41)  # what a datetime holds to the ms
+        elif kio_type == _REQUIRED_DATETIME:
+            s = st.integers(0, 2**41)
         else:
             s = _primitive(t)
     return st.none() | s if nullable else s
@@ -253,6 +268,7 @@ def kio_compatible_value(s: Struct, version: int, entity_type: type) -> st.Searc
     by_name = {name: (f.metadata.get("kafka_type"), nested)
                for f, name, nested in kio_fields(entity_type)}
     kio_nullable = _kio_nullable(entity_type)
+    required_datetimes = _kio_required_datetimes(entity_type)
     fields = {}
     for f in s.fields:
         if not _in_version(f, version):
@@ -260,6 +276,8 @@ def kio_compatible_value(s: Struct, version: int, entity_type: type) -> st.Searc
         kafka_type, nested = by_name[f.name]
         # Null is drawn where either side allows it, so that a nullability one side lacks fails.
         nullable = version in f.nullable or f.name in kio_nullable
+        if f.name in required_datetimes:
+            kafka_type = _REQUIRED_DATETIME
         fields[f.name] = _value(f.type, nested or kafka_type, version, nullable)
     return st.fixed_dictionaries(fields).map(lambda kw: s.cls(**kw))
 

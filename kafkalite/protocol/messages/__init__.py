@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..schema import Api
+from .add_offsets_to_txn import ADD_OFFSETS_TO_TXN
+from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from .alter_partition import ALTER_PARTITION
 from .api_versions import API_VERSIONS
@@ -15,6 +17,9 @@ from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
 from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
+from .describe_producers import DESCRIBE_PRODUCERS
+from .describe_transactions import DESCRIBE_TRANSACTIONS
+from .end_txn import END_TXN
 from .fetch import FETCH
 from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
@@ -24,6 +29,7 @@ from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP
 from .list_groups import LIST_GROUPS
 from .list_offsets import LIST_OFFSETS
+from .list_transactions import LIST_TRANSACTIONS
 from .metadata import METADATA
 from .offset_commit import OFFSET_COMMIT
 from .offset_delete import OFFSET_DELETE
@@ -34,7 +40,9 @@ from .sasl_authenticate import SASL_AUTHENTICATE
 from .sasl_handshake import SASL_HANDSHAKE
 from .stop_replica import STOP_REPLICA
 from .sync_group import SYNC_GROUP
+from .txn_offset_commit import TXN_OFFSET_COMMIT
 from .update_metadata import UPDATE_METADATA
+from .write_txn_markers import WRITE_TXN_MARKERS
 
 ALL: tuple[Api, ...] = (
     PRODUCE,
@@ -60,15 +68,23 @@ ALL: tuple[Api, ...] = (
     DELETE_RECORDS,
     INIT_PRODUCER_ID,
     OFFSET_FOR_LEADER_EPOCH,
+    ADD_PARTITIONS_TO_TXN,
+    ADD_OFFSETS_TO_TXN,
+    END_TXN,
+    WRITE_TXN_MARKERS,
+    TXN_OFFSET_COMMIT,
     DESCRIBE_CONFIGS,
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
     OFFSET_DELETE,
+    ALTER_PARTITION,
+    DESCRIBE_PRODUCERS,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
+    DESCRIBE_TRANSACTIONS,
+    LIST_TRANSACTIONS,
     ALLOCATE_PRODUCER_IDS,
-    ALTER_PARTITION,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}
