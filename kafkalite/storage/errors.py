@@ -77,5 +77,5 @@ class CorruptIndexError(Exception):
 
 class CorruptAbortedTxnError(CorruptIndexError):
     """A transaction index entry that cannot be read: fewer than its 34 bytes, or a version other
-    than 0 (Kafka's KafkaException "Unexpected aborted transaction version"). A corrupt index, so
-    the segment is recovered and its indexes rebuilt."""
+    than 0 (Kafka's KafkaException "Unexpected aborted transaction version"). A CorruptIndexError,
+    what the log loader recovers a segment from."""
