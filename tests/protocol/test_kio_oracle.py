@@ -2,8 +2,9 @@
 
 For every version both kafkalite and kio declare, for ApiVersions, Metadata, CreateTopics,
 DeleteTopics, BrokerRegistration and BrokerHeartbeat, request and response bodies (for the data
-path apis, Produce, Fetch, ListOffsets, InitProducerId and OffsetForLeaderEpoch, chosen versions:
-an old one and the newest, which holds every tagged field):
+path apis, Produce, Fetch, ListOffsets, InitProducerId and OffsetForLeaderEpoch, and those of
+groups, offsets, coordinators and transactions, chosen versions (DATA_PATH_VERSIONS): an old one
+and the newest, which holds every tagged field):
 
 (a) bytes kafkalite writes decode with kio to the same values;
 (b) bytes kio writes decode with kafkalite to the same values;
