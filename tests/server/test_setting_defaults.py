@@ -31,6 +31,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("storage/cleaner.py", INT32_MAX): "offsets in a cleaned segment stay within int32 of its base",
     ("storage/index.py", INT32_MAX): "an index's relative offsets are int32",
     ("storage/producer_state.py", INT32_MAX): "sequence numbers wrap at the int32 bound",
+    ("storage/transaction_index.py", INT64_MAX): "an aborted transaction's offsets are int64",
     ("controller/controller.py", INT64_MAX): "MAX_PRODUCER_ID, Kafka's Long.MAX_VALUE",
     ("server/coordinator/producer_id_manager.py", INT64_MAX): "a producer id block ends by Long.MAX_VALUE",
     # 64 KiB (replica.socket.receive.buffer.bytes' default): read and buffer sizes.
