@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from kafkalite.server.config import GROUPS, SETTINGS, Setting
+from kafkalite.common.config_def import Setting
+from kafkalite.server.config import GROUPS, SETTINGS
 from kafkalite.storage.config import TOPIC_SETTINGS
 
 

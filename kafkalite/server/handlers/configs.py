@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kafkalite.common.config_def import Setting
 from kafkalite.common.errors import ApiError
 from kafkalite.controller.assignment import validate_topic_name
 from kafkalite.network.request_channel import Request, Response
@@ -22,7 +23,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
 
-from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig, Setting
+from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from ..topic_configs import TopicConfigCache
