@@ -515,14 +515,10 @@ def request_log_metrics(request_log: RequestLogView) -> MetricSource:
 
 # --- the group coordinator (kafkalite/server/coordinator/) ------------------------------------
 
-# Kafka's group states, as GroupMetadataManager names its NumGroups<State> gauges.
-GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
-
-
 class GroupCounts(NamedTuple):
     """What the group coordinator reports, read under its lock at the scrape."""
 
-    by_state: Mapping[str, int]  # Kafka's state name -> groups in it
+    by_state: Mapping[str, int]  # each of Kafka's group state names -> groups in it (0 included)
     offsets: int  # committed offsets held
     offset_commits: int  # offsets committed since the start (each partition of a commit counts)
 
@@ -536,10 +532,9 @@ def group_coordinator_metrics(counts: Callable[[], GroupCounts]) -> MetricSource
         prefix = "kafka_coordinator_group_groupmetadatamanager_"
         yield GaugeMetricFamily(f"{prefix}numgroups", "Groups this coordinator holds (NumGroups).",
                                 value=sum(c.by_state.values()))
-        for state in GROUP_STATES:
+        for state, n in c.by_state.items():
             yield GaugeMetricFamily(f"{prefix}numgroups{state.lower()}",
-                                    f"Groups in state {state} (NumGroups{state}).",
-                                    value=c.by_state.get(state, 0))
+                                    f"Groups in state {state} (NumGroups{state}).", value=n)
         yield GaugeMetricFamily(f"{prefix}numoffsets",
                                 "Committed offsets this coordinator holds (NumOffsets).", value=c.offsets)
         yield CounterMetricFamily("kafka_server_group_coordinator_metrics_offset_commit",

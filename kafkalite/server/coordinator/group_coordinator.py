@@ -88,9 +88,9 @@ class GroupCoordinator:
     def metrics_counts(self) -> GroupCounts:
         """Groups by state, offsets held and offsets committed, read under the lock (the scrape's)."""
         with self._lock:
-            by_state: dict[str, int] = {}
+            by_state = dict.fromkeys((state.value for state in GroupState), 0)  # every state, as Kafka
             for group in self.groups.values():
-                by_state[group.state.value] = by_state.get(group.state.value, 0) + 1
+                by_state[group.state.value] += 1
             offsets = sum(len(group.offsets) for group in self.groups.values())
             return GroupCounts(by_state, offsets, self.offset_manager.offset_commits)
 
