@@ -12,17 +12,11 @@ from __future__ import annotations
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 
-CONCURRENT_TRANSACTIONS = E.CONCURRENT_TRANSACTIONS
-PRODUCER_FENCED = E.PRODUCER_FENCED
-INVALID_PRODUCER_EPOCH = E.INVALID_PRODUCER_EPOCH
-INVALID_PRODUCER_ID_MAPPING = E.INVALID_PRODUCER_ID_MAPPING
-INVALID_TXN_STATE = E.INVALID_TXN_STATE
-
 
 class TransactionStateError(ApiError):
     """Base of the refusals of TransactionMetadata."""
 
-    code_for_class: int = INVALID_TXN_STATE
+    code_for_class: int = E.INVALID_TXN_STATE
 
     def __init__(self, message: str) -> None:
         super().__init__(self.code_for_class, message)
@@ -32,14 +26,14 @@ class ConcurrentTransactions(TransactionStateError):
     """A transition is already prepared (its log write in flight), or the transaction is ending:
     the client backs off and retries."""
 
-    code_for_class = CONCURRENT_TRANSACTIONS
+    code_for_class = E.CONCURRENT_TRANSACTIONS
 
 
 class ProducerFenced(TransactionStateError):
     """A newer producer holds the transactional id (answered as INVALID_PRODUCER_EPOCH to the
     request versions that predate PRODUCER_FENCED)."""
 
-    code_for_class = PRODUCER_FENCED
+    code_for_class = E.PRODUCER_FENCED
 
 
 class IllegalTransactionTransition(TransactionStateError):

@@ -7,10 +7,8 @@ import dataclasses
 
 import pytest
 
+from kafkalite.protocol import error_codes as E
 from kafkalite.server.coordinator.transaction.errors import (
-    CONCURRENT_TRANSACTIONS,
-    INVALID_TXN_STATE,
-    PRODUCER_FENCED,
     ConcurrentTransactions,
     IllegalTransactionTransition,
     ProducerFenced,
@@ -92,7 +90,7 @@ def test_stale_epoch_or_producer_is_fenced_and_nothing_changes():
     before = m.snapshot()
     with pytest.raises(ProducerFenced) as e:
         m.prepare_incr_producer_epoch(30000, 5, no_id, ProducerIdAndEpoch(7, 2))
-    assert e.value.code == PRODUCER_FENCED
+    assert e.value.code == E.PRODUCER_FENCED
     with pytest.raises(ProducerFenced):
         m.prepare_incr_producer_epoch(30000, 5, no_id, ProducerIdAndEpoch(99, 5))
     with pytest.raises(ProducerFenced):  # the previous id, but its epoch was not exhausted
@@ -119,7 +117,7 @@ def test_init_while_pending_or_completing_is_concurrent():
     m = meta(state=S.PREPARE_COMMIT)
     with pytest.raises(ConcurrentTransactions) as e:
         m.prepare_incr_producer_epoch(30000, 5, no_id)
-    assert e.value.code == CONCURRENT_TRANSACTIONS
+    assert e.value.code == E.CONCURRENT_TRANSACTIONS
     m = meta()
     m.prepare_incr_producer_epoch(30000, 5, no_id)
     with pytest.raises(ConcurrentTransactions):
@@ -219,7 +217,7 @@ def test_abort_with_no_transaction_open_only_at_version_2():
     before = m.snapshot()
     with pytest.raises(IllegalTransactionTransition) as e:
         m.prepare_abort_or_commit(S.PREPARE_ABORT, TV0, 50, no_id)
-    assert e.value.code == INVALID_TXN_STATE
+    assert e.value.code == E.INVALID_TXN_STATE
     with pytest.raises(IllegalTransactionTransition):
         m.prepare_abort_or_commit(S.PREPARE_COMMIT, TV2, 50, no_id)
     assert m.snapshot() == before and m.pending_state is None
