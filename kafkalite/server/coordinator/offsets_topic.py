@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from kafkalite.common.errors import ApiError
-from kafkalite.common.java import java_string_hash
+from kafkalite.common.java import partition_for_key
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import Record, build_batch, iter_batches
 from kafkalite.protocol.records.records import decode_records
@@ -37,8 +37,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 def partition_for(group_id: str, num_partitions: int) -> int:
     """Kafka's partitionFor: Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount
     (Utils.abs maps Integer.MIN_VALUE to 0)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+    return partition_for_key(group_id, num_partitions)
 
 
 def _commit_error(code: int) -> int:

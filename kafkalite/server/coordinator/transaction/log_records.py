@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import groupby
 
-from kafkalite.common.java import java_string_hash
+from kafkalite.common.java import partition_for_key
 from kafkalite.protocol import transaction_records as records
 from kafkalite.protocol.errors import DecodeError
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH
@@ -42,8 +42,7 @@ class UnknownTransactionStatus(DecodeError):
 def partition_for(transactional_id: str, num_partitions: int) -> int:
     """Kafka's TransactionStateManager.partitionFor: Utils.abs(transactionalId.hashCode) %
     transaction.state.log.num.partitions (Utils.abs maps Integer.MIN_VALUE to 0)."""
-    h = java_string_hash(transactional_id)
-    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+    return partition_for_key(transactional_id, num_partitions)
 
 
 def key_bytes(transactional_id: str) -> bytes:
