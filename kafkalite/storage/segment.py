@@ -31,7 +31,7 @@ from kafkalite.storage.config import LogConfig
 from kafkalite.storage.files import log_file, offset_index_file, time_index_file
 from kafkalite.storage.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
 from kafkalite.storage.leader_epoch import LeaderEpochFileCache
-from kafkalite.storage.volume import FILES, Volume
+from kafkalite.storage.volume import FILES, Volume, pwrite_all
 
 Buffer = bytes | bytearray | memoryview
 
@@ -185,17 +185,12 @@ class LogSegment:
         self._bytes_since_last_index_entry += n
 
     def _write_at(self, data: Buffer, position: int) -> None:
-        view = memoryview(data)
-        written = 0
         try:
-            while written < len(view):
-                written += os.pwrite(self._fd, view[written:], position + written)
+            pwrite_all(self._fd, data, position)
         except OSError:
             # A half-written batch (a full disk) must not stay for the next append to follow.
             os.ftruncate(self._fd, position)
             raise
-        finally:
-            view.release()
 
     # -- scans -----------------------------------------------------------------------------------
 

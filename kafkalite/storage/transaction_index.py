@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafkalite.storage.errors import CorruptAbortedTxnError, CorruptIndexError, InvalidOffsetError
-from kafkalite.storage.volume import FILES, Volume
+from kafkalite.storage.volume import FILES, Volume, pwrite_all
 
 CURRENT_VERSION = 0  # AbortedTxn.CURRENT_VERSION
 _ENTRY = struct.Struct(">hqqqq")
@@ -202,10 +202,7 @@ class TransactionIndex:
         end = size - size % ENTRY_SIZE
         if end != size:
             os.ftruncate(fd, end)  # a torn entry, never read: written over
-        entry = aborted.encode()
-        written = 0
-        while written < ENTRY_SIZE:
-            written += os.pwrite(fd, entry[written:], end + written)
+        pwrite_all(fd, aborted.encode(), end)
         self._last_offset = aborted.last_offset
         self._last_offset_known = True
 

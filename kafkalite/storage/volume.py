@@ -66,6 +66,15 @@ class Volume(Protocol):
         """A read-only map of a non-empty file."""
 
 
+def pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:
+    """All of ``data`` at ``position`` (pwrite may write less than asked). The view is released
+    even when a write fails, so that the caller's bytearray can be resized afterwards."""
+    with memoryview(data) as view:
+        written = 0
+        while written < len(view):
+            written += os.pwrite(fd, view[written:], position + written)
+
+
 def glob(volume: Volume, directory: Path, pattern: str) -> list[Path]:
     """The children of ``directory`` whose names match ``pattern`` (fnmatch), sorted."""
     return sorted(p for p in volume.children(directory) if fnmatch.fnmatchcase(p.name, pattern))
@@ -190,9 +199,7 @@ class MemoryVolume:
         self.unlink(tmp)
         fd = self.open_fd(tmp)
         try:
-            view, done = memoryview(data), 0
-            while done < len(data):
-                done += os.pwrite(fd, view[done:], done)
+            pwrite_all(fd, data, 0)
         finally:
             os.close(fd)
         self.replace(tmp, path)
