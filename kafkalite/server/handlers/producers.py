@@ -17,12 +17,10 @@ from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import allocate_producer_ids, init_producer_id
+from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 from ..coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
 from ..responses import respond
-
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
 
 
 class ProducerIdApis:
