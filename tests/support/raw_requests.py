@@ -90,8 +90,9 @@ def produce(client: Client, topic: str, records: bytes | None, *, partition: int
 
 
 def fetch_request(partitions: list[tuple[str, int, int]], *, max_wait_ms: int = 0, min_bytes: int = 1,
-                  max_bytes: int = 1 << 24, partition_max_bytes: int = 1 << 24) -> Any:
-    """A full fetch (session 0, epoch -1) of ``(topic, partition, offset)`` in that order."""
+                  max_bytes: int = 1 << 24, partition_max_bytes: int = 1 << 24, replica_id: int = -1) -> Any:
+    """A full fetch (session 0, epoch -1) of ``(topic, partition, offset)`` in that order; a
+    consumer's unless ``replica_id`` names a follower."""
     R = fm.REQUEST
     P = R["topics"]["partitions"]
     topics: list[Any] = []
@@ -101,7 +102,7 @@ def fetch_request(partitions: list[tuple[str, int, int]], *, max_wait_ms: int = 
             topics[-1].partitions.append(part)
         else:
             topics.append(R["topics"](topic=topic, partitions=[part]))
-    return R(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes,
+    return R(replica_id=replica_id, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes,
              isolation_level=0, topics=topics)
 
 
@@ -164,14 +165,9 @@ def read_log(client: Client, topic: str, partition: int = 0) -> tuple[list[LogRe
 
 
 def fetch_raw(c: Client, topic: str, partition: int, offset: int, replica_id: int = -1) -> tuple[int, bytes]:
-    R = fm.REQUEST
-    req = R(replica_id=replica_id, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-            session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
-            topics=[R["topics"](topic=topic, partitions=[R["topics"]["partitions"](
-                partition=partition, current_leader_epoch=-1, fetch_offset=offset, last_fetched_epoch=-1,
-                log_start_offset=-1, partition_max_bytes=1 << 20)])])
-    (t,) = c.call(FETCH, 11, req).responses
-    (p,) = t.partitions
+    """(error code, records) of a Fetch v11 of at most 1 MiB."""
+    p = fetch_one(c, topic, partition, offset, version=11, replica_id=replica_id, max_bytes=1 << 20,
+                  partition_max_bytes=1 << 20)
     return int(p.error_code), bytes(p.records or b"")
 
 
@@ -188,6 +184,8 @@ def read_all(c: Client, topic: str, partition: int, end: int) -> int:
 
 
 def create_topics_of(c: Client, partitions: dict[str, int]) -> None:
+    """Several topics in one CreateTopics v7 ({name: partitions}, replication factor 1), all created
+    at once (create_topic waits for one, repeating while no broker is registered)."""
     R = ct.REQUEST
     body = R(timeout_ms=10000, topics=[R["topics"](name=n, num_partitions=k, replication_factor=1)
                                        for n, k in partitions.items()])
