@@ -13,20 +13,14 @@ left, COORDINATOR_NOT_AVAILABLE when the partition cannot take the write now).
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from kafkalite.common.errors import ApiError
 from kafkalite.common.java import partition_for_key
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.records import Record, build_batch, iter_batches
-from kafkalite.protocol.records.records import decode_records
-from kafkalite.storage.log import FetchIsolation, Log
 
-from ..purgatory import DelayedOperation
-from ..replication.replica_manager import ReplicaManager, partition_key
+from ..replication.replica_manager import ReplicaManager
 from .group_coordinator import GroupCoordinator
+from .log_store import CoordinatorLog, PartitionLoader, read_records
 from .settings import OffsetsTopicConfig
 
 log = logging.getLogger("kafkalite.server.coordinator")
@@ -56,106 +50,22 @@ class ReplicatedOffsetsStore:
     """The coordinator's OffsetsStore on this broker's partitions of __consumer_offsets."""
 
     def __init__(self, replica_manager: ReplicaManager, config: OffsetsTopicConfig) -> None:
-        self.replica_manager = replica_manager
         self.config = config
+        self.log = CoordinatorLog(replica_manager, OFFSETS_TOPIC, config.commit_timeout_ms)
 
     def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
                done: Callable[[int], None]) -> None:
-        index = partition_for(group_id, self.config.num_partitions)
-        batch = build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
-                            base_timestamp=int(time.time() * 1000))
-        rm = self.replica_manager
-        try:
-            info, _ = rm.append_to_leader(OFFSETS_TOPIC, index, bytearray(batch), -1)
-        except ApiError as e:
-            done(_commit_error(e.code))
-            return
-        rm.produce_purgatory.try_complete_else_watch(
-            DelayedStore(self.config.commit_timeout_ms, rm, index, info.last_offset + 1, done),
-            [partition_key(OFFSETS_TOPIC, index)])
+        self.log.append(partition_for(group_id, self.config.num_partitions), records,
+                        lambda error: done(_commit_error(error)))
 
 
-class DelayedStore(DelayedOperation):
-    """The coordinator's append waiting for the high watermark (a DelayedProduce of one batch)."""
-
-    def __init__(self, timeout_ms: int, rm: ReplicaManager, index: int, required: int,
-                 done: Callable[[int], None]) -> None:
-        super().__init__(timeout_ms)
-        self.rm, self.index, self.required, self.done = rm, index, required, done
-        self.error = E.REQUEST_TIMED_OUT
-
-    def try_complete(self) -> bool:
-        partition = self.rm.partitions.get((OFFSETS_TOPIC, self.index))
-        if partition is None or not partition.is_leader:
-            self.error = E.NOT_LEADER_OR_FOLLOWER
-            return self.force_complete()
-        reached, error = partition.required_offset_reached(self.required)
-        if reached:
-            self.error = error
-            return self.force_complete()
-        return False
-
-    def on_complete(self) -> None:
-        self.done(_commit_error(self.error))
-
-    def on_expiration(self) -> None:
-        pass
-
-
-def read_records(log_: Log) -> Iterator[tuple[bytes, bytes | None]]:
-    """Every (key, value) of the log from its start to its end, in offset order."""
-    offset = log_.log_start_offset
-    end = log_.log_end_offset
-    while offset < end:
-        data = log_.read(offset, 1 << 20, FetchIsolation.LOG_END).read()
-        if not data:
-            break
-        for pos, header in iter_batches(data):
-            offset = header.next_offset
-            if header.is_control:
-                continue
-            for r in decode_records(data, pos, header):
-                if r.key is not None:
-                    yield r.key, r.value
-
-
-class CoordinatorLoader:
+class CoordinatorLoader(PartitionLoader):
     """Follows the leadership of __consumer_offsets partitions: a partition this broker now leads
     has its groups loaded in the background (``group-metadata-manager-0``), one it no longer leads
     is unloaded at once (Kafka's onElection / onResignation)."""
 
     def __init__(self, coordinator: GroupCoordinator, replica_manager: ReplicaManager) -> None:
-        self.coordinator = coordinator
-        self.replica_manager = replica_manager
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-
-    def on_leadership(self, topic: str, index: int, leads: bool) -> None:
-        if topic != OFFSETS_TOPIC:
-            return
-        if not leads:
-            self.coordinator.unload(index)
-            return
-        self.coordinator.begin_loading(index)
-        thread = threading.Thread(target=self._load, args=(index,), name="group-metadata-manager-0",
-                                  daemon=True)
-        with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
-        thread.start()
-
-    def _load(self, index: int) -> None:
-        partition = self.replica_manager.partitions.get((OFFSETS_TOPIC, index))
-        if partition is None or not partition.is_leader:
-            self.coordinator.unload(index)
-            return
-        try:
-            self.coordinator.load(index, list(read_records(partition.log)), already_loading=True)
-        except Exception:
-            log.exception("Loading the groups of %s-%d failed", OFFSETS_TOPIC, index)
-            self.coordinator.unload(index)
-
-    def shutdown(self, timeout: float = 5.0) -> None:
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join(timeout)
+        super().__init__(
+            replica_manager, OFFSETS_TOPIC, "group-metadata-manager-0", coordinator.begin_loading,
+            lambda index, log_: coordinator.load(index, list(read_records(log_)), already_loading=True),
+            coordinator.unload)
