@@ -52,11 +52,16 @@ class Layout:
     req_topics: str
     req_name: str
     req_partitions: str
-    req_index: str
+    req_index: str | None  # None: the request lists partitions as bare indexes
     resp_topics: str
     resp_name: str
     resp_partitions: str
     resp_index: str
+    resp_error: str = "error_code"
+    versions: range | None = None  # the versions laid out so (None: every version)
+
+    def index(self, partition: Any) -> int:
+        return partition if self.req_index is None else getattr(partition, self.req_index)
 
 
 # The apis whose errors are per partition: a partition's fault answers it alone.
@@ -69,7 +74,25 @@ PARTITIONED: dict[int, Layout] = {
                                 "topics", "name", "partitions", "partition_index"),
     ApiKey.OFFSET_COMMIT: Layout("topics", "name", "partitions", "partition_index",
                                  "topics", "name", "partitions", "partition_index"),
+    ApiKey.TXN_OFFSET_COMMIT: Layout("topics", "name", "partitions", "partition_index",
+                                     "topics", "name", "partitions", "partition_index"),
+    # A producer's versions (0-3); 4+ are the brokers' batched form, with a top-level error.
+    ApiKey.ADD_PARTITIONS_TO_TXN: Layout("v3_and_below_topics", "name", "partitions", None,
+                                         "results_by_topic_v3_and_below", "name", "results_by_partition",
+                                         "partition_index", "partition_error_code", range(0, 4)),
+    ApiKey.DESCRIBE_PRODUCERS: Layout("topics", "name", "partition_indexes", None,
+                                      "topics", "name", "partitions", "partition_index"),
 }
+
+
+def layout_for(api_key: int, version: int) -> Layout | None:
+    """How ``api_key`` at ``version`` lists partitions, if its errors are per partition."""
+    layout = PARTITIONED.get(api_key)
+    if layout is None or (layout.versions is not None and version not in layout.versions):
+        return None
+    return layout
+
+
 FETCH_TOPIC_IDS_FROM = 13  # Fetch names topics by id from this version
 
 
@@ -78,9 +101,13 @@ def _top_level_error(api_key: int, version: int) -> bool:
     return f is not None and f.present_in(version)
 
 
+# Apis answered per item of a list with no error above it: a fault answers every item.
+PER_ITEM = {ApiKey.DESCRIBE_TRANSACTIONS: ("transactional_ids", "transaction_states", "transactional_id")}
+
+
 def faultable(api_key: int) -> bool:
     """True if kafkalite can answer some version of ``api_key`` with an error of its choosing."""
-    if api_key in PARTITIONED or api_key in (ApiKey.METADATA, ApiKey.FIND_COORDINATOR):
+    if api_key in PARTITIONED or api_key in PER_ITEM or api_key in (ApiKey.METADATA, ApiKey.FIND_COORDINATOR):
         return True
     api = APIS_BY_KEY.get(api_key)
     return api is not None and any(_top_level_error(api_key, v) for v in range(api.versions.low,
@@ -104,7 +131,8 @@ class Injected:
             for t in getattr(body, "topics", None) or ():
                 t.error_code = injected.every_topic
             return
-        layout = PARTITIONED[key]
+        layout = layout_for(key, version)
+        assert layout is not None
         name = FaultInjector._name_field(key, version, layout.resp_name)
         resp = APIS_BY_KEY[key].response
         topic_struct, part_struct = resp[layout.resp_topics], resp[layout.resp_topics][layout.resp_partitions]
@@ -115,7 +143,7 @@ class Injected:
             if t is None:
                 t = by_key[topic_key] = topic_struct(**{name: topic_key})
                 topics.append(t)
-            entry = part_struct(**{layout.resp_index: index, "error_code": code})
+            entry = part_struct(**{layout.resp_index: index, layout.resp_error: code})
             for field, value in (("high_watermark", -1), ("base_offset", -1), ("offset", -1)):
                 if any(f.name == field for f in part_struct.fields):
                     setattr(entry, field, value)
@@ -291,24 +319,25 @@ class FaultInjector:
             log.info("Broker %d answers %s v%d from %s with injected %s", self.node_id, api_name(key),
                      version, request.connection_id, E.for_code(code).name)
             return self._error_response(request, code)
-        layout = PARTITIONED.get(key)
+        layout = layout_for(key, version)
         if layout is not None and any(k == key and w is not None for k, w in self._stacks):
             return self._take_partitions(request, layout)
         return None
 
     @staticmethod
     def _expressible(key: int, version: int) -> bool:
-        return (key in PARTITIONED or key in (ApiKey.METADATA, ApiKey.FIND_COORDINATOR)
+        return (layout_for(key, version) is not None or key in PER_ITEM
+                or key in (ApiKey.METADATA, ApiKey.FIND_COORDINATOR)
                 or _top_level_error(key, version))
 
     def _error_response(self, request: Request, code: int) -> Response | None:
         key, version, body = request.api_key, request.api_version, request.body
         api = APIS_BY_KEY[key]
-        layout = PARTITIONED.get(key)
+        layout = layout_for(key, version)
         if layout is not None:
             name = self._name_field(key, version, layout.req_name)
             request.injected = Injected(partitions=[
-                (getattr(t, name), getattr(p, layout.req_index), code)
+                (getattr(t, name), layout.index(p), code)
                 for t in getattr(body, layout.req_topics) for p in getattr(t, layout.req_partitions)])
             return respond(request, api.response())
         if key == ApiKey.METADATA:
@@ -318,6 +347,11 @@ class FaultInjector:
             item = api.response["coordinators"]
             return respond(request, api.response(coordinators=[
                 item(key=k, node_id=-1, host="", port=-1, error_code=code) for k in body.coordinator_keys]))
+        if key in PER_ITEM:
+            asked, answered, name = PER_ITEM[key]
+            item = api.response[answered]
+            return respond(request, api.response(**{answered: [
+                item(**{name: k, "error_code": code}) for k in getattr(body, asked)]}))
         return respond(request, api.response(error_code=code))
 
     @staticmethod
@@ -339,7 +373,7 @@ class FaultInjector:
                 topic = self._topic(key, version, getattr(t, name))
                 kept = []
                 for p in getattr(t, layout.req_partitions):
-                    index = getattr(p, layout.req_index)
+                    index = layout.index(p)
                     stack = self._stacks.get((key, (topic, index))) if topic is not None else None
                     if stack:
                         taken.append((getattr(t, name), index, stack.popleft()))

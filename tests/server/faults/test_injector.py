@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.protocol import APIS_BY_KEY, ApiKey, decode_request, decode_response, encode_request
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.faults.injector import PARTITIONED, FaultError, FaultInjector
+from kafkalite.server.faults.injector import PARTITIONED, FaultError, FaultInjector, layout_for
 from kafkalite.server.responses import respond
 
 TOPIC_IDS = {name: uuid.UUID(int=i + 1) for i, name in enumerate(("a", "b", "c"))}
@@ -23,8 +23,9 @@ CODES = st.sampled_from([E.NOT_LEADER_OR_FOLLOWER, E.REQUEST_TIMED_OUT, E.UNKNOW
 
 
 def _versions(key: int) -> list[int]:
+    """The versions whose errors are per partition."""
     v = APIS_BY_KEY[key].versions
-    return list(range(v.low, v.high + 1))
+    return [n for n in range(v.low, v.high + 1) if layout_for(key, n) is not None]
 
 
 cases = st.sampled_from(sorted(PARTITIONED)).flatmap(lambda key: st.tuples(
@@ -41,10 +42,15 @@ def _request(key: int, version: int, topics: dict[str, set[int]]) -> Request:
     api, layout = APIS_BY_KEY[key], PARTITIONED[key]
     name = _name_field(key, version, layout.req_name)
     topic_struct = api.request[layout.req_topics]
-    part_struct = topic_struct[layout.req_partitions]
+
+    def partition(i: int):
+        if layout.req_index is None:
+            return i  # listed as bare indexes
+        return topic_struct[layout.req_partitions](**{layout.req_index: i})
+
     body = api.request(**{layout.req_topics: [
         topic_struct(**{name: TOPIC_IDS[t] if name == "topic_id" else t,
-                        layout.req_partitions: [part_struct(**{layout.req_index: i}) for i in sorted(ps)]})
+                        layout.req_partitions: [partition(i) for i in sorted(ps)]})
         for t, ps in topics.items()]})
     frame = encode_request(key, version, 7, "tester", body)
     header, decoded = decode_request(memoryview(frame)[4:])
@@ -64,9 +70,9 @@ def _handler(handled: list):
         part_struct = topic_struct[layout.resp_partitions]
         topics = []
         for t in getattr(request.body, layout.req_topics):
-            parts = [part_struct(**{layout.resp_index: getattr(p, layout.req_index), "error_code": 0})
+            parts = [part_struct(**{layout.resp_index: layout.index(p), layout.resp_error: 0})
                      for p in getattr(t, layout.req_partitions)]
-            handled.extend((getattr(t, req_name), getattr(p, layout.req_index))
+            handled.extend((getattr(t, req_name), layout.index(p))
                            for p in getattr(t, layout.req_partitions))
             topics.append(topic_struct(**{resp_name: getattr(t, req_name), layout.resp_partitions: parts}))
         return respond(request, api.response(**{layout.resp_topics: topics}))
@@ -83,7 +89,7 @@ def _answered(response: SendResponse, key: int, version: int) -> dict[tuple[str,
         topic = NAMES.get(topic, topic)
         for p in getattr(t, layout.resp_partitions):
             assert (topic, getattr(p, layout.resp_index)) not in out  # each partition once
-            out[(topic, getattr(p, layout.resp_index))] = p.error_code
+            out[(topic, getattr(p, layout.resp_index))] = getattr(p, layout.resp_error)
     return out
 
 
@@ -120,6 +126,19 @@ def test_a_whole_request_fault_answers_every_partition_without_the_handler(case,
     assert response is not None
     assert set(_answered(response, key, version).values()) == {code}
     assert faults.pending_errors()[0]["errors"] == [code]  # one of the two used
+
+
+def test_describe_transactions_fault_answers_every_transactional_id():
+    faults = _injector()
+    faults.push_errors(ApiKey.DESCRIBE_TRANSACTIONS, [E.COORDINATOR_LOAD_IN_PROGRESS])
+    key = ApiKey.DESCRIBE_TRANSACTIONS
+    frame = encode_request(key, 0, 1, "app", APIS_BY_KEY[key].request(transactional_ids=["t1", "t2"]))
+    header, body = decode_request(memoryview(frame)[4:])
+    request = Request(0, "c", "PLAINTEXT", "PLAINTEXT", header, body, len(frame), "127.0.0.1", "", "", False)
+    _, answer = decode_response(memoryview(faults.before(request).payload)[4:], key, 0)
+    assert [(s.transactional_id, s.error_code) for s in answer.transaction_states] == [
+        ("t1", E.COORDINATOR_LOAD_IN_PROGRESS), ("t2", E.COORDINATOR_LOAD_IN_PROGRESS)]
+    assert faults.pending_errors() == []
 
 
 def test_top_level_errors_capture_and_refusals():
