@@ -1,5 +1,6 @@
 """A consumer group as the coordinator keeps it (Kafka's classic GroupMetadata and
-MemberMetadata): its state, generation, members and their protocols, and committed offsets.
+MemberMetadata): its state, generation, members and their protocols, committed offsets, and the
+offsets transactional producers committed that their transactions have not ended yet.
 
 The states and which state each may be entered from, as one table (Kafka's GroupState
 validPreviousStates); ``transition_to`` refuses any other move, so a bug shows as an error, not
@@ -17,7 +18,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -77,6 +78,15 @@ class CommittedOffset:
     metadata: str
     commit_timestamp: int
     expire_timestamp: int = -1
+    # Where its record is in __consumer_offsets (Kafka's recordOffset, appendedBatchOffset): of a
+    # regular and a transactional commit of one partition, the one written later wins. -1: not
+    # known (not appended yet).
+    record_offset: int = field(default=-1, compare=False)
+
+    def written_before(self, other: CommittedOffset) -> bool:
+        """Whether this offset's record precedes ``other``'s (Kafka's olderThan); an offset whose
+        place is not known counts as older."""
+        return self.record_offset < 0 or other.record_offset < 0 or self.record_offset < other.record_offset
 
 
 @dataclass
@@ -92,6 +102,9 @@ class GroupMetadata:
     pending_members: set[str] = field(default_factory=set)  # ids handed out by MEMBER_ID_REQUIRED
     static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    # Transactional offsets not yet ended, per producer id (Kafka's pendingTransactionalOffsetCommits):
+    # made committed by the transaction's COMMIT marker, dropped by its ABORT.
+    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(default_factory=dict)
     new_member_added: bool = False
 
     # --- state -----------------------------------------------------------------------------------
@@ -109,6 +122,77 @@ class GroupMetadata:
 
     def can_rebalance(self) -> bool:
         return self.state in VALID_PREVIOUS_STATES[GroupState.PREPARING_REBALANCE]
+
+    # --- transactional offsets (Kafka's GroupMetadata *TxnOffsetCommit*) ---------------------------
+
+    def prepare_txn_offsets(self, producer_id: int, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
+        """Offsets a transaction commits, pending from before their append (prepareTxnOffsetCommit)."""
+        self.pending_txn_offsets.setdefault(producer_id, {}).update(offsets)
+
+    def txn_offsets_appended(self, producer_id: int, offsets: dict[tuple[str, int], CommittedOffset],
+                             record_offset: int) -> None:
+        """Their record is at ``record_offset`` (onTxnOffsetCommitAppend): the pending offsets that
+        are still these take the place; ones the transaction ended or replaced meanwhile are left."""
+        pending = self.pending_txn_offsets.get(producer_id)
+        if pending is None:
+            return
+        for tp, offset in offsets.items():
+            if pending.get(tp) == offset:
+                pending[tp] = replace(offset, record_offset=record_offset)
+
+    def txn_offsets_failed(self, producer_id: int, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
+        """Their append failed (failPendingTxnOffsetCommit): they are no longer pending."""
+        pending = self.pending_txn_offsets.get(producer_id)
+        if pending is None:
+            return
+        for tp, offset in offsets.items():
+            if pending.get(tp) == offset and pending[tp].record_offset < 0:
+                del pending[tp]
+        if not pending:
+            del self.pending_txn_offsets[producer_id]
+
+    def complete_txn_offsets(self, producer_id: int, commit: bool) -> int:
+        """The producer's transaction ended (completePendingTxnOffsetCommit): on COMMIT its offsets
+        become the committed ones, unless a committed offset was written after them; on ABORT they
+        go. How many became committed. Offsets whose append has not completed are dropped (Kafka
+        cannot meet them: the producer waits for TxnOffsetCommit's answer before ending)."""
+        pending = self.pending_txn_offsets.pop(producer_id, None)
+        if not pending or not commit:
+            return 0
+        moved = 0
+        for tp, offset in pending.items():
+            if offset.record_offset < 0:
+                continue
+            current = self.offsets.get(tp)
+            if current is None or current.written_before(offset):
+                self.offsets[tp] = offset
+                moved += 1
+        return moved
+
+    def commit_offset(self, tp: tuple[str, int], offset: CommittedOffset) -> None:
+        """A regular commit's offset, once appended (onOffsetCommitAppend): kept unless the
+        committed one was written after it (a transaction's, committed meanwhile)."""
+        current = self.offsets.get(tp)
+        if current is None or current.written_before(offset):
+            self.offsets[tp] = offset
+
+    def remove_offsets(self, partitions: list[tuple[str, int]]) -> None:
+        """Committed and pending offsets of ``partitions`` removed (a tombstone's, Kafka's removeOffsets)."""
+        for tp in partitions:
+            self.offsets.pop(tp, None)
+        for producer_id in list(self.pending_txn_offsets):
+            pending = self.pending_txn_offsets[producer_id]
+            for tp in partitions:
+                pending.pop(tp, None)
+            if not pending:
+                del self.pending_txn_offsets[producer_id]
+
+    def has_pending_txn_offset(self, tp: tuple[str, int]) -> bool:
+        return any(tp in pending for pending in self.pending_txn_offsets.values())
+
+    def has_offsets(self) -> bool:
+        """Committed or pending offsets (Kafka's hasOffsets): a group with none may go."""
+        return bool(self.offsets) or bool(self.pending_txn_offsets)
 
     # --- members -------------------------------------------------------------------------------
 

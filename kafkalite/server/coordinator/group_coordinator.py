@@ -35,7 +35,7 @@ from kafkalite.protocol import error_codes as E
 from ..purgatory import DelayedOperationPurgatory
 from .delayed import DelayedHeartbeat, DelayedJoin, DelayedPendingMember, InitialDelayedJoin
 from .group import CommittedOffset, GroupMetadata, GroupState, MemberMetadata
-from .offsets import OffsetManager
+from .offsets import LoadedBatch, OffsetManager
 from .results import (
     NO_GENERATION,
     NO_MEMBER,
@@ -48,7 +48,7 @@ from .results import (
 from .settings import GroupConfig
 
 __all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "NO_GENERATION", "NO_MEMBER", "GroupConfig", "GroupCoordinator",
-           "GroupSummary", "JoinResult", "MemberSummary", "OffsetsStore", "SyncResult"]
+           "GroupSummary", "JoinResult", "LoadedBatch", "MemberSummary", "OffsetsStore", "SyncResult"]
 
 log = logging.getLogger("kafkalite.server.coordinator")
 
@@ -79,6 +79,8 @@ class GroupCoordinator:
         self.groups: dict[str, GroupMetadata] = {}
         self.owned: set[int] = set()  # __consumer_offsets partitions loaded and served here
         self.loading: set[int] = set()
+        # Transactions ended (WriteTxnMarkers) in a partition while it loads: applied after the load.
+        self._ended_while_loading: dict[int, list[tuple[int, bool]]] = {}
         self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", node_id, metrics)
         self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", node_id, metrics)
         self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
@@ -120,34 +122,67 @@ class GroupCoordinator:
 
     def load(self, partition: int, records: Iterable[tuple[bytes, bytes | None]],
              already_loading: bool = False) -> None:
-        """Become the coordinator of ``partition``'s groups from its records, oldest first
-        (Kafka's GroupMetadataManager.loadGroupsAndOffsets). With ``already_loading`` the
-        partition was marked loading when its leadership came, and an ``unload`` since (the
-        leadership left again) makes this load void."""
+        """``load_batches`` of records written outside any transaction, oldest first."""
+        self.load_batches(partition, [LoadedBatch(list(records))], already_loading)
+
+    def load_batches(self, partition: int, batches: Iterable[LoadedBatch],
+                     already_loading: bool = False) -> None:
+        """Become the coordinator of ``partition``'s groups from its batches, oldest first
+        (Kafka's GroupMetadataManager.loadGroupsAndOffsets, replayed as OffsetMetadataManager
+        does): a transactional batch's offsets are pending until its producer's marker, made
+        committed by COMMIT, dropped by ABORT; those of a transaction still open stay pending.
+        With ``already_loading`` the partition was marked loading when its leadership came, and
+        an ``unload`` since (the leadership left again) makes this load void."""
         with self._lock:
             if not already_loading:
                 self.loading.add(partition)
-        offsets: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
+        offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        pending: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}  # producer -> group
         groups: dict[str, Any] = {}
-        for key_bytes, value in records:
-            try:
-                key = cr.decode_key(key_bytes)
-                if isinstance(key, cr.OffsetKey):
-                    v = cr.decode_offset_value(value) if value is not None else None
-                    offsets.setdefault(key.group, {})[(key.topic, key.partition)] = (
-                        CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
-                                        v.expire_timestamp) if v is not None else None)
-                else:
-                    groups[key.group] = cr.decode_group_value(value) if value is not None else None
-            except Exception as e:  # one unreadable record does not cost the partition
-                log.warning("Skipping an unreadable record of __consumer_offsets-%d: %s", partition, e)
+        for batch in batches:
+            if batch.marker is not None:
+                ended = pending.pop(batch.producer_id, {})
+                if batch.marker:
+                    for group_id, txn_offsets in ended.items():
+                        committed = offsets.setdefault(group_id, {})
+                        for tp, o in txn_offsets.items():
+                            current = committed.get(tp)
+                            if current is None or current.written_before(o):
+                                committed[tp] = o
+                continue
+            for key_bytes, value in batch.records:
+                try:
+                    key = cr.decode_key(key_bytes)
+                    if isinstance(key, cr.OffsetKey):
+                        tp = (key.topic, key.partition)
+                        if value is None:  # a tombstone removes the committed and pending offsets
+                            offsets.get(key.group, {}).pop(tp, None)
+                            for by_group in pending.values():
+                                by_group.get(key.group, {}).pop(tp, None)
+                            continue
+                        v = cr.decode_offset_value(value)
+                        o = CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
+                                            v.expire_timestamp, batch.base_offset)
+                        if batch.producer_id >= 0:
+                            pending.setdefault(batch.producer_id, {}).setdefault(key.group, {})[tp] = o
+                        else:
+                            offsets.setdefault(key.group, {})[tp] = o
+                    else:
+                        groups[key.group] = cr.decode_group_value(value) if value is not None else None
+                except Exception as e:  # one unreadable record does not cost the partition
+                    log.warning("Skipping an unreadable record of __consumer_offsets-%d: %s", partition, e)
+        open_txns: dict[str, dict[int, dict[tuple[str, int], CommittedOffset]]] = {}
+        for producer_id, by_group in pending.items():
+            for group_id, txn_offsets in by_group.items():
+                if txn_offsets:
+                    open_txns.setdefault(group_id, {})[producer_id] = txn_offsets
         with self._lock:
             if partition not in self.loading:
                 return  # unloaded meanwhile
-            for group_id in set(offsets) | set(groups):
+            for group_id in set(offsets) | set(groups) | set(open_txns):
                 value = groups.get(group_id)
-                committed = {tp: o for tp, o in offsets.get(group_id, {}).items() if o is not None}
-                if value is None and not committed:
+                committed = offsets.get(group_id, {})
+                if value is None and not committed and group_id not in open_txns:
                     continue
                 group = GroupMetadata(group_id, state_timestamp=self._now_ms())
                 if value is not None:
@@ -156,9 +191,13 @@ class GroupCoordinator:
                     group.protocol_name = value.protocol
                     # Members are not restored: they rejoin (their sessions did not survive the move).
                 group.offsets = committed
+                group.pending_txn_offsets = open_txns.get(group_id, {})
                 self.groups[group_id] = group
             self.loading.discard(partition)
             self.owned.add(partition)
+            # Markers written while the partition loaded (after the load read the log's end).
+            for producer_id, commit in self._ended_while_loading.pop(partition, []):
+                self._complete_transaction(partition, producer_id, commit)
         log.info("Loaded the groups of __consumer_offsets-%d", partition)
 
     def unload(self, partition: int) -> None:
@@ -166,6 +205,7 @@ class GroupCoordinator:
         with self._lock:
             self.owned.discard(partition)
             self.loading.discard(partition)
+            self._ended_while_loading.pop(partition, None)
             for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
                 group = self.groups.pop(group_id)
                 for member in group.members.values():
@@ -560,6 +600,37 @@ class GroupCoordinator:
     def cleanup_expired_offsets(self, retention_ms: int) -> int:
         return self.offset_manager.cleanup_expired_offsets(retention_ms)
 
+    def commit_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                           group_instance_id: str | None, generation_id: int,
+                           offsets: dict[tuple[str, int], CommittedOffset],
+                           respond: Callable[[int], None]) -> None:
+        """TxnOffsetCommit (Kafka's handleTxnCommitOffsets), see OffsetManager.commit_txn_offsets."""
+        self.offset_manager.commit_txn_offsets(group_id, producer_id, producer_epoch, member_id,
+                                               group_instance_id, generation_id, offsets, respond)
+
+    def unstable_partitions(self, group_id: str, partitions: list[tuple[str, int]]) -> set[tuple[str, int]]:
+        return self.offset_manager.unstable_partitions(group_id, partitions)
+
+    def complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
+        """A transaction marker of ``producer_id`` was written to ``partition`` of
+        __consumer_offsets (Kafka's onTransactionCompleted, after WriteTxnMarkers' append): the
+        producer's pending offsets in that partition's groups committed or dropped. A partition
+        still loading applies it once loaded; one not coordinated here ignores it."""
+        with self._lock:
+            if partition in self.loading:
+                self._ended_while_loading.setdefault(partition, []).append((producer_id, commit))
+                return
+            if partition in self.owned:
+                self._complete_transaction(partition, producer_id, commit)
+
+    def _complete_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
+        groups = [g for g in self.groups.values()
+                  if producer_id in g.pending_txn_offsets and self.partition_for(g.group_id) == partition]
+        if groups:
+            moved = self.offset_manager.complete_transaction(groups, producer_id, commit)
+            log.debug("Transaction of producer %d %s in __consumer_offsets-%d: %d offsets committed",
+                      producer_id, "committed" if commit else "aborted", partition, moved)
+
     # --- describe, list, delete ------------------------------------------------------------------
 
     def describe_group(self, group_id: str) -> tuple[int, GroupSummary | None]:
@@ -624,8 +695,12 @@ class GroupCoordinator:
                 respond(results)
 
         for group in deletable:
+            # Kafka's deleteAllOffsets: the committed offsets and those only pending in a transaction.
+            partitions = dict.fromkeys(group.offsets)
+            for pending in group.pending_txn_offsets.values():
+                partitions.update(dict.fromkeys(pending))
             tombstones: list[tuple[bytes, bytes | None]] = [
-                (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in group.offsets]
+                (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in partitions]
             tombstones.append((cr.encode_key(cr.GroupKey(group.group_id)), None))
             self.store.append(group.group_id, tombstones, _bind(deleted, group))
 

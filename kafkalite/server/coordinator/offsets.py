@@ -1,19 +1,30 @@
-"""A group's committed offsets (Kafka's OffsetMetadataManager): OffsetCommit, OffsetFetch,
-OffsetDelete, and the expiry of an Empty group's offsets after offsets.retention.minutes (Kafka's
-cleanupGroupMetadata). The GroupCoordinator owns one and hands it its groups, its lock, its store
-and what a commit needs of the membership (the group check, a member's heartbeat); every change is
-appended to the group's partition of ``__consumer_offsets`` and applied once committed."""
+"""A group's committed offsets (Kafka's OffsetMetadataManager): OffsetCommit, TxnOffsetCommit,
+OffsetFetch, OffsetDelete, the end of transactions that committed offsets, and the expiry of an
+Empty group's offsets after offsets.retention.minutes (Kafka's cleanupGroupMetadata). The
+GroupCoordinator owns one and hands it its groups, its lock, its store and what a commit needs of
+the membership (the group check, a member's heartbeat); every change is appended to the group's
+partition of ``__consumer_offsets`` and applied once committed.
+
+Transactional offsets (KIP-98) are appended as a transactional batch of the producer and stay
+pending in their group until the transaction's marker reaches the partition: COMMIT makes them
+the committed offsets (unless a regular commit was written after them), ABORT drops them. While
+pending, OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for their partitions, and
+expiry leaves the partitions (and the group) alone."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from typing import NamedTuple
 
 from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.records.batch import NO_SEQUENCE
 
 from .group import CommittedOffset, GroupMetadata, GroupState, MemberMetadata
+from .log_store import ProducerFields
 from .results import NO_MEMBER, OffsetsStore
 
 log = logging.getLogger("kafkalite.server.coordinator")
@@ -70,21 +81,82 @@ class OffsetManager:
                     respond(E.REBALANCE_IN_PROGRESS)
                     return
                 self._heartbeat(group, member)
-        records: list[tuple[bytes, bytes | None]] = [(cr.encode_key(cr.OffsetKey(group_id, t, p)),
-                    cr.encode_offset_value(cr.OFFSET_COMMIT_VALUE.cls(
-                        offset=o.offset, leader_epoch=o.leader_epoch, metadata=o.metadata,
-                        commit_timestamp=o.commit_timestamp)))
-                   for (t, p), o in offsets.items()]
         target = group
+        placed = Placed()
 
         def stored(error: int) -> None:
             if not error:
                 with self._lock:
-                    target.offsets.update(offsets)
+                    for tp, o in offsets.items():
+                        target.commit_offset(tp, replace(o, record_offset=placed.offset))
                     self.offset_commits += len(offsets)
             respond(error)
 
-        self.store.append(group_id, records, stored)
+        self.store.append(group_id, _offset_records(group_id, offsets), stored, placed=placed)
+
+    def commit_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                           group_instance_id: str | None, generation_id: int,
+                           offsets: dict[tuple[str, int], CommittedOffset],
+                           respond: Callable[[int], None]) -> None:
+        """Kafka's handleTxnCommitOffsets: the offsets a transaction commits, appended as the
+        producer's transactional batch and pending until its marker. The member and generation
+        are checked only when given (v3+, KIP-447: member id "" and generation -1 skip them)."""
+        error = self.check_group(group_id)
+        if error:
+            respond(error)
+            return
+        with self._lock:
+            group = self.groups.get(group_id)
+            if group is None:
+                group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
+            if group.is_in(S.DEAD):
+                error = E.COORDINATOR_NOT_AVAILABLE
+            elif group_instance_id is not None and \
+                    group.static_members.get(group_instance_id, member_id) != member_id:
+                error = E.FENCED_INSTANCE_ID
+            elif member_id != NO_MEMBER and member_id not in group.members:
+                error = E.UNKNOWN_MEMBER_ID
+            elif generation_id >= 0 and generation_id != group.generation_id:
+                error = E.ILLEGAL_GENERATION
+            else:
+                group.prepare_txn_offsets(producer_id, offsets)
+        if error:
+            respond(error)
+            return
+        target = group
+        placed = Placed()
+
+        def stored(error: int) -> None:
+            with self._lock:
+                if error:
+                    target.txn_offsets_failed(producer_id, offsets)
+                else:
+                    target.txn_offsets_appended(producer_id, offsets, placed.offset)
+                    self.offset_commits += len(offsets)
+            respond(error)
+
+        # Kafka writes them with RecordBatch.NO_SEQUENCE: the coordinator's appends are not sequenced.
+        self.store.append(group_id, _offset_records(group_id, offsets), stored,
+                          producer=ProducerFields(producer_id, producer_epoch, NO_SEQUENCE), placed=placed)
+
+    def complete_transaction(self, groups: list[GroupMetadata], producer_id: int, commit: bool) -> int:
+        """The producer's transaction ended in these groups' partition (Kafka's
+        handleTxnCompletion): its pending offsets committed or dropped. How many were committed."""
+        moved = 0
+        with self._lock:
+            for group in groups:
+                if not group.is_in(S.DEAD):
+                    moved += group.complete_txn_offsets(producer_id, commit)
+        return moved
+
+    def unstable_partitions(self, group_id: str, partitions: list[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Those of ``partitions`` with transactional offsets pending in the group (OffsetFetch's
+        require_stable answers UNSTABLE_OFFSET_COMMIT for them)."""
+        with self._lock:
+            group = self.groups.get(group_id)
+            if group is None or not group.pending_txn_offsets:
+                return set()
+            return {tp for tp in partitions if group.has_pending_txn_offset(tp)}
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> tuple[int, dict[tuple[str, int], CommittedOffset | None]]:
@@ -115,6 +187,8 @@ class OffsetManager:
             subscribed = group_subscriptions(group)
             per = {tp: E.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
                    if subscribed is None or tp[0] in subscribed}
+            # As Kafka: a tombstone also for a partition with only pending transactional offsets,
+            # which it removes as well.
             removable = [tp for tp in partitions if tp not in per]
         tombstones: list[tuple[bytes, bytes | None]] = [
             (cr.encode_key(cr.OffsetKey(group_id, t, p)), None) for t, p in removable]
@@ -125,8 +199,7 @@ class OffsetManager:
         def stored(error: int) -> None:
             if not error:
                 with self._lock:
-                    for tp in removable:
-                        group.offsets.pop(tp, None)
+                    group.remove_offsets(removable)
             respond(error, per)
 
         self.store.append(group_id, tombstones, stored)
@@ -142,11 +215,14 @@ class OffsetManager:
             for group in self.groups.values():
                 if not group.is_in(S.EMPTY):
                     continue
-                # Retention counts from the later of the commit and the group becoming Empty.
+                # Retention counts from the later of the commit and the group becoming Empty; a
+                # partition with transactional offsets pending does not expire, nor a group with any.
                 gone = [tp for tp, o in group.offsets.items()
-                        if now - max(o.commit_timestamp, group.state_timestamp) >= retention_ms]
+                        if now - max(o.commit_timestamp, group.state_timestamp) >= retention_ms
+                        and not group.has_pending_txn_offset(tp)]
                 if gone:
-                    expired.append((group, gone, len(gone) == len(group.offsets)))
+                    expired.append((group, gone, len(gone) == len(group.offsets)
+                                    and not group.pending_txn_offsets))
         for group, gone, whole in expired:
             tombstones: list[tuple[bytes, bytes | None]] = [
                 (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in gone]
@@ -160,7 +236,7 @@ class OffsetManager:
                 with self._lock:
                     for tp in gone:
                         group.offsets.pop(tp, None)
-                    if whole and group.is_in(S.EMPTY) and not group.offsets and \
+                    if whole and group.is_in(S.EMPTY) and not group.has_offsets() and \
                             self.groups.get(group.group_id) is group:
                         group.transition_to(S.DEAD, self._now_ms())
                         del self.groups[group.group_id]
@@ -170,6 +246,36 @@ class OffsetManager:
             log.info("Removed %d expired offsets of %d groups", sum(len(g) for _, g, _ in expired),
                      len(expired))
         return sum(len(g) for _, g, _ in expired)
+
+
+class LoadedBatch(NamedTuple):
+    """A batch of __consumer_offsets as loading replays it: its records (key, value or None), the
+    log offset of its first one, and for a transaction's batch its producer id (-1 otherwise);
+    ``marker`` is True / False for a COMMIT / ABORT marker of that producer (None: data)."""
+
+    records: list[tuple[bytes, bytes | None]]
+    base_offset: int = -1
+    producer_id: int = -1
+    marker: bool | None = None
+
+
+class Placed:
+    """Where an append's batch went in the log (the store tells it before the append completes)."""
+
+    def __init__(self) -> None:
+        self.offset = -1
+
+    def __call__(self, offset: int) -> None:
+        self.offset = offset
+
+
+def _offset_records(group_id: str, offsets: dict[tuple[str, int], CommittedOffset]
+                    ) -> list[tuple[bytes, bytes | None]]:
+    return [(cr.encode_key(cr.OffsetKey(group_id, t, p)),
+             cr.encode_offset_value(cr.OFFSET_COMMIT_VALUE.cls(
+                 offset=o.offset, leader_epoch=o.leader_epoch, metadata=o.metadata,
+                 commit_timestamp=o.commit_timestamp)))
+            for (t, p), o in offsets.items()]
 
 
 def group_subscriptions(group: GroupMetadata) -> set[str] | None:

@@ -7,20 +7,32 @@ String.hashCode, so that a group maps where Kafka maps it). Appends go through t
 manager like any produce, as one uncompressed batch, and are answered from the produce
 purgatory once the high watermark covers them: what a member was told is stored survives the
 leader. Errors are translated as Kafka's coordinator does (NOT_COORDINATOR when the leadership
-left, COORDINATOR_NOT_AVAILABLE when the partition cannot take the write now).
+left, COORDINATOR_NOT_AVAILABLE when the partition cannot take the write now). TxnOffsetCommit's
+offsets go as a transactional batch of its producer (sequence -1, as Kafka's); the coordinator's
+appends are the coordinator's own (AppendOrigin.COORDINATOR: not sequence-checked). Loading reads
+the batches, transaction markers included (a transaction's offsets count only once its COMMIT
+marker follows).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
+from kafkalite.common.errors import ApiError
 from kafkalite.common.java import partition_for_key
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.records import Record, build_batch
+from kafkalite.protocol.records.control import ControlRecordError, ControlRecordType, decode_end_txn_marker
+from kafkalite.storage import log as storage_log
+from kafkalite.storage.log import Log
 
-from ..replication.replica_manager import ReplicaManager
+from ..replication.replica_manager import ReplicaManager, partition_key
 from .group_coordinator import GroupCoordinator
-from .log_store import CoordinatorLog, PartitionLoader, read_records
+from .log_store import DelayedStore, PartitionLoader, ProducerFields, read_batches
+from .offsets import LoadedBatch
 from .settings import OffsetsTopicConfig
 
 log = logging.getLogger("kafkalite.server.coordinator")
@@ -51,12 +63,56 @@ class ReplicatedOffsetsStore:
 
     def __init__(self, replica_manager: ReplicaManager, config: OffsetsTopicConfig) -> None:
         self.config = config
-        self.log = CoordinatorLog(replica_manager, OFFSETS_TOPIC, config.commit_timeout_ms)
+        self.replica_manager = replica_manager
 
     def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-               done: Callable[[int], None]) -> None:
-        self.log.append(partition_for(group_id, self.config.num_partitions), records,
-                        lambda error: done(_commit_error(error)))
+               done: Callable[[int], None], producer: ProducerFields | None = None,
+               placed: Callable[[int], None] | None = None) -> None:
+        """One uncompressed batch (the producer's transactional one when given) appended with
+        acks=all to the group's partition; ``placed(base offset)`` once the leader has it, then
+        ``done(error)`` once the high watermark covers it (CoordinatorLog.append's, which does not
+        tell where the batch went: a transaction's offsets and a regular commit's are ordered by it)."""
+        index = partition_for(group_id, self.config.num_partitions)
+        p = producer or ProducerFields()
+        batch = build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
+                            base_timestamp=int(time.time() * 1000), producer_id=p.producer_id,
+                            producer_epoch=p.producer_epoch, base_sequence=p.base_sequence,
+                            is_transactional=producer is not None)
+        rm = self.replica_manager
+        try:
+            info, _ = rm.append_to_leader(OFFSETS_TOPIC, index, bytearray(batch), -1, **_COORDINATOR)
+        except ApiError as e:
+            done(_commit_error(e.code))
+            return
+        if placed is not None:
+            placed(info.first_offset)
+        rm.produce_purgatory.try_complete_else_watch(
+            DelayedStore(self.config.commit_timeout_ms, rm, OFFSETS_TOPIC, index, info.last_offset + 1,
+                         lambda error: done(_commit_error(error))),
+            [partition_key(OFFSETS_TOPIC, index)])
+
+
+# The coordinator's appends skip the client checks (sequences) once storage knows origins.
+_ORIGIN = getattr(storage_log, "AppendOrigin", None)
+_COORDINATOR: dict[str, Any] = {"origin": _ORIGIN.COORDINATOR} if _ORIGIN is not None else {}
+
+
+def loaded_batches(log_: Log) -> Iterator[LoadedBatch]:
+    """The log's batches as the group coordinator replays them (transaction markers as
+    COMMIT/ABORT of their producer; other control records skipped)."""
+    for batch in read_batches(log_):
+        header = batch.header
+        if header.is_control:
+            for key, value in batch.records:
+                try:
+                    marker = decode_end_txn_marker(key, value)
+                except ControlRecordError:
+                    continue  # another control type: nothing to the groups
+                yield LoadedBatch([], header.base_offset, header.producer_id,
+                                  marker.type is ControlRecordType.COMMIT)
+        else:
+            yield LoadedBatch(batch.records, header.base_offset,
+                              header.producer_id if header.is_transactional else -1)
 
 
 class CoordinatorLoader(PartitionLoader):
@@ -67,5 +123,5 @@ class CoordinatorLoader(PartitionLoader):
     def __init__(self, coordinator: GroupCoordinator, replica_manager: ReplicaManager) -> None:
         super().__init__(
             replica_manager, OFFSETS_TOPIC, "group-metadata-manager-0", coordinator.begin_loading,
-            lambda index, log_: coordinator.load(index, list(read_records(log_)), already_loading=True),
+            lambda index, log_: coordinator.load_batches(index, loaded_batches(log_), already_loading=True),
             coordinator.unload)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .log_store import ProducerFields
 
 NO_GENERATION = -1
 NO_MEMBER = ""
@@ -56,6 +59,9 @@ class OffsetsStore(Protocol):
     """Where the coordinator's records go: the group's partition of __consumer_offsets."""
 
     def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-               done: Callable[[int], None]) -> None:
+               done: Callable[[int], None], producer: ProducerFields | None = None,
+               placed: Callable[[int], None] | None = None) -> None:
         """Append ``records`` (key, value or None) and call ``done`` with an error code once
-        committed or refused."""
+        committed or refused; a transactional batch of ``producer`` when given (TxnOffsetCommit's).
+        ``placed``, if given, is told the batch's base offset as soon as the leader appended it,
+        before ``done``."""

@@ -25,8 +25,10 @@ class ListStore:
         self.records: list[tuple[bytes, bytes | None]] = []
         self.fail_with = E.NONE
 
-    def append(self, group_id, records, done) -> None:
+    def append(self, group_id, records, done, producer=None, placed=None) -> None:
         if not self.fail_with:
+            if placed is not None:
+                placed(len(self.records))
             self.records.extend(records)
         done(self.fail_with)
 

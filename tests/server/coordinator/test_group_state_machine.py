@@ -19,7 +19,7 @@ PROTOCOLS = [("range", b"r")]
 
 
 class Store:
-    def append(self, group_id, records, done) -> None:
+    def append(self, group_id, records, done, producer=None, placed=None) -> None:
         done(E.NONE)
 
 
