@@ -79,3 +79,20 @@ class CorruptAbortedTxnError(CorruptIndexError):
     """A transaction index entry that cannot be read: fewer than its 34 bytes, or a version other
     than 0 (Kafka's KafkaException "Unexpected aborted transaction version"). A CorruptIndexError,
     what the log loader recovers a segment from."""
+
+
+class InvalidTxnStateError(ApiError):
+    """A non-transactional batch from a producer whose transaction is open in the partition
+    (Kafka's InvalidTxnStateException from ProducerAppendInfo)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["INVALID_TXN_STATE"].code, message)
+
+
+class TransactionCoordinatorFencedError(ApiError):
+    """A transaction marker from a coordinator epoch older than the last one the producer's
+    markers carried: a coordinator that lost its __transaction_state partition (Kafka's
+    TransactionCoordinatorFencedException)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(BY_NAME["TRANSACTION_COORDINATOR_FENCED"].code, message)

@@ -1,7 +1,9 @@
 """The local files of one partition's log (Kafka's LocalLog): its segments in order of base offset,
 the log end offset, the recovery point, and what is done to the segments themselves: append to
-the active one, roll, read, find by timestamp, truncate, swap in a cleaned copy, schedule the
-deletion of segments (renamed ``.deleted``, removed file.delete.delay.ms later), close.
+the active one, roll, read, find by timestamp, collect the aborted transactions a read_committed
+fetch must be told of (from the segments' ``.txnindex``), truncate, swap in a cleaned copy,
+schedule the deletion of segments (renamed ``.deleted``, removed file.delete.delay.ms later),
+close.
 
 Segments are kept in a dict by base offset beside a sorted list of base offsets, so finding the
 segment of an offset is a bisect.
@@ -28,8 +30,11 @@ from kafkalite.storage.files import (
     log_file,
     offset_index_file,
     parse_partition_dir_name,
+    time_index_file,
+    transaction_index_file,
 )
 from kafkalite.storage.segment import FileSlice, LogSegment, TimestampAndOffset
+from kafkalite.storage.transaction_index import AbortedTxn
 from kafkalite.storage.volume import Volume
 
 log = logging.getLogger("kafkalite.storage.log")
@@ -141,8 +146,8 @@ class LocalLog:
             active.delete()
         else:
             active.on_become_inactive()
-        for path in (log_file(self.dir, new_offset), offset_index_file(self.dir, new_offset)):
-            self.volume.unlink(path)  # leftovers of an earlier segment at that offset
+        for name in (log_file, offset_index_file, time_index_file, transaction_index_file):
+            self.volume.unlink(name(self.dir, new_offset))  # leftovers of an earlier segment at that offset
         segment = self.new_segment(new_offset)
         self.flush_pending = new_offset
         return segment
@@ -175,6 +180,18 @@ class LocalLog:
         position = segment.size if found is None else found[0]
         self._bound_position = (upper, segment.base_offset, position)  # reads repeat it until the next append
         return position
+
+    def collect_aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [fetch_offset, upper_bound_offset): from the
+        segment holding ``fetch_offset`` on, until a segment's index says no later abort can
+        overlap (Kafka's LocalLog.collectAbortedTransactions)."""
+        found: list[AbortedTxn] = []
+        for base in self._bases[max(self.floor_index(fetch_offset), 0) :]:
+            result = self._segments[base].collect_aborted_txns(fetch_offset, upper_bound_offset)
+            found.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+        return found
 
     def fetch_offset_by_timestamp(self, timestamp: int, log_start_offset: int) -> TimestampAndOffset | None:
         """The first record at or after ``timestamp`` from ``log_start_offset`` on, or None."""

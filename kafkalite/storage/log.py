@@ -1,12 +1,22 @@
-"""The log of one partition (Kafka's UnifiedLog): the log start offset, high watermark and log end
-offset, the leader epoch cache, the idempotent producers' state, appends as leader and as
-follower, reads within an isolation's bound, rolls, truncation, retention, flushes. Its segments
+"""The log of one partition (Kafka's UnifiedLog): the log start offset, high watermark, last stable
+offset and log end offset, the leader epoch cache, the idempotent and transactional producers'
+state, appends as leader and as follower, reads within an isolation's bound, rolls, truncation,
+retention, flushes. Its segments
 and their files are a LocalLog's (local_log.py); opening them, and recovery after an unclean
 shutdown, the LogLoader's (log_loader.py).
 
-Offsets, lowest first: log start offset <= high watermark <= log end offset. Consumers read below
-the high watermark (which the caller sets: the replication layer owns it), replicas up to the log
-end.
+Offsets, lowest first: log start offset <= last stable offset <= high watermark <= log end offset.
+Consumers read below the high watermark (which the caller sets: the replication layer owns it),
+read_committed ones below the last stable offset, replicas up to the log end.
+
+Transactions (issue 27): a leader's append says who appends (AppendOrigin): only a coordinator
+writes control batches (the COMMIT/ABORT markers of WriteTxnMarkers); a client's batches are
+checked for epochs, sequences and duplicates, a coordinator's for epochs. The producer state keeps
+the open transactions and those ended above the high watermark; the first of them is the first
+unstable offset, and the last stable offset is it when below the high watermark, else the high
+watermark (Kafka's lastStableOffset). An abort marker adds an entry to its segment's ``.txnindex``
+(followers' appends and recovery as well), which ``collect_aborted_transactions`` reads for a
+read_committed fetch.
 
 One lock per log (Kafka's ``lock synchronized``) serialises appends, rolls, truncation, retention
 and reads' bookkeeping, the LocalLog's included; reads parse only batch headers and return file
@@ -30,6 +40,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafkalite.protocol.records import BatchHeader, iter_batches, stamp
+from kafkalite.protocol.records.batch import Buffer
 from kafkalite.protocol.records.records import decode_records
 from kafkalite.storage.checkpoint import LeaderEpochCheckpointFile
 from kafkalite.storage.config import LogConfig
@@ -45,7 +56,14 @@ from kafkalite.storage.index import NO_TIMESTAMP
 from kafkalite.storage.leader_epoch import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafkalite.storage.local_log import EMPTY, LocalLog, TimestampedBatch
 from kafkalite.storage.log_loader import LogLoader
-from kafkalite.storage.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager
+from kafkalite.storage.producer_state import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    AppendOrigin,
+    CompletedTxn,
+    ProducerAppendInfo,
+    ProducerStateManager,
+    read_marker,
+)
 from kafkalite.storage.segment import (
     FileSlice,
     LogSegment,
@@ -53,9 +71,19 @@ from kafkalite.storage.segment import (
     TimestampAndOffset,
     records_at_or_after,
 )
+from kafkalite.storage.transaction_index import AbortedTxn
 from kafkalite.storage.volume import FILES, Volume
 
-__all__ = ["EMPTY", "FetchIsolation", "Log", "LogAppendInfo", "TimestampedBatch", "wall_clock_ms"]
+__all__ = [
+    "EMPTY",
+    "AbortedTxn",
+    "AppendOrigin",
+    "FetchIsolation",
+    "Log",
+    "LogAppendInfo",
+    "TimestampedBatch",
+    "wall_clock_ms",
+]
 
 log = logging.getLogger("kafkalite.storage.log")
 
@@ -69,9 +97,7 @@ class FetchIsolation(enum.Enum):
 
     LOG_END = "log_end"  # replicas
     HIGH_WATERMARK = "high_watermark"  # consumers, read_uncommitted
-    TXN_COMMITTED = (
-        "txn_committed"  # read_committed: the last stable offset, the high watermark until transactions exist
-    )
+    TXN_COMMITTED = "txn_committed"  # read_committed: the last stable offset
 
 
 class LogAppendInfo(NamedTuple):
@@ -113,16 +139,30 @@ class Log:
             LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILENAME, volume),
             f"{self.topic}-{self.partition}",
         )
-        self.producer_state = ProducerStateManager(
-            directory, f"{self.topic}-{self.partition}", producer_id_expiration_ms, volume
-        )
+        self._producer_id_expiration_ms = producer_id_expiration_ms
         loaded = LogLoader(self._local, self.leader_epoch_cache, log_start_offset, recovery_point,
-                           had_clean_shutdown).load()
+                           had_clean_shutdown, self._producer_state_at).load()
+        # After the load: its recovery may have written snapshots.
+        self.producer_state = self._new_producer_state()
         self.log_start_offset = loaded.log_start_offset
         self._high_watermark = self.log_start_offset
         self._load_producer_state(at_load=True)
 
     # -- producer state ----------------------------------------------------------------------------
+
+    def _new_producer_state(self) -> ProducerStateManager:
+        return ProducerStateManager(
+            self.dir, f"{self.topic}-{self.partition}", self._producer_id_expiration_ms, self.volume
+        )
+
+    def _producer_state_at(self, offset: int) -> ProducerStateManager:
+        """A new state of the producers of the batches below ``offset`` (a segment's base offset),
+        for the recovery of that segment (Kafka's recoverSegment): the latest snapshot at or below
+        it, then the batches from there."""
+        state = self._new_producer_state()
+        start = state.load_latest_snapshot(at_most=offset)
+        self._replay_producers(state, self._local.first_base_offset if start is None else start, offset)
+        return state
 
     def _load_producer_state(self, at_load: bool = False) -> None:
         """The producers as of the log end offset (Kafka's rebuildProducerState): the latest
@@ -140,25 +180,37 @@ class Log:
             # still here and the state in memory had kept their producers, so they count too.
             start = self._local.first_base_offset
         if start < end:
-            self._replay_producers(start)
+            self._replay_producers(state, start)
             state.take_snapshot(end)  # so that the next load does not replay them again
+        state.on_high_watermark_updated(self._high_watermark)
         state.remove_expired_producers(self._now_ms())
 
-    def _replay_producers(self, start: int) -> None:
-        """Feed the producer state the headers of the batches from ``start`` on, unchecked as a
-        follower's; no record is read, none decompressed."""
-        replay = self.producer_state.prepare_update(validate=False)
+    def _replay_producers(self, state: ProducerStateManager, start: int, end: int | None = None) -> None:
+        """Feed ``state`` the headers of the batches from ``start`` (up to the segment at ``end``),
+        unchecked as a follower's; no record is read but transaction markers', none decompressed.
+        The .txnindex is not touched (Kafka's loadProducersFromRecords)."""
+        replay = state.prepare_update(AppendOrigin.REPLICATION)
+        completed: list[CompletedTxn] = []
         for segment in self._local.segments_from(start):
+            if end is not None and segment.base_offset >= end:
+                break
             position = 0
             if segment.base_offset < start:
                 found = segment.translate_offset(start)
                 if found is None:
                     continue
                 position = found[0]
-            for _, header in segment.batches_from(position):
+            for pos, header in segment.batches_from(position):
                 if header.producer_id >= 0:
-                    replay.append(header, header.base_offset)
-        self.producer_state.update(replay)
+                    marker = None
+                    if header.is_control:
+                        marker = read_marker(segment.read_batch(pos, header), 0, header)
+                    done = replay.append(header, header.base_offset, marker)
+                    if done is not None:
+                        completed.append(done)
+        state.update(replay)
+        for txn in completed:
+            state.complete_txn(txn)
 
     # -- segments --------------------------------------------------------------------------------
 
@@ -218,10 +270,28 @@ class Log:
         return self._high_watermark
 
     def update_high_watermark(self, offset: int) -> int:
-        """Set the high watermark, kept within [log start offset, log end offset]; the value set."""
+        """Set the high watermark, kept within [log start offset, log end offset]; the value set.
+        The transactions ended below it are stable now (the last stable offset may move)."""
         with self._lock:
             self._high_watermark = min(max(offset, self.log_start_offset), self._local.log_end_offset)
+            self.producer_state.on_high_watermark_updated(self._high_watermark)
             return self._high_watermark
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest transaction open or ended above the high watermark,
+        at least the log start offset; None when there is none."""
+        with self._lock:
+            first = self.producer_state.first_unstable_offset()
+            return None if first is None else max(first, self.log_start_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """What read_committed consumers may read below: the first unstable offset if below the
+        high watermark, else the high watermark (Kafka's lastStableOffset)."""
+        with self._lock:
+            first = self.first_unstable_offset
+            return first if first is not None and first < self._high_watermark else self._high_watermark
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Move the log start offset up (DeleteRecords, retention); never past the high watermark."""
@@ -235,6 +305,7 @@ class Log:
                 return False
             self.log_start_offset = offset
             self.leader_epoch_cache.truncate_from_start(offset)
+            self.producer_state.on_log_start_offset_incremented(offset)
             return True
 
     # -- leader epochs ---------------------------------------------------------------------------
@@ -255,9 +326,14 @@ class Log:
 
     # -- append ------------------------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytearray | memoryview, leader_epoch: int) -> LogAppendInfo:
+    def append_as_leader(
+        self, records: bytearray | memoryview, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> LogAppendInfo:
         """Append validated batches, stamping each one's base offset (from the log end offset on)
-        and partition leader epoch in place; the offsets they were given."""
+        and partition leader epoch in place; the offsets they were given. ``origin`` says who
+        appends: control batches (transaction markers) only from a COORDINATOR
+        (InvalidRecordError otherwise); a client's retries of cached batches are answered as
+        duplicates."""
         with self._lock:
             headers = self._headers(records)
             for _, header in headers:
@@ -266,16 +342,24 @@ class Log:
                         f"The batch of {header.size} bytes is larger than max.message.bytes "
                         f"({self.config.max_message_bytes}) of {self.topic}-{self.partition}"
                     )
+                if header.is_control and origin is not AppendOrigin.COORDINATOR:
+                    raise InvalidRecordError(
+                        f"Only a transaction coordinator writes control records ({origin.name} append to "
+                        f"{self.topic}-{self.partition})"
+                    )
             # max.message.bytes first, then the segment size, as Kafka checks them.
             self._check_fits_segment(records)
             if self.config.compact:
                 self._check_keys(records, headers)
             first = self._local.log_end_offset
-            producers = None
+            producers: ProducerAppendInfo | None = None
+            completed: list[CompletedTxn] = []
             offset = first
-            for _, header in headers:
+            for pos, header in headers:
                 if header.producer_id >= 0:
-                    duplicate = self.producer_state.find_duplicate(header)
+                    duplicate = (
+                        self.producer_state.find_duplicate(header) if origin is AppendOrigin.CLIENT else None
+                    )
                     if duplicate is not None:
                         # A retry whose response was lost: the whole append is answered by it (Kafka).
                         return LogAppendInfo(
@@ -287,8 +371,11 @@ class Log:
                             duplicate=True,
                         )
                     if producers is None:
-                        producers = self.producer_state.prepare_update(validate=True)
-                    producers.append(header, offset)  # refused before anything is stamped
+                        producers = self.producer_state.prepare_update(origin)
+                    marker = read_marker(records, pos, header) if header.is_control else None
+                    done = producers.append(header, offset, marker)  # refused before anything is stamped
+                    if done is not None:
+                        completed.append(done)
                 offset += header.last_offset_delta + 1
             offset = first
             max_ts, offset_of_max_ts = NO_TIMESTAMP, -1
@@ -301,11 +388,23 @@ class Log:
                 self.leader_epoch_cache.assign(leader_epoch, first)
             info = self._append(records, first, offset - 1, max_ts, offset_of_max_ts)
             if producers is not None:
-                self.producer_state.update(producers)  # after a roll's snapshot, which must not see them
+                # After a roll's snapshot, which must not see them.
+                self._update_producers(producers, completed)
             return info
 
+    def _update_producers(self, producers: ProducerAppendInfo, completed: list[CompletedTxn]) -> None:
+        """Apply an append's producers; each transaction it ended leaves the open ones, an abort
+        with its entry in the active segment's .txnindex (where its marker went)."""
+        state = self.producer_state
+        state.update(producers)
+        segment = self._local.active_segment
+        for txn in completed:
+            segment.update_txn_index(txn, state.last_stable_offset(txn))
+            state.complete_txn(txn)
+
     def append_as_follower(self, records: bytearray | memoryview | bytes) -> LogAppendInfo:
-        """Append batches copied from the leader, offsets and epochs as they are."""
+        """Append batches copied from the leader, offsets and epochs as they are; their producers
+        and transactions are tracked unchecked, aborts indexed as the leader did."""
         with self._lock:
             self._check_fits_segment(records)
             headers = self._headers(records)
@@ -327,19 +426,23 @@ class Log:
                 if header.partition_leader_epoch >= 0:
                     self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
             info = self._append(records, first, expected - 1, max_ts, offset_of_max_ts)
-            self._track_producers(headers)
+            self._track_producers(records, headers)
             return info
 
-    def _track_producers(self, headers: list[tuple[int, BatchHeader]]) -> None:
+    def _track_producers(self, records: Buffer, headers: list[tuple[int, BatchHeader]]) -> None:
         """Update the producer state with a follower's batches, unchecked: the leader checked them."""
         update = None
-        for _, header in headers:
+        completed: list[CompletedTxn] = []
+        for pos, header in headers:
             if header.producer_id >= 0:
                 if update is None:
-                    update = self.producer_state.prepare_update(validate=False)
-                update.append(header, header.base_offset)
+                    update = self.producer_state.prepare_update(AppendOrigin.REPLICATION)
+                marker = read_marker(records, pos, header) if header.is_control else None
+                done = update.append(header, header.base_offset, marker)
+                if done is not None:
+                    completed.append(done)
         if update is not None:
-            self.producer_state.update(update)
+            self._update_producers(update, completed)
 
     def _headers(self, records: bytearray | memoryview | bytes) -> list[tuple[int, BatchHeader]]:
         """The batches' headers (only whole batches; the caller checks they fit a segment)."""
@@ -401,8 +504,9 @@ class Log:
         min_one_message: bool = True,
     ) -> FileSlice:
         """Whole batches from the one holding ``start_offset``, at most ``max_bytes`` (but the first
-        batch whole when ``min_one_message``), none at or past the isolation's bound; EMPTY when
-        there is nothing to read yet. OffsetOutOfRangeError outside [log start, log end]."""
+        batch whole when ``min_one_message``), none at or past the isolation's bound (the log end,
+        the high watermark, or the last stable offset); EMPTY when there is nothing to read yet.
+        OffsetOutOfRangeError outside [log start, log end]."""
         with self._lock:
             end = self._local.log_end_offset
             if start_offset < self.log_start_offset or start_offset > end:
@@ -412,10 +516,41 @@ class Log:
                     f"but we only have log segments from offset {self.log_start_offset} "
                     f"up to {end}."
                 )
-            upper = end if isolation is FetchIsolation.LOG_END else self._high_watermark
+            if isolation is FetchIsolation.LOG_END:
+                upper = end
+            elif isolation is FetchIsolation.TXN_COMMITTED:
+                upper = self.last_stable_offset
+            else:
+                upper = self._high_watermark
             if start_offset >= upper:
                 return EMPTY
             return self._local.read(start_offset, max_bytes, upper, min_one_message)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [start_offset, upper_offset): marker at or after
+        ``start_offset`` and first offset below ``upper_offset`` (Kafka's
+        collectAbortedTransactions); a read_committed fetch gives ``upper_offset`` as the offset
+        after what it returned (``fetch_upper_bound_offset``)."""
+        with self._lock:
+            return self._local.collect_aborted_transactions(start_offset, upper_offset)
+
+    def fetch_upper_bound_offset(self, records: FileSlice) -> int | None:
+        """The offset after the last batch of ``records`` (a slice ``read`` returned), found from
+        the offset index and the headers after its entry; None for an empty slice or one of a
+        segment no longer in the log."""
+        if records.size <= 0:
+            return None
+        with self._lock:
+            segment = next((s for s in reversed(self._local.segments()) if s.fd == records.fd), None)
+            if segment is None:
+                return None
+            end = records.position + records.size
+            # An index entry is a batch's start: the last one inside the slice, or its start.
+            start = max(records.position, segment.offset_index.lookup_position(end - 1).position)
+            upper = None
+            for _, header in segment.batches_from(start, end):
+                upper = header.next_offset
+            return upper
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """The first record at or after ``timestamp`` from the log start offset on (ListOffsets
@@ -458,7 +593,7 @@ class Log:
                 return True
             self._after_truncation(self._local.truncate_to(target_offset))
             self.log_start_offset = min(self._local.log_end_offset, self.log_start_offset)
-            self._load_producer_state()
+            self._load_producer_state()  # the open transactions as of the new end, ended ones above the HW
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:

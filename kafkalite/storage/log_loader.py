@@ -5,13 +5,18 @@ after an unclean shutdown, recovery: the segments from the one holding the recov
 re-read and the log cut at the first invalid byte. Then the leader epoch cache is trimmed to the
 log and the offsets the log starts from are known.
 
-The producer state is rebuilt after the load by the UnifiedLog (log.py), as it is after a
+A recovered segment's ``.txnindex`` is rebuilt from its batches, which needs the producers (their
+open transactions) as of the segment's start: ``producer_state_at(base_offset)`` gives them
+(Kafka's recoverSegment rebuilds a ProducerStateManager up to there), and a snapshot at the
+segment's end is taken once it is recovered, so the next segment starts from it. The log's own
+producer state is rebuilt after the load by the UnifiedLog (log.py), as it is after a
 truncation.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkalite.storage.errors import CorruptIndexError
@@ -23,13 +28,16 @@ from kafkalite.storage.files import (
     SWAP_FILE_SUFFIX,
     TEMP_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
     log_file,
     offset_from_file_name,
     offset_index_file,
     time_index_file,
+    transaction_index_file,
 )
 from kafkalite.storage.leader_epoch import LeaderEpochFileCache
 from kafkalite.storage.local_log import LocalLog
+from kafkalite.storage.producer_state import ProducerStateManager
 from kafkalite.storage.segment import LogSegment, Recovered
 from kafkalite.storage.volume import glob
 
@@ -46,11 +54,15 @@ class LoadedLogOffsets(NamedTuple):
 
 class LogLoader:
     """Loads ``local`` (empty) from its directory; ``log_start_checkpoint`` and ``recovery_point``
-    are the log dir's checkpoints, ``clean`` whether the last shutdown was."""
+    are the log dir's checkpoints, ``clean`` whether the last shutdown was; ``producer_state_at``
+    the producers as of a segment's base offset, for its recovery (None: the .txnindex is not
+    rebuilt)."""
 
     def __init__(self, local: LocalLog, leader_epoch_cache: LeaderEpochFileCache, log_start_checkpoint: int,
-                 recovery_point: int, clean: bool) -> None:
+                 recovery_point: int, clean: bool,
+                 producer_state_at: Callable[[int], ProducerStateManager] | None = None) -> None:
         self.local = local
+        self.producer_state_at = producer_state_at
         self.leader_epoch_cache = leader_epoch_cache
         self.log_start_checkpoint = log_start_checkpoint
         self.recovery_point = recovery_point
@@ -66,7 +78,7 @@ class LogLoader:
                 volume.unlink(path)  # a deletion or rewrite a stop interrupted
         self._complete_swaps()
         for path in sorted(volume.children(local.dir)):
-            if path.suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX):
+            if path.suffix in (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX):
                 if not volume.exists(log_file(local.dir, offset_from_file_name(path.name))):
                     log.warning("Found an orphaned index file %s, with no corresponding log file.", path)
                     volume.unlink(path)
@@ -138,7 +150,13 @@ class LogLoader:
         return local.active_segment.read_next_offset()
 
     def _recover_segment(self, segment: LogSegment) -> Recovered:
-        return segment.recover(self.leader_epoch_cache)
+        if self.producer_state_at is None:
+            return segment.recover(self.leader_epoch_cache)
+        state = self.producer_state_at(segment.base_offset)
+        recovered = segment.recover(self.leader_epoch_cache, state)
+        # So that recovering the next segment does not replay this one again.
+        state.take_snapshot(segment.read_next_offset())
+        return recovered
 
     def _complete_swaps(self) -> None:
         """A cleaned segment renamed ``.swap`` replaces the segments it covers (Kafka's
@@ -157,10 +175,12 @@ class LogLoader:
                 old_base = offset_from_file_name(old.name)
                 if base <= old_base < max(end, base + 1):
                     for stale in (old, offset_index_file(local.dir, old_base),
-                                  time_index_file(local.dir, old_base)):
+                                  time_index_file(local.dir, old_base),
+                                  transaction_index_file(local.dir, old_base)):
                         volume.unlink(stale)
             for suffix_path in (path, offset_index_file(local.dir, base, SWAP_FILE_SUFFIX),
-                                time_index_file(local.dir, base, SWAP_FILE_SUFFIX)):
+                                time_index_file(local.dir, base, SWAP_FILE_SUFFIX),
+                                transaction_index_file(local.dir, base, SWAP_FILE_SUFFIX)):
                 if volume.exists(suffix_path):
                     unswapped = suffix_path.with_name(suffix_path.name.removesuffix(SWAP_FILE_SUFFIX))
                     volume.replace(suffix_path, unswapped)

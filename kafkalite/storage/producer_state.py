@@ -1,9 +1,23 @@
-"""The idempotent producers of one partition (Kafka's ProducerStateManager, with ProducerAppendInfo,
-ProducerStateEntry and BatchMetadata): for each producer id, its epoch and the sequence and offset
-ranges of its last five batches. The leader checks every batch that carries a producer id against
-them: an epoch older than the producer's is fenced, a first sequence that does not follow the last
-one is out of order, and a retry of one of the five (a producer has at most five requests in
-flight) is a duplicate, answered with the offsets the batch got the first time.
+"""The idempotent and transactional producers of one partition (Kafka's ProducerStateManager, with
+ProducerAppendInfo, ProducerStateEntry and BatchMetadata): for each producer id, its epoch, the
+sequence and offset ranges of its last five batches, and the first offset of its open transaction.
+The leader checks every batch that carries a producer id against them: an epoch older than the
+producer's is fenced, a first sequence that does not follow the last one is out of order, and a
+retry of one of the five (a producer has at most five requests in flight) is a duplicate, answered
+with the offsets the batch got the first time.
+
+Transactions: a producer's first transactional batch opens a transaction at its first offset; a
+COMMIT or ABORT marker (a control batch, protocol/records/control.py) closes it, giving a
+CompletedTxn (first offset, marker offset, aborted or not). A marker of an older producer epoch is
+fenced, one of an older coordinator epoch too (TransactionCoordinatorFencedError); a marker for a
+producer with nothing open is fine (Kafka's appendEndTxnMarker) and completes nothing. The
+manager keeps the open transactions by first offset, and the completed ones until the high
+watermark passes their marker ("unreplicated"): the first of them all is the first unstable
+offset, below which read_committed consumers may read (the log's last stable offset). An aborted
+transaction's entry in the ``.txnindex`` carries ``last_stable_offset(completed)``: the first
+offset of the earliest transaction of another producer still open, or the marker's offset + 1.
+Who checks what follows the AppendOrigin: a client's batches are checked fully, a coordinator's
+(transaction markers, transactional offset commits) for epochs only, a replica's not at all.
 
 The state is a function of the log's batch headers (producer id, epoch, sequences, offsets, max
 timestamp): replaying them without checks, as a follower and the loader do, gives it back. A
@@ -16,6 +30,8 @@ A snapshot file is Kafka's (ProducerStateManager.writeSnapshot, version 1), big-
     producer_id int64 | epoch int16 | last_sequence int32 | last_offset int64 |
     offset_delta int32 | timestamp int64 | coordinator_epoch int32 | current_txn_first_offset int64
 
+``current_txn_first_offset`` is the producer's open transaction's first offset (-1: none), so the
+transactions open at the snapshot's offset are open again after a restart or a truncation.
 Kafka writes one entry per producer, for its last batch. kafkalite writes one per cached batch,
 oldest first, the last one carrying the producer's last timestamp as Kafka's does: Kafka loading
 such a file keeps each producer id's last entry (a map put), which is the entry it would have
@@ -26,6 +42,7 @@ after a restart.
 from __future__ import annotations
 
 import bisect
+import enum
 import logging
 import struct
 from collections.abc import Iterable
@@ -37,9 +54,17 @@ from crc32c import crc32c
 
 from kafkalite.protocol.primitives import INT32
 from kafkalite.protocol.records import BatchHeader
-from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP
+from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP, Buffer
+from kafkalite.protocol.records.control import ControlRecordType, EndTransactionMarker, read_end_txn_marker
+from kafkalite.protocol.records.records import decode_records
 from kafkalite.storage.config import LogSchedule
-from kafkalite.storage.errors import CorruptSnapshotError, InvalidProducerEpochError, OutOfOrderSequenceError
+from kafkalite.storage.errors import (
+    CorruptSnapshotError,
+    InvalidProducerEpochError,
+    InvalidTxnStateError,
+    OutOfOrderSequenceError,
+    TransactionCoordinatorFencedError,
+)
 from kafkalite.storage.files import (
     PRODUCER_SNAPSHOT_FILE_SUFFIX,
     offset_from_file_name,
@@ -60,6 +85,44 @@ _SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entry count
 _ENTRY = struct.Struct(">qhiqiqiq")
 NO_COORDINATOR_EPOCH = -1
 NO_TXN_FIRST_OFFSET = -1
+
+
+class AppendOrigin(enum.Enum):
+    """Who appends (Kafka's AppendOrigin), which decides what is checked: a client's batches fully
+    (epochs, sequences, duplicates; no control batch), a coordinator's (transaction markers, its
+    own transactional writes) for epochs only, a replica's (and the log's own replays) not at all."""
+
+    CLIENT = "client"
+    COORDINATOR = "coordinator"
+    REPLICATION = "replication"
+
+
+class CompletedTxn(NamedTuple):
+    """A transaction a marker ended (Kafka's CompletedTxn): ``last_offset`` is the marker's."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
+@dataclass(slots=True)
+class TxnMetadata:
+    """A transaction of the partition, open (``last_offset`` None) or ended by the marker at
+    ``last_offset`` but not yet below the high watermark (Kafka's TxnMetadata)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int | None = None
+
+
+def read_marker(data: Buffer, pos: int, header: BatchHeader) -> EndTransactionMarker | None:
+    """The transaction marker of the control batch at ``pos`` in ``data``; None if the batch holds
+    no record (the cleaner emptied it: Kafka ignores such a batch). ControlRecordError if it is
+    another control record."""
+    for record in decode_records(data, pos, header):
+        return read_end_txn_marker(record)
+    return None
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -113,10 +176,16 @@ class ProducerStateEntry:
     batches: list[BatchMetadata] = field(default_factory=list)  # oldest first, at most five
     last_timestamp: int = NO_TIMESTAMP
     coordinator_epoch: int = NO_COORDINATOR_EPOCH  # only transaction markers set it
+    current_txn_first_offset: int = NO_TXN_FIRST_OFFSET  # the open transaction's first offset
 
     @property
     def last_seq(self) -> int:
         return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    @property
+    def last_data_offset(self) -> int:
+        """The last offset of the producer's last data batch, -1 if none in this epoch."""
+        return self.batches[-1].last_offset if self.batches else -1
 
     def copy(self) -> ProducerStateEntry:
         return ProducerStateEntry(
@@ -125,6 +194,7 @@ class ProducerStateEntry:
             list(self.batches),
             self.last_timestamp,
             self.coordinator_epoch,
+            self.current_txn_first_offset,
         )
 
     def maybe_update_epoch(self, epoch: int) -> None:
@@ -152,18 +222,29 @@ class ProducerStateEntry:
 class ProducerAppendInfo:
     """What one append does to the producers it carries (Kafka's ProducerAppendInfo, for all of
     them at once): each batch is checked against the state as the append's earlier batches left
-    it; ProducerStateManager.update applies the result once the batches are written."""
+    it; ProducerStateManager.update applies the result once the batches are written, and
+    complete_txn each transaction a marker ended."""
 
-    def __init__(self, manager: ProducerStateManager, validate: bool) -> None:
+    def __init__(self, manager: ProducerStateManager, origin: AppendOrigin) -> None:
         self._current = manager.producers
         self._partition = manager.topic_partition
-        self._validate = validate  # a leader's append from a client; replicas and replays trust the log
+        self.origin = origin
+        self._validate = origin is not AppendOrigin.REPLICATION  # epochs and coordinator epochs
+        self._check_sequences = origin is AppendOrigin.CLIENT
         self.entries: dict[int, ProducerStateEntry] = {}
+        self.started: list[TxnMetadata] = []  # transactions this append opened
 
-    def append(self, header: BatchHeader, first_offset: int) -> None:
-        """Add a batch of ``header.producer_id`` whose offsets start at ``first_offset``. When
-        validating: InvalidProducerEpochError or OutOfOrderSequenceError, the state unchanged."""
+    def append(
+        self, header: BatchHeader, first_offset: int, marker: EndTransactionMarker | None = None
+    ) -> CompletedTxn | None:
+        """Add a batch of ``header.producer_id`` whose offsets start at ``first_offset``; a control
+        batch comes with its ``marker`` (None: an emptied control batch, ignored). The transaction
+        a marker ends, if the producer had one open. When validating: InvalidProducerEpochError,
+        OutOfOrderSequenceError, InvalidTxnStateError or TransactionCoordinatorFencedError, the
+        state unchanged."""
         producer_id = header.producer_id
+        if header.is_control and marker is None:
+            return None
         current = self._current.get(producer_id)
         updated = self.entries.get(producer_id)
         if updated is None:
@@ -171,17 +252,58 @@ class ProducerAppendInfo:
         epoch = header.producer_epoch
         if self._validate:
             self._check_epoch(updated, epoch, first_offset)
-        if header.is_control:
-            # A transaction marker: no sequence, but the producer's epoch and time (appendEndTxnMarker).
-            updated.maybe_update_epoch(epoch)
-            updated.last_timestamp = header.max_timestamp
+        completed = None
+        if marker is not None:
+            completed = self._append_end_txn_marker(
+                updated, marker, epoch, first_offset, header.max_timestamp
+            )
         else:
-            if self._validate:
+            if self._check_sequences:
                 self._check_sequence(current, updated, epoch, header.base_sequence, first_offset)
+            open_txn = updated.current_txn_first_offset != NO_TXN_FIRST_OFFSET
+            if open_txn and not header.is_transactional and self._validate:
+                raise InvalidTxnStateError(
+                    f"Expected transactional write from producer {producer_id} at offset {first_offset} "
+                    f"in partition {self._partition}"
+                )
             delta = header.last_offset_delta
             metadata = BatchMetadata(last_sequence(header), first_offset + delta, delta, header.max_timestamp)
             updated.add_batch(epoch, metadata)
+            if not open_txn and header.is_transactional:
+                updated.current_txn_first_offset = first_offset  # a transaction begins
+                self.started.append(TxnMetadata(producer_id, first_offset))
         self.entries[producer_id] = updated
+        return completed
+
+    def _append_end_txn_marker(
+        self,
+        updated: ProducerStateEntry,
+        marker: EndTransactionMarker,
+        epoch: int,
+        offset: int,
+        timestamp: int,
+    ) -> CompletedTxn | None:
+        """Kafka's appendEndTxnMarker: only a transaction with data completes (a marker of nothing
+        open leaves the last stable offset and the .txnindex alone)."""
+        if self._validate and updated.coordinator_epoch > marker.coordinator_epoch:
+            raise TransactionCoordinatorFencedError(
+                f"Invalid coordinator epoch for producer {updated.producer_id} at offset {offset} in "
+                f"partition {self._partition}: {marker.coordinator_epoch} (zombie), "
+                f"{updated.coordinator_epoch} (current)"
+            )
+        completed = None
+        if updated.current_txn_first_offset != NO_TXN_FIRST_OFFSET:
+            completed = CompletedTxn(
+                updated.producer_id,
+                updated.current_txn_first_offset,
+                offset,
+                marker.type is ControlRecordType.ABORT,
+            )
+        updated.maybe_update_epoch(epoch)
+        updated.current_txn_first_offset = NO_TXN_FIRST_OFFSET
+        updated.coordinator_epoch = marker.coordinator_epoch
+        updated.last_timestamp = timestamp
+        return completed
 
     def _check_epoch(self, updated: ProducerStateEntry, epoch: int, offset: int) -> None:
         if epoch < updated.producer_epoch:
@@ -234,6 +356,10 @@ class ProducerStateManager:
         self.topic_partition = topic_partition
         self.producer_id_expiration_ms = producer_id_expiration_ms
         self.producers: dict[int, ProducerStateEntry] = {}
+        # By first offset, in its order: open transactions, and those ended by a marker the high
+        # watermark has not passed yet (Kafka's ongoingTxns and unreplicatedTxns).
+        self._ongoing: dict[int, TxnMetadata] = {}
+        self._unreplicated: dict[int, TxnMetadata] = {}
         self._snapshots = sorted(
             offset_from_file_name(p.name)
             for p in volume.children(directory)
@@ -262,19 +388,76 @@ class ProducerStateManager:
             return None
         return entry.find_duplicate(header.producer_epoch, header.base_sequence, last_sequence(header))
 
-    def prepare_update(self, validate: bool) -> ProducerAppendInfo:
-        return ProducerAppendInfo(self, validate)
+    def prepare_update(self, origin: AppendOrigin) -> ProducerAppendInfo:
+        return ProducerAppendInfo(self, origin)
 
     def update(self, info: ProducerAppendInfo) -> None:
+        """Apply an append's producers and the transactions it opened (then ``complete_txn`` each
+        transaction its markers ended)."""
         self.producers.update(info.entries)
+        for txn in info.started:
+            _insert_sorted(self._ongoing, txn.first_offset, txn)
+
+    # -- transactions ------------------------------------------------------------------------------
+
+    def complete_txn(self, completed: CompletedTxn) -> None:
+        """Move an ended transaction from the open ones to the unreplicated ones."""
+        txn = self._ongoing.pop(completed.first_offset, None)
+        if txn is None:
+            raise ValueError(
+                f"Attempted to complete transaction {completed} on partition {self.topic_partition} "
+                "which was not started"
+            )
+        txn.last_offset = completed.last_offset
+        _insert_sorted(self._unreplicated, completed.first_offset, txn)
+
+    def last_stable_offset(self, completed: CompletedTxn) -> int:
+        """The last stable offset once ``completed`` ends: the first offset of the earliest open
+        transaction of another producer, else the marker's offset + 1 (what its .txnindex entry
+        records)."""
+        for txn in self._ongoing.values():
+            if txn.producer_id != completed.producer_id:
+                return txn.first_offset
+        return completed.last_offset + 1
+
+    def on_high_watermark_updated(self, high_watermark: int) -> None:
+        """Forget the ended transactions whose marker is below the high watermark."""
+        self._remove_unreplicated(high_watermark)
+
+    def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
+        self._remove_unreplicated(log_start_offset)
+
+    def _remove_unreplicated(self, offset: int) -> None:
+        for first, txn in list(self._unreplicated.items()):
+            if txn.last_offset is not None and txn.last_offset < offset:
+                del self._unreplicated[first]
+
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest transaction open or ended above the high watermark."""
+        firsts = [next(iter(d)) for d in (self._ongoing, self._unreplicated) if d]
+        return min(firsts) if firsts else None
+
+    def first_undecided_offset(self) -> int | None:
+        """The first offset of the earliest open transaction."""
+        return next(iter(self._ongoing), None)
+
+    def ongoing_transactions(self) -> list[TxnMetadata]:
+        """Copies of the open transactions, by first offset."""
+        return [TxnMetadata(t.producer_id, t.first_offset, t.last_offset) for t in self._ongoing.values()]
+
+    def unreplicated_transactions(self) -> list[TxnMetadata]:
+        """Copies of the ended transactions the high watermark has not passed, by first offset."""
+        txns = self._unreplicated.values()
+        return [TxnMetadata(t.producer_id, t.first_offset, t.last_offset) for t in txns]
 
     def remove_expired_producers(self, now_ms: int) -> int:
-        """Forget producers idle for producer.id.expiration.ms (by their last batch's timestamp);
-        how many."""
+        """Forget producers idle for producer.id.expiration.ms (by their last batch's timestamp)
+        with no transaction open (Kafka's isProducerExpired); how many."""
         expired = [
             pid
             for pid, entry in self.producers.items()
-            if now_ms - entry.last_timestamp >= self.producer_id_expiration_ms
+            if entry.current_txn_first_offset == NO_TXN_FIRST_OFFSET
+            and now_ms - entry.last_timestamp >= self.producer_id_expiration_ms
         ]
         for pid in expired:
             del self.producers[pid]
@@ -303,21 +486,29 @@ class ProducerStateManager:
             self._snapshots.insert(index, offset)
         log.debug("Wrote a producer snapshot of %s at offset %d", self.topic_partition, offset)
 
-    def load_latest_snapshot(self) -> int | None:
-        """Replace the state by the latest snapshot's and return its offset; a snapshot that cannot
-        be read is deleted (one warning) and the one before it tried. None, the state empty, when
-        none is left."""
-        self.producers.clear()
-        while self._snapshots:
-            offset = self._snapshots[-1]
+    def load_latest_snapshot(self, at_most: int | None = None) -> int | None:
+        """Replace the state by the latest snapshot's (at or below ``at_most`` if given) and return
+        its offset; a snapshot that cannot be read is deleted (one warning) and the one before it
+        tried. None, the state empty, when none is left. The transactions open at the snapshot's
+        offset are open again; the ended ones are forgotten (replaying the batches after it
+        completes them again)."""
+        self._clear()
+        while True:
+            candidates = [s for s in self._snapshots if at_most is None or s <= at_most]
+            if not candidates:
+                return None
+            offset = candidates[-1]
             path = producer_snapshot_file(self.dir, offset)
             try:
                 self.producers.update(decode_snapshot(self.volume.read_bytes(path)))
+                for entry in sorted(self.producers.values(), key=lambda e: e.current_txn_first_offset):
+                    if entry.current_txn_first_offset != NO_TXN_FIRST_OFFSET:
+                        first = entry.current_txn_first_offset
+                        self._ongoing[first] = TxnMetadata(entry.producer_id, first)
                 return offset
             except (CorruptSnapshotError, OSError) as e:
                 log.warning("Ignoring the producer snapshot %s, which cannot be read: %s", path, e)
                 self._delete_snapshot(offset)
-        return None
 
     def delete_snapshots_below(self, offset: int) -> None:
         for snapshot in [s for s in self._snapshots if s < offset]:
@@ -338,10 +529,16 @@ class ProducerStateManager:
             self._delete_snapshot(snapshot)
 
     def truncate_fully(self) -> None:
-        """Forget every producer and delete every snapshot (the log starts over empty)."""
-        self.producers.clear()
+        """Forget every producer and transaction and delete every snapshot (the log starts over
+        empty)."""
+        self._clear()
         for snapshot in list(self._snapshots):
             self._delete_snapshot(snapshot)
+
+    def _clear(self) -> None:
+        self.producers.clear()
+        self._ongoing.clear()
+        self._unreplicated.clear()
 
     def _delete_snapshot(self, offset: int) -> None:
         self._snapshots.remove(offset)
@@ -364,7 +561,7 @@ def encode_snapshot(entries: Iterable[ProducerStateEntry]) -> bytes:
                 batch.offset_delta,
                 entry.last_timestamp if i == 0 else batch.timestamp,
                 entry.coordinator_epoch,
-                NO_TXN_FIRST_OFFSET,
+                entry.current_txn_first_offset,
             )
             count += 1
     INT32.pack_into(body, 0, count)
@@ -388,7 +585,9 @@ def decode_snapshot(data: bytes) -> dict[int, ProducerStateEntry]:
         raise CorruptSnapshotError(f"{count} entries do not fill {len(data)} bytes")
     producers: dict[int, ProducerStateEntry] = {}
     for values in _ENTRY.iter_unpack(memoryview(data)[_SNAPSHOT_HEADER.size :]):
-        producer_id, epoch, last_seq, last_offset, offset_delta, timestamp, coordinator_epoch, _ = values
+        producer_id, epoch, last_seq, last_offset, offset_delta, timestamp, coordinator_epoch, txn_first = (
+            values
+        )
         entry = producers.get(producer_id)
         if entry is None or entry.producer_epoch != epoch:
             entry = producers[producer_id] = ProducerStateEntry(producer_id, epoch)
@@ -396,4 +595,15 @@ def decode_snapshot(data: bytes) -> dict[int, ProducerStateEntry]:
             entry.add_batch(epoch, BatchMetadata(last_seq, last_offset, offset_delta, timestamp))
         entry.last_timestamp = timestamp
         entry.coordinator_epoch = coordinator_epoch
+        entry.current_txn_first_offset = txn_first
     return producers
+
+
+def _insert_sorted(txns: dict[int, TxnMetadata], first_offset: int, txn: TxnMetadata) -> None:
+    """Add to a dict kept in order of first offset (appends come in that order; a replay may not)."""
+    out_of_order = bool(txns) and first_offset < next(reversed(txns))
+    txns[first_offset] = txn
+    if out_of_order:
+        ordered = sorted(txns.items())
+        txns.clear()
+        txns.update(ordered)

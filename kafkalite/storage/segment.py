@@ -1,5 +1,9 @@
 """One segment of a partition's log (LogSegment.java): the ``.log`` file of record batches exactly
-as appended, its sparse ``.index`` and ``.timeindex``, named by the segment's base offset.
+as appended, its sparse ``.index`` and ``.timeindex``, and its ``.txnindex`` of the transactions
+aborted by markers it holds (created by the first such abort), named by the segment's base offset.
+The ``.txnindex`` follows the segment through truncation, renames (``.deleted``, ``.cleaned``,
+``.swap``) and deletion; recovery rebuilds it from the batches, given the producer state as of the
+segment's start (Kafka's recover(producerStateManager, ...)).
 
 Reads never copy records into Python: ``read`` answers with a FileSlice (file descriptor, position,
 size) of whole batches, which the network layer hands to ``sendfile``. Only batch headers (61
@@ -28,9 +32,11 @@ from kafkalite.protocol.records import (
 )
 from kafkalite.protocol.records.batch import MIN_BATCH_LENGTH
 from kafkalite.storage.config import LogConfig
-from kafkalite.storage.files import log_file, offset_index_file, time_index_file
+from kafkalite.storage.files import log_file, offset_index_file, time_index_file, transaction_index_file
 from kafkalite.storage.index import NO_TIMESTAMP, OffsetIndex, TimeIndex, TimestampOffset
 from kafkalite.storage.leader_epoch import LeaderEpochFileCache
+from kafkalite.storage.producer_state import AppendOrigin, CompletedTxn, ProducerStateManager, read_marker
+from kafkalite.storage.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from kafkalite.storage.volume import FILES, Volume, pwrite_all
 
 Buffer = bytes | bytearray | memoryview
@@ -106,6 +112,8 @@ class LogSegment:
             offset_index_file(directory, base_offset, suffix), base_offset, index_bytes, active, volume)
         self.time_index = TimeIndex(
             time_index_file(directory, base_offset, suffix), base_offset, index_bytes, active, volume)
+        self.txn_index = TransactionIndex(transaction_index_file(directory, base_offset, suffix), base_offset,
+                                          volume)
         # Kafka's randomSegmentJitter: spreads the rolls of partitions created together.
         jitter = min(config.segment_jitter_ms, config.segment_ms)
         self.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
@@ -152,6 +160,7 @@ class LogSegment:
         segments maps none of them; the segments a crash may have torn are recovered anyway."""
         for index in (self.offset_index, self.time_index):
             index.check_size()
+        self.txn_index.sanity_check()  # most segments have none: nothing read then
 
     # -- append ----------------------------------------------------------------------------------
 
@@ -183,6 +192,19 @@ class LogSegment:
             self.time_index.maybe_append(*self.max_timestamp_and_offset())
             self._bytes_since_last_index_entry = 0
         self._bytes_since_last_index_entry += n
+
+    def update_txn_index(self, completed: CompletedTxn, last_stable_offset: int) -> None:
+        """Record an aborted transaction whose marker this segment holds (Kafka's updateTxnIndex)."""
+        if completed.is_aborted:
+            self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
+                                             completed.last_offset, last_stable_offset))
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        return self.txn_index.collect_aborted(fetch_offset, upper_bound_offset)
+
+    def read_batch(self, position: int, header: BatchHeader) -> bytes:
+        """The whole batch at ``position`` (a control batch's marker, say)."""
+        return os.pread(self._fd, header.size, position)
 
     def _write_at(self, data: Buffer, position: int) -> None:
         try:
@@ -332,6 +354,7 @@ class LogSegment:
         found = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         truncated = 0
         if found is not None:
             truncated = self._size - found[0]
@@ -356,18 +379,22 @@ class LogSegment:
                 best = TimestampOffset(header.max_timestamp, header.last_offset)
         return best
 
-    def recover(self, leader_epoch_cache: LeaderEpochFileCache | None = None) -> Recovered:
-        """Re-read every batch, check each one's framing, CRC-32C and offsets, rebuild both indexes
-        (and the leader epochs the batches carry), and cut the file at the first invalid byte."""
+    def recover(self, leader_epoch_cache: LeaderEpochFileCache | None = None,
+                producer_state: ProducerStateManager | None = None) -> Recovered:
+        """Re-read every batch, check each one's framing, CRC-32C and offsets, rebuild the indexes
+        (and the leader epochs the batches carry), and cut the file at the first invalid byte.
+        With ``producer_state`` (the producers as of the segment's base offset), the batches'
+        producers update it and the ``.txnindex`` is rebuilt from the aborts among them."""
         self.offset_index.reset()
         self.time_index.reset()
+        self.txn_index.reset()
         self._max_timestamp_and_offset = TimestampOffset(NO_TIMESTAMP, self.base_offset)
         valid = 0
         last_index_entry = 0
         next_offset = self.base_offset
         reason = None
         try:
-            for header in self._valid_batches():
+            for header, window, at in self._valid_batches():
                 if header.base_offset < next_offset or not self.can_convert_to_relative_offset(
                     header.last_offset
                 ):
@@ -389,6 +416,8 @@ class LogSegment:
                     latest = leader_epoch_cache.latest_epoch
                     if latest is None or epoch > latest:
                         leader_epoch_cache.assign(epoch, header.base_offset)
+                if producer_state is not None and header.producer_id >= 0:
+                    self._update_producer_state(producer_state, header, window, at)
         except CorruptRecordError as e:
             reason = str(e)
         truncated = self._size - valid
@@ -399,9 +428,22 @@ class LogSegment:
         self.time_index.maybe_append(*self.max_timestamp_and_offset(), skip_full_check=True)
         return Recovered(truncated, reason, valid)
 
-    def _valid_batches(self) -> Iterator[BatchHeader]:
+    def _update_producer_state(self, state: ProducerStateManager, header: BatchHeader, window: bytes,
+                               at: int) -> None:
+        """Kafka's LogSegment.updateProducerState: a recovered batch's producer, unchecked; an
+        abort it ends goes to the ``.txnindex``."""
+        info = state.prepare_update(AppendOrigin.REPLICATION)
+        marker = read_marker(window, at, header) if header.is_control else None
+        completed = info.append(header, header.base_offset, marker)
+        state.update(info)
+        if completed is not None:
+            self.update_txn_index(completed, state.last_stable_offset(completed))
+            state.complete_txn(completed)
+
+    def _valid_batches(self) -> Iterator[tuple[BatchHeader, bytes, int]]:
         """Each batch from the start, validated (CorruptRecordError at the first bad one, its
-        position in the file); stops quietly before a partial batch at the end."""
+        position in the file), with the bytes holding it and where it is in them; stops quietly
+        before a partial batch at the end."""
         pos = 0
         size = self._size
         window, window_start = b"", 0
@@ -423,7 +465,7 @@ class LogSegment:
                 header = validate_batch(window, at, exact_count=False)
             except CorruptRecordError as e:
                 raise CorruptRecordError(e.reason, pos + e.offset - at) from None
-            yield header
+            yield header, window, at
             pos += header.size
 
     # -- files -------------------------------------------------------------------------------------
@@ -432,12 +474,14 @@ class LogSegment:
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def change_file_suffixes(self, old: str, new: str) -> None:
         for path, rename in (
             (self.log_path, self._rename_log),
             (self.offset_index.path, self.offset_index.rename),
             (self.time_index.path, self.time_index.rename),
+            (self.txn_index.path, self.txn_index.rename),
         ):
             name = path.name.removesuffix(old) if old else path.name
             rename(path.with_name(name + new))
@@ -454,6 +498,7 @@ class LogSegment:
             self.time_index.maybe_append(*self.max_timestamp_and_offset(), skip_full_check=True)
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
         os.close(self._fd)
         self._fd = -1
 
@@ -463,6 +508,7 @@ class LogSegment:
             return
         self.offset_index.close_handler()
         self.time_index.close_handler()
+        self.txn_index.close_handler()
         os.close(self._fd)
         self._fd = -1
 
@@ -471,6 +517,7 @@ class LogSegment:
         self.close()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             self.volume.unlink(path)
+        self.txn_index.delete()
 
     def __repr__(self) -> str:
         return f"LogSegment(baseOffset={self.base_offset}, size={self._size})"

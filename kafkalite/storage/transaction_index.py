@@ -15,7 +15,9 @@ read, the next append writes over it, and ``sanity_check`` reports it. Unlike Ka
 the last offset when it reopens a file, the last entry is read back before the next append, so
 that ``lastOffset`` keeps growing across a restart.
 
-Not written by the log yet: it is there for transactions (the log writes no abort marker yet).
+Each LogSegment (segment.py) has one: the log appends an entry when an abort marker it writes
+ends a transaction with data (leader and follower alike, and recovery when it rebuilds it), with
+the producer state's last stable offset then; truncation, renames and deletion follow the segment.
 """
 
 from __future__ import annotations

@@ -172,14 +172,18 @@ def test_an_unclean_reopen_replays_from_the_last_roll(tmp_path, monkeypatch):
     starts = []
     replay = Log._replay_producers
 
-    def spy(self, start):
-        starts.append(start)
-        replay(self, start)
+    def spy(self, producers, start, end=None):
+        starts.append((start, end))
+        replay(self, producers, start, end)
 
     monkeypatch.setattr(Log, "_replay_producers", spy)
     again = open_log(tmp_path, recovery_point=recovery_point)
     assert state(again) == before
-    assert starts == [active]
+    # Each recovered segment starts from the snapshot at its base (the roll's, or the recovery of
+    # the one before): nothing is replayed twice; the active one's end is snapshotted, from which
+    # the log's own state loads without a replay.
+    assert starts[-1] == (active, active)
+    assert all(start == end for start, end in starts)
     assert snapshots(again)[-1] == again.log_end_offset  # the next load replays nothing
 
 

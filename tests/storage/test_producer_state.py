@@ -12,6 +12,7 @@ from kafkalite.protocol.records import BatchHeader, read_header
 from kafkalite.storage.errors import CorruptSnapshotError, InvalidProducerEpochError, OutOfOrderSequenceError
 from kafkalite.storage.producer_state import (
     INT32_MAX,
+    AppendOrigin,
     BatchMetadata,
     ProducerStateEntry,
     ProducerStateManager,
@@ -42,7 +43,7 @@ class Appender:
         duplicate = self.manager.find_duplicate(h)
         if duplicate is not None:
             return duplicate.first_offset, duplicate.last_offset
-        info = self.manager.prepare_update(validate=True)
+        info = self.manager.prepare_update(AppendOrigin.CLIENT)
         info.append(h, self.end)
         self.manager.update(info)
         self.end += count
@@ -109,7 +110,7 @@ def test_one_append_checks_its_batches_against_each_other(append):
     """Several batches of one producer in one append: each follows the one before it."""
     manager = append.manager
     append(1, 0, 0)
-    info = manager.prepare_update(validate=True)
+    info = manager.prepare_update(AppendOrigin.CLIENT)
     info.append(header(1, 0, 1, count=2), 1)
     info.append(header(1, 0, 3), 3)
     with pytest.raises(OutOfOrderSequenceError):
@@ -121,7 +122,7 @@ def test_one_append_checks_its_batches_against_each_other(append):
 
 def test_replicas_and_replays_are_not_checked(append):
     append(1, 5, 0)
-    info = append.manager.prepare_update(validate=False)
+    info = append.manager.prepare_update(AppendOrigin.REPLICATION)
     info.append(header(1, 2, 7), 1)  # an older epoch and a gap: the leader's word is taken
     append.manager.update(info)
     assert append.manager.last_entry(1) == ProducerStateEntry(1, 2, [BatchMetadata(7, 1, 0, 1_000)], 1_000)
