@@ -1,9 +1,11 @@
 """One partition this broker hosts (Kafka's Partition): its log, who leads it in which epoch, its
 replicas and ISR, and the high watermark derived from them.
 
-The leader appends (``append_records_to_leader``) and serves reads; a follower takes neither
-(NOT_LEADER_OR_FOLLOWER) and appends what its replica fetcher brings (``append_as_follower``),
-its high watermark the leader's capped by its own log end. Leader-epoch checks follow Kafka's
+The leader appends (``append_records_to_leader``, saying who appends: a client, or a coordinator
+writing transaction markers and its own records) and serves reads, with the log's high watermark
+and last stable offset; a follower takes neither (NOT_LEADER_OR_FOLLOWER) and appends what its
+replica fetcher brings (``append_as_follower``), its high watermark the leader's capped by its own
+log end. Leader-epoch checks follow Kafka's
 ``Partition.checkCurrentLeaderEpoch``: an older epoch in a request is FENCED_LEADER_EPOCH, a newer
 one UNKNOWN_LEADER_EPOCH, -1 skips the check.
 
@@ -34,7 +36,7 @@ from typing import NamedTuple, Protocol
 
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
-from kafkalite.storage.log import FetchIsolation, Log, LogAppendInfo
+from kafkalite.storage.log import AppendOrigin, FetchIsolation, Log, LogAppendInfo
 from kafkalite.storage.segment import FileSlice
 
 NO_LEADER_EPOCH = -1  # "do not check" in requests (current_leader_epoch)
@@ -206,8 +208,9 @@ class Partition:
 
     # --- append and high watermark (leader) ---------------------------------------------------
 
-    def append_records_to_leader(self, records: bytearray | memoryview,
-                                 required_acks: int = 1) -> LogAppendInfo:
+    def append_records_to_leader(self, records: bytearray | memoryview, required_acks: int = 1,
+                                 origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
+        """Append as leader (the log's checks for ``origin``); the high watermark may move."""
         with self._lock:
             if not self.is_leader:
                 raise not_leader(self.topic, self.index, self.node_id)
@@ -216,7 +219,7 @@ class Partition:
                                f"The size of the current ISR {set(self.state.isr)} is insufficient to "
                                f"satisfy the min.isr requirement of {self.min_insync_replicas} for "
                                f"partition {self.topic}-{self.index}")
-            info = self.log.append_as_leader(records, self.state.leader_epoch)
+            info = self.log.append_as_leader(records, self.state.leader_epoch, origin)
             self.maybe_increment_high_watermark()
             return info
 
@@ -347,10 +350,9 @@ class Partition:
         self.check_leader(current_leader_epoch)
         log = self.log
         records = log.read(fetch_offset, max_bytes, isolation, min_one_message)
-        # Read after the records: a high watermark that moved meanwhile still covers them.
-        # Without transactions the last stable offset is the high watermark.
-        hw = log.high_watermark
-        return ReadResult(records, hw, hw, log.log_start_offset, log.log_end_offset)
+        # Read after the records: offsets that moved meanwhile still cover them.
+        return ReadResult(records, log.high_watermark, log.last_stable_offset, log.log_start_offset,
+                          log.log_end_offset)
 
     def diverging_epoch(self, last_fetched_epoch: int, fetch_offset: int) -> tuple[int, int] | None:
         """For a fetch that names the epoch of its last batch (v12+): where the fetcher's log

@@ -27,7 +27,7 @@ from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.metrics.components import replica_manager_metrics
 from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import error_codes as E
-from kafkalite.storage.log import LogAppendInfo
+from kafkalite.storage.log import AppendOrigin, LogAppendInfo
 from kafkalite.storage.log_manager import LogManager
 
 from ..metadata_cache import MetadataCache
@@ -286,13 +286,17 @@ class ReplicaManager:
     # --- the data path ------------------------------------------------------------------------
 
     def append_to_leader(self, topic: str, index: int, records: bytearray | memoryview,
-                         required_acks: int = 1) -> tuple[LogAppendInfo, Partition]:
+                         required_acks: int = 1,
+                         origin: AppendOrigin = AppendOrigin.CLIENT) -> tuple[LogAppendInfo, Partition]:
         """Append validated batches to a partition this broker leads (raises ApiError otherwise,
         or the log's refusal; NOT_ENOUGH_REPLICAS for acks=all with the ISR below
-        min.insync.replicas); fetches waiting on it are checked, and acks=all produces if the
-        high watermark moved. The offsets given, and the partition (for its log start offset)."""
+        min.insync.replicas); ``origin``: a client, or a coordinator (transaction markers, its own
+        records). Fetches waiting on it are checked (read_committed ones too: a marker moves the
+        last stable offset once the high watermark covers it, here if it did at once, else at
+        the high watermark's move), and acks=all produces if the high watermark moved. The
+        offsets given, and the partition (for its log start offset)."""
         partition = self.get_partition(topic, index)
-        info = partition.append_records_to_leader(records, required_acks)
+        info = partition.append_records_to_leader(records, required_acks, origin)
         key = partition_key(topic, index)
         self.fetch_purgatory.check_and_complete(key)
         for replica in partition.followers_yet_to_fetch():
@@ -340,11 +344,13 @@ class ReplicaManager:
             self.high_watermark_moved(partition.topic, partition.index)
 
     def high_watermark_moved(self, topic: str, index: int) -> None:
-        """Replication moved a leader's high watermark: waiting produces and fetches may answer."""
+        """Replication moved a leader's high watermark, and with it maybe the last stable offset:
+        waiting produces and fetches (read_committed ones included) may answer."""
         self._complete_delayed((topic, index))
 
     def _follower_high_watermark(self, partition: Partition) -> None:
-        # A follower's fetch moved its log end and high watermark: its consumers may read on.
+        # A follower's fetch moved its log end and high watermark (and last stable offset): its
+        # consumers may read on.
         self.fetch_purgatory.check_and_complete(partition_key(partition.topic, partition.index))
 
     def alter_partition_answered(self, partition: Partition, moved: bool) -> None:
