@@ -2,8 +2,9 @@
 
 A compacted log keeps at least the last record of every key. The cleaner works on the *dirty*
 part of a log, from the offset its last round reached (``cleaner-offset-checkpoint`` in each log
-dir) to the first offset it may not touch yet: the active segment, the high watermark and records
-younger than ``min.compaction.lag.ms``, always rounded down to a segment boundary. A round:
+dir) to the first offset it may not touch yet: the active segment, the last stable offset (so the
+high watermark) and records younger than ``min.compaction.lag.ms``, always rounded down to a
+segment boundary. A round:
 
 1. reads the dirty segments and maps each key (its MD5, as Kafka's SkimpyOffsetMap, 24 bytes of
    ``log.cleaner.dedupe.buffer.size`` each) to the last offset it has there; a full map ends the
@@ -18,6 +19,15 @@ younger than ``min.compaction.lag.ms``, always rounded down to a segment boundar
    crash completes a ``.swap``, see LogLoader._complete_swaps) and deletes the old segments after
    ``file.delete.delay.ms``, since a fetch may still be sending from them.
 
+Transactions (Kafka's CleanedTransactionMetadata): the cleaner never passes the last stable
+offset, so every transaction it meets has ended. The aborted ones come from the segments'
+``.txnindex``; their records are dropped (and never enter the key map, where they would hide a
+committed record of their key), and their index entry goes to the cleaned segment holding the
+marker as long as some batch of theirs is left (a producer's last batch stays whole, see above).
+A COMMIT or ABORT marker stays while its transaction has data in the log, and past the delete
+horizon, as a tombstone does, once it has none; a producer's last marker (no data batch left in
+its epoch) stays for its epoch's sake.
+
 The log picked is the one with the largest dirty ratio (dirty bytes over cleanable bytes) at or above
 ``min.cleanable.dirty.ratio``, or any whose oldest dirty record waited ``max.compaction.lag.ms``.
 Records without a key cannot be compacted; Produce refuses them for compacted topics.
@@ -26,6 +36,7 @@ Records without a key cannot be compacted; Produce refuses them for compacted to
 from __future__ import annotations
 
 import hashlib
+import heapq
 import logging
 import os
 import threading
@@ -35,13 +46,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafkalite.protocol.records.batch import BatchHeader, TimestampType
+from kafkalite.protocol.records.control import ControlRecordType, decode_control_key
 from kafkalite.protocol.records.records import Record, build_batch, decode_records
 
 from .checkpoint import OffsetCheckpointFile, TopicPartition
 from .config import CleanerConfig
 from .files import CLEANED_FILE_SUFFIX
 from .log import Log
+from .producer_state import ProducerStateEntry
 from .segment import LogSegment
+from .transaction_index import AbortedTxn, TransactionIndex
 from .volume import FILES, Volume
 
 log = logging.getLogger(__name__)
@@ -103,7 +117,7 @@ def cleanable_range(log: Log, checkpointed: int | None, now_ms: int) -> LogToCle
     if checkpointed is not None and checkpointed > log.log_end_offset:
         checkpointed = None  # truncated below where cleaning had reached: start over
     first_dirty = max(checkpointed or 0, log.log_start_offset)
-    limit = min(segments[-1].base_offset, log.high_watermark)
+    limit = min(segments[-1].base_offset, log.last_stable_offset)  # Kafka: never past the LSO
     lag = log.config.min_compaction_lag_ms
     if lag > 0:
         for segment in segments:
@@ -119,6 +133,59 @@ def cleanable_range(log: Log, checkpointed: int | None, now_ms: int) -> LogToCle
     clean = sum(s.size for s in segments if s.base_offset < dirty_start)
     dirty = sum(s.size for s in segments if dirty_start <= s.base_offset < uncleanable)
     return LogToClean(log, dirty_start, uncleanable, clean, dirty)
+
+
+class CleanedTransactionMetadata:
+    """The transactions met while a cleaning walks the log in order (Kafka's
+    CleanedTransactionMetadata): ``aborted`` are the aborted transactions of the range (from the
+    ``.txnindex``), ``cleaned_index`` the cleaned segment's, which gets the entries of the aborted
+    transactions with a batch still in the log."""
+
+    def __init__(self, aborted: list[AbortedTxn], cleaned_index: TransactionIndex | None = None) -> None:
+        self._aborted = [(txn.first_offset, txn.last_offset, txn) for txn in aborted]
+        heapq.heapify(self._aborted)
+        self._ongoing_committed: set[int] = set()  # producers of a transaction with a batch seen
+        self._ongoing_aborted: dict[int, tuple[AbortedTxn, list[int]]] = {}  # pid -> (txn, [last batch])
+        self.cleaned_index = cleaned_index
+
+    def _consume_aborted_up_to(self, offset: int) -> None:
+        while self._aborted and self._aborted[0][0] <= offset:
+            txn = heapq.heappop(self._aborted)[2]
+            self._ongoing_aborted.setdefault(txn.producer_id, (txn, []))
+
+    def on_batch_read(self, header: BatchHeader) -> bool:
+        """A data batch: whether it belongs to an aborted transaction (its records can go)."""
+        self._consume_aborted_up_to(header.last_offset)
+        if not header.is_transactional:
+            return False
+        aborted = self._ongoing_aborted.get(header.producer_id)
+        if aborted is not None:
+            aborted[1][:] = [header.last_offset]
+            return True
+        self._ongoing_committed.add(header.producer_id)
+        return False
+
+    def on_control_batch_read(self, header: BatchHeader, data: bytes) -> bool:
+        """A control batch: whether it may go (its transaction has no batch left in the range);
+        an abort whose transaction still has one keeps its entry in the cleaned index."""
+        self._consume_aborted_up_to(header.last_offset)
+        records = decode_records(data, 0, header)
+        if not records:
+            return True  # emptied already
+        control = decode_control_key(records[0].key).type
+        producer_id = header.producer_id
+        if control is ControlRecordType.ABORT:
+            aborted = self._ongoing_aborted.pop(producer_id, None)
+            if aborted is not None and aborted[1]:
+                if self.cleaned_index is not None:
+                    self.cleaned_index.append(aborted[0])
+                return False
+            return True
+        if control is ControlRecordType.COMMIT:
+            seen = producer_id in self._ongoing_committed
+            self._ongoing_committed.discard(producer_id)
+            return not seen
+        return False
 
 
 def _read_batches(segment: LogSegment) -> Iterator[tuple[BatchHeader, bytes]]:
@@ -138,8 +205,8 @@ class Cleaner:
         truncations = log_.truncations  # read before the segments: a later truncation voids the round
         segments = log_.segments()
         offset_map = OffsetMap(self.dedupe_buffer_size)
-        end = self._build_offset_map(segments, target.first_dirty_offset, target.first_uncleanable_offset,
-                                     offset_map)
+        end = self._build_offset_map(log_, segments, target.first_dirty_offset,
+                                     target.first_uncleanable_offset, offset_map)
         if end <= target.first_dirty_offset:
             log.warning("Cannot clean %s-%d: log.cleaner.dedupe.buffer.size holds %d keys, fewer than one "
                         "segment has", log_.topic, log_.partition, offset_map.slots)
@@ -149,14 +216,18 @@ class Cleaner:
         horizon = (clean_below[-1].last_modified() if clean_below else 0) - log_.config.delete_retention_ms
         stats = [0, 0, 0]
         to_clean = [s for s in segments if s.base_offset < end]
+        # One walk over the groups in order: a transaction may begin in one group and end in another.
+        txns = CleanedTransactionMetadata(log_.collect_aborted_transactions(to_clean[0].base_offset, end))
         for group in _group_by_size(to_clean, end, log_.config.segment_bytes):
-            self._clean_group(log_, group, offset_map, horizon, truncations, stats)
+            self._clean_group(log_, group, offset_map, txns, horizon, truncations, stats)
         return CleanStats(end, *stats)
 
-    def _build_offset_map(self, segments: Sequence[LogSegment], start: int, end: int,
+    def _build_offset_map(self, log_: Log, segments: Sequence[LogSegment], start: int, end: int,
                           offset_map: OffsetMap) -> int:
-        """Fill the map from the dirty segments; the segment boundary it reaches (``end``, or the
-        base of the segment where the map filled up: that segment's keys are only partly in)."""
+        """Fill the map from the dirty segments, aborted records left out; the segment boundary it
+        reaches (``end``, or the base of the segment where the map filled up: that segment's keys
+        are only partly in)."""
+        txns = CleanedTransactionMetadata(log_.collect_aborted_transactions(start, end))
         for segment in segments:
             if segment.base_offset < start:
                 continue
@@ -164,25 +235,30 @@ class Cleaner:
                 return end
             for header, data in _read_batches(segment):
                 if header.is_control:
+                    txns.on_control_batch_read(header, data)
                     continue
+                if txns.on_batch_read(header):
+                    continue  # aborted: its keys must not hide committed records
                 for record in decode_records(data, 0, header):
                     offset = header.base_offset + record.offset_delta
                     if record.key is not None and not offset_map.put(record.key, offset):
                         return segment.base_offset
         return end
 
-    def _clean_group(self, log_: Log, group: list[LogSegment], offset_map: OffsetMap, horizon: int,
-                     truncations: int, stats: list[int]) -> None:
+    def _clean_group(self, log_: Log, group: list[LogSegment], offset_map: OffsetMap,
+                     txns: CleanedTransactionMetadata, horizon: int, truncations: int,
+                     stats: list[int]) -> None:
         base = group[0].base_offset
         cleaned = LogSegment(log_.dir, base, log_.config, log_.clock, active=True, suffix=CLEANED_FILE_SUFFIX,
                              volume=log_.volume)
         try:
-            producers_last = log_.producer_state.last_offsets()
+            producers = log_.producer_state.active_producers()
+            txns.cleaned_index = cleaned.txn_index
             for segment in group:
                 keep_tombstones = segment.last_modified() > horizon
                 for header, data in _read_batches(segment):
                     stats[0] += len(data)
-                    kept = self._filter(header, data, offset_map, keep_tombstones, producers_last, stats)
+                    kept = self._filter(header, data, offset_map, keep_tombstones, producers, txns, stats)
                     if kept is not None:
                         cleaned.append(header.last_offset, header.max_timestamp, header.last_offset, kept)
                         stats[1] += len(kept)
@@ -199,11 +275,27 @@ class Cleaner:
 
     @staticmethod
     def _filter(header: BatchHeader, data: bytes, offset_map: OffsetMap, keep_tombstones: bool,
-                producers_last: dict[int, int], stats: list[int]) -> bytes | None:
+                producers: dict[int, ProducerStateEntry], txns: CleanedTransactionMetadata,
+                stats: list[int]) -> bytes | None:
         """The batch as it stays: whole, rebuilt with the records that stay, or None."""
+        producer = producers.get(header.producer_id) if header.producer_id >= 0 else None
         if header.is_control:
+            discardable = txns.on_control_batch_read(header, data)
+            # A producer's last marker (no data batch left in its epoch) keeps its epoch (Kafka's
+            # isBatchLastRecordOfProducer).
+            last_of_producer = (producer is not None and producer.last_data_offset < 0
+                                and producer.producer_epoch == header.producer_epoch)
+            if discardable and not keep_tombstones and not last_of_producer:
+                stats[2] += header.records_count
+                return None
             return data
         records = decode_records(data, 0, header)
+        producer_last = producer is not None and producer.last_data_offset == header.last_offset
+        if txns.on_batch_read(header):  # an aborted transaction's
+            if producer_last:
+                return data  # kept for the producer state; its .txnindex entry stays with it
+            stats[2] += len(records)
+            return None
         kept: list[Record] = []
         for r in records:
             offset = header.base_offset + r.offset_delta
@@ -219,7 +311,7 @@ class Cleaner:
             return data
         if not kept:
             # A producer's last batch keeps its header fields for the producer state: kept whole.
-            if header.producer_id >= 0 and producers_last.get(header.producer_id) == header.last_offset:
+            if producer_last:
                 stats[2] -= len(records)
                 return data
             return None
