@@ -2,7 +2,8 @@
 KIP-730).
 
 InitProducerId gives an idempotent producer a new id, epoch 0, from this broker's block
-(ProducerIdManager; never waiting for the controller). Transactions are not served.
+(ProducerIdManager; never waiting for the controller); one with a transactional id goes to the
+transaction coordinator (handlers/transactions.py), answered once its epoch is written.
 AllocateProducerIds is answered when the controller's event thread has stored the next block's
 start (a callback answers it, as BrokerRegistration).
 """
@@ -20,17 +21,21 @@ from kafkalite.protocol.messages import allocate_producer_ids, init_producer_id
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 from ..coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
+from ..coordinator.transaction.coordinator import TransactionCoordinator
 from ..responses import respond
+from .transactions import init_transactional_producer_id
 
 
 class ProducerIdApis:
     def __init__(self, producer_ids: ProducerIdManager | None, controller: Any,
-                 send_response: Callable[[Response], None]) -> None:
+                 send_response: Callable[[Response], None],
+                 transactions: TransactionCoordinator | None = None) -> None:
+        self.transactions = transactions  # None: transactional ids are not served
         self.producer_ids = producer_ids  # None: no ids to give (a KafkaApis without a broker)
         self.controller = controller  # None on a broker without the controller role
         self.send_response = send_response
 
-    def init_producer_id(self, request: Request) -> Response:
+    def init_producer_id(self, request: Request) -> Response | None:
         body = request.body
 
         def answer(error: int, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_PRODUCER_EPOCH) -> Response:
@@ -43,6 +48,8 @@ class ProducerIdApis:
         if body.transactional_id is not None:
             if body.transactional_id == "":
                 return answer(E.INVALID_REQUEST)  # as Kafka's TransactionCoordinator
+            if self.transactions is not None:
+                return init_transactional_producer_id(self.transactions, request, self.send_response)
             # No transaction coordinator here. Kafka answers UNSUPPORTED_VERSION to transactional
             # requests when its cluster cannot do transactions (KafkaApis.ensureInterBrokerVersion):
             # not retriable, so a transactional producer fails at once with "not supported" rather
