@@ -9,7 +9,7 @@ purgatory once the high watermark covers them: what a member was told is stored 
 leader. Errors are translated as Kafka's coordinator does (NOT_COORDINATOR when the leadership
 left, COORDINATOR_NOT_AVAILABLE when the partition cannot take the write now). TxnOffsetCommit's
 offsets go as a transactional batch of its producer (sequence -1, as Kafka's); the coordinator's
-appends are the coordinator's own (AppendOrigin.COORDINATOR: not sequence-checked). Loading reads
+appends are the coordinator's own (AppendOrigin.COORDINATOR: epochs checked, not sequences). Loading reads
 the batches, transaction markers included (a transaction's offsets count only once its COMMIT
 marker follows).
 """
@@ -19,15 +19,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from kafkalite.common.errors import ApiError
 from kafkalite.common.java import partition_for_key
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.protocol.records.control import ControlRecordError, ControlRecordType, decode_end_txn_marker
-from kafkalite.storage import log as storage_log
-from kafkalite.storage.log import Log
+from kafkalite.storage.log import AppendOrigin, Log
 
 from ..replication.replica_manager import ReplicaManager, partition_key
 from .group_coordinator import GroupCoordinator
@@ -80,7 +78,8 @@ class ReplicatedOffsetsStore:
                             is_transactional=producer is not None)
         rm = self.replica_manager
         try:
-            info, _ = rm.append_to_leader(OFFSETS_TOPIC, index, bytearray(batch), -1, **_COORDINATOR)
+            info, _ = rm.append_to_leader(OFFSETS_TOPIC, index, bytearray(batch), -1,
+                                          origin=AppendOrigin.COORDINATOR)
         except ApiError as e:
             done(_commit_error(e.code))
             return
@@ -90,11 +89,6 @@ class ReplicatedOffsetsStore:
             DelayedStore(self.config.commit_timeout_ms, rm, OFFSETS_TOPIC, index, info.last_offset + 1,
                          lambda error: done(_commit_error(error))),
             [partition_key(OFFSETS_TOPIC, index)])
-
-
-# The coordinator's appends skip the client checks (sequences) once storage knows origins.
-_ORIGIN = getattr(storage_log, "AppendOrigin", None)
-_COORDINATOR: dict[str, Any] = {"origin": _ORIGIN.COORDINATOR} if _ORIGIN is not None else {}
 
 
 def loaded_batches(log_: Log) -> Iterator[LoadedBatch]:

@@ -11,6 +11,11 @@ segments that the Processor sends with ``sendfile``. A fetch that finds fewer th
 waits in the fetch purgatory (never on a handler thread) until appends bring enough, or
 ``max_wait_ms`` passes. Versions 0-3 (message formats 0 and 1) are advertised as Kafka 3.x does and
 answered UNSUPPORTED_VERSION.
+
+A read_committed consumer (isolation level 1) reads up to the last stable offset (the log bounds
+the read, so a waiting fetch counts only those bytes too) and is told the aborted transactions
+overlapping what it was sent (producer id and first offset, Kafka's
+collectAbortedTransactions up to the offset after the last batch sent): it drops their records.
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kafkalite.common.errors import ApiError
+from kafkalite.common.file_slice import FileSlice
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import fetch
-from kafkalite.storage.log import FetchIsolation
+from kafkalite.storage.log import FetchIsolation, Log
 
 from ..purgatory import DelayedOperation
 from ..replication.replica_manager import ReplicaManager, follower_key, partition_key
@@ -34,6 +40,7 @@ SendResponse = Callable[[Response], None]
 R = fetch.RESPONSE
 TopicData = R["responses"]
 PartitionData = TopicData["partitions"]
+AbortedTransaction = PartitionData["aborted_transactions"]
 
 MIN_VERSION_SERVED = 4  # RecordBatch v2
 READ_COMMITTED = 1
@@ -151,7 +158,8 @@ class FetchApis:
             datas.append(PartitionData(
                 partition_index=info.partition, error_code=E.NONE, high_watermark=result.high_watermark,
                 last_stable_offset=result.last_stable_offset, log_start_offset=result.log_start_offset,
-                aborted_transactions=None if params.isolation is not FetchIsolation.TXN_COMMITTED else [],
+                aborted_transactions=None if params.isolation is not FetchIsolation.TXN_COMMITTED
+                else _aborted(partition.log, info.fetch_offset, result.records),
                 preferred_read_replica=-1,
                 # An empty partition has zero-length records, not null (librdkafka rejects null).
                 records=result.records if size else b""))
@@ -175,6 +183,19 @@ class FetchApis:
             else:
                 topics.append(TopicData(topic=info.topic or "", topic_id=info.topic_id, partitions=[data]))
         return R(throttle_time_ms=0, error_code=E.NONE, session_id=0, responses=topics)
+
+
+def _aborted(log: Log, fetch_offset: int, records: FileSlice) -> list[Any]:
+    """The aborted transactions a read_committed fetch of ``records`` from ``fetch_offset`` is told
+    of: those overlapping [fetch_offset, the offset after the last batch sent); none when nothing
+    is sent (Kafka's LocalLog.addAbortedTransactions, emptyFetchDataInfo)."""
+    if not records.size:
+        return []
+    upper = log.fetch_upper_bound_offset(records)
+    if upper is None:  # the segment went meanwhile: what the log holds up to the last stable offset
+        upper = log.last_stable_offset
+    return [AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
+            for txn in log.collect_aborted_transactions(fetch_offset, upper)]
 
 
 def _error(info: FetchInfo, code: int) -> Any:

@@ -3,10 +3,11 @@ its leader (Kafka's Partition.fetchOffsetForTimestamp, lastOffsetForLeaderEpoch 
 deleteRecordsOnLeader).
 
 ListOffsets' special timestamps: -1 latest (the high watermark; the last stable offset for
-read_committed, the same until transactions exist), -2 earliest (the log start offset), -3 the
-record with the largest timestamp (v7+), -4 earliest local (v8+, the log start: no tiered
-storage), -5 latest tiered (v9+, none: -1). A timestamp >= 0 finds the first record at or after it
-through the time index, below the high watermark; none is offset -1.
+read_committed, isolation level 1 of v2+), -2 earliest (the log start offset), -3 the record with
+the largest timestamp (v7+), -4 earliest local (v8+, the log start: no tiered storage), -5 latest
+tiered (v9+, none: -1). A timestamp >= 0 finds the first record at or after it through the time
+index, below what the consumer may fetch (the high watermark, or the last stable offset for
+read_committed); none is offset -1 (Kafka's fetchOffsetForTimestamp).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..responses import respond
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 DEBUGGING_REPLICA_ID = -2  # may ask any replica, not only the leader (Kafka's)
 NO_TIMESTAMP = -1
+READ_COMMITTED = 1
 
 
 class OffsetApis:
@@ -54,7 +56,8 @@ class OffsetApis:
                     epoch = p.current_leader_epoch if version >= 4 else NO_LEADER_EPOCH
                     partition = self._partition(t.name, p.partition_index, req.replica_id, epoch)
                     timestamp, offset, leader_epoch = self._offset_for(
-                        partition, p.timestamp, version, req.replica_id)
+                        partition, p.timestamp, version, req.replica_id,
+                        read_committed=version >= 2 and req.isolation_level == READ_COMMITTED)
                 except ApiError as e:
                     result.error_code = e.code
                 else:
@@ -66,12 +69,18 @@ class OffsetApis:
         return respond(request, R(throttle_time_ms=0, topics=topics))
 
     @staticmethod
-    def _offset_for(partition: Partition, timestamp: int, version: int,
-                    replica_id: int) -> tuple[int, int, int]:
+    def _offset_for(partition: Partition, timestamp: int, version: int, replica_id: int,
+                    read_committed: bool = False) -> tuple[int, int, int]:
         """(timestamp, offset, leader epoch) answering ``timestamp``."""
         log = partition.log
-        # Consumers see below the high watermark; replicas (and the debugging id) the whole log.
-        fetchable = log.high_watermark if replica_id == -1 else log.log_end_offset
+        # Consumers see below the high watermark (read_committed ones below the last stable
+        # offset); replicas (and the debugging id) the whole log.
+        if replica_id != -1:
+            fetchable = log.log_end_offset
+        elif read_committed:
+            fetchable = log.last_stable_offset
+        else:
+            fetchable = log.high_watermark
         cache = log.leader_epoch_cache
         if timestamp == LATEST:
             return NO_TIMESTAMP, fetchable, partition.leader_epoch

@@ -12,6 +12,14 @@ acks: 0 has no response (a NoOp unmutes the connection; an error closes it, as K
 the producer notices by the closed connection); 1 answers after the leader's append; -1 (all)
 waits in the produce purgatory until the high watermark covers every appended batch, or
 answers REQUEST_TIMED_OUT for what it does not cover after ``timeout_ms``.
+
+Transactional batches (KIP-98) need the request's transactional id (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers without one); with a verifier
+(``txn_verifier``: the transaction coordinator's AddPartitionsToTxnManager, KIP-890 part 1,
+``transaction.partition.verification.enable``) their partitions are first checked to be in the
+producer's ongoing transaction, and the append happens once it answered (from whichever thread
+answers). The log refuses a stale epoch (INVALID_PRODUCER_EPOCH) or a non-transactional batch of
+a producer with an open transaction (INVALID_TXN_STATE); clients may never write control batches.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import CloseConnectionResponse, NoOpResponse, Request, Response
@@ -28,13 +36,19 @@ from kafkalite.protocol.messages import produce
 from kafkalite.protocol.records import (
     LOG_OVERHEAD,
     MAGIC,
+    BatchHeader,
     CorruptRecordError,
     DecompressedTooLarge,
     UnsupportedCompressionError,
     check_records,
     validate_batch,
 )
-from kafkalite.protocol.records.batch import BATCH_LENGTH_OFFSET, MAGIC_OFFSET, RECORDS_COUNT_OFFSET
+from kafkalite.protocol.records.batch import (
+    BATCH_LENGTH_OFFSET,
+    MAGIC_OFFSET,
+    RECORDS_COUNT_OFFSET,
+    read_header,
+)
 
 from ..purgatory import DelayedOperation
 from ..replication.replica_manager import ReplicaManager, partition_key
@@ -54,12 +68,13 @@ MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0
 # the answer is MESSAGE_TOO_LARGE, on which Kafka's producer splits the batch and retries.
 MAX_DECOMPRESSED = 64 << 20
 DECOMPRESSION_RATIO = 16  # a larger batch may decompress to this many times its size
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = E.BY_NAME["TRANSACTIONAL_ID_AUTHORIZATION_FAILED"].code
 MIN_RECORD_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: a batch length below it is corrupt
 
 
 def validate_records(records: Any) -> bytearray | memoryview:
     """The partition's records as a buffer the log may stamp in place, once checked: one
-    whole, valid batch v2, not transactional (transactions are not served). Raises ApiError with
+    whole, valid batch v2, not a control batch. Raises ApiError with
     Kafka's codes: INVALID_RECORD (not retried by producers) when there is no whole batch (null,
     empty, cut short), its magic is not 2, there is more than one, or its records count disagrees
     with lastOffsetDelta or its bytes, its baseOffset is not 0, it is a control batch, or it has a
@@ -99,8 +114,6 @@ def validate_records(records: Any) -> bytearray | memoryview:
     if header.producer_id >= 0 and header.base_sequence < 0:
         raise ApiError(E.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in a record "
                                          f"batch with producerId {header.producer_id}.")
-    if header.is_transactional:
-        raise ApiError(E.INVALID_TXN_STATE, "Transactions are not supported by kafkalite.")
     try:
         check_records(records, 0, header, max(MAX_DECOMPRESSED, DECOMPRESSION_RATIO * len(records)))
     except DecompressedTooLarge as e:
@@ -114,12 +127,37 @@ def validate_records(records: Any) -> bytearray | memoryview:
     return records if type(records) is bytearray else bytearray(records)
 
 
+class TxnVerifier(Protocol):
+    """What the produce path asks of the transaction coordinator's side (AddPartitionsToTxnManager)."""
+
+    def verify(self, transactional_id: str, producer_id: int, producer_epoch: int,
+               partitions: list[tuple[str, int]], done: Callable[[dict[tuple[str, int], int]], None],
+               produce_version: int) -> None:
+        """``done({partition: error})`` once known: the errors (Produce's codes for
+        ``produce_version``) of the partitions not in the producer's ongoing transaction."""
+
+
+class _Entry:
+    """One partition of a Produce request on its way: its result and its checked records."""
+
+    __slots__ = ("header", "index", "records", "result", "topic")
+
+    def __init__(self, topic: str, index: int, result: Any) -> None:
+        self.topic, self.index, self.result = topic, index, result
+        self.records: bytearray | memoryview | None = None  # None: refused already
+        self.header: BatchHeader | None = None
+
+
 class ProduceApis:
     def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse,
-                 topic_stats: BrokerTopicStats) -> None:
+                 topic_stats: BrokerTopicStats, txn_verifier: TxnVerifier | None = None,
+                 verification_enabled: Callable[[], bool] = lambda: True) -> None:
         self.replica_manager = replica_manager
         self.send_response = send_response
         self.topic_stats = topic_stats
+        # KIP-890's partition verification (None: none; the broker wires the coordinator's).
+        self.txn_verifier = txn_verifier
+        self.verification_enabled = verification_enabled  # transaction.partition.verification.enable
 
     def handle_produce(self, request: Request) -> Response | None:
         req, version = request.body, request.api_version
@@ -131,36 +169,83 @@ class ProduceApis:
             failure = (E.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}.")
         else:
             failure = None
-        rm = self.replica_manager
         topics = []
-        waiting: list[tuple[Any, Any, int]] = []  # (topic, partition result, offset the HW must reach)
-        errors = False
+        entries: list[_Entry] = []
         for t in req.topic_data:
             results = []
             for p in t.partition_data:
                 result = PartitionResponse(index=p.index, error_code=E.NONE, base_offset=-1,
                                            log_append_time_ms=-1, log_start_offset=-1, record_errors=[])
                 results.append(result)
+                entry = _Entry(t.name, p.index, result)
+                entries.append(entry)
                 try:
                     if failure is not None:
                         raise ApiError(*failure)
-                    records = validate_records(p.records)
-                    info, partition = rm.append_to_leader(t.name, p.index, records, acks)
-                except ApiError as e:
-                    result.error_code, result.error_message = e.code, e.message
-                    errors = True
-                    log.debug("Produce to %s-%d from %s refused: %s", t.name, p.index,
-                              request.connection_id, e.message)
-                    continue
-                except ValueError as e:  # the log's own check of whole batches
-                    result.error_code, result.error_message = E.CORRUPT_MESSAGE, str(e)
-                    errors = True
-                    continue
-                result.base_offset = info.first_offset
-                result.log_start_offset = partition.log.log_start_offset
-                if acks == -1:
-                    waiting.append((t.name, result, info.last_offset + 1))
+                    entry.records = validate_records(p.records)
+                    entry.header = read_header(entry.records, 0)
+                except ApiError as error:
+                    _refuse(entry, error.code, error.message, request)
             topics.append(TopicResponse(name=t.name, partition_responses=results))
+        transactional = [e for e in entries if e.header is not None and e.header.is_transactional]
+        if transactional and failure is None:
+            if version >= 3 and req.transactional_id is None:
+                # Kafka authorizes the transactional id first; without one the request is refused.
+                for each in entries:
+                    _refuse(each, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                            "Transactional records need the producer's transactional id.", request)
+                return self._append(request, entries, topics, failure)
+            producers = {(t.header.producer_id, t.header.producer_epoch) for t in transactional if t.header}
+            if len(producers) > 1:
+                for each in transactional:
+                    _refuse(each, E.INVALID_PRODUCER_ID_MAPPING,
+                            "Transactional records contained more than one producer id.", request)
+            elif self.txn_verifier is not None and self.verification_enabled():
+                (producer_id, producer_epoch), = producers
+
+                def verified(errors: dict[tuple[str, int], int]) -> None:
+                    for t in transactional:
+                        code = errors.get((t.topic, t.index), E.NONE)
+                        if code != E.NONE:
+                            _refuse(t, code, f"The partition {t.topic}-{t.index} is not in the ongoing "
+                                             f"transaction of producer {producer_id}.", request)
+                    response = self._append(request, entries, topics, failure)
+                    if response is not None:
+                        self.send_response(response)
+
+                partitions = sorted({(t.topic, t.index) for t in transactional})
+                self.txn_verifier.verify(req.transactional_id, producer_id, producer_epoch, partitions,
+                                         verified, version)
+                return None
+        return self._append(request, entries, topics, failure)
+
+    def _append(self, request: Request, entries: list[_Entry], topics: list[Any],
+                failure: tuple[int, str] | None) -> Response | None:
+        """The checked partitions appended, and the answer (None: it waits in the purgatory)."""
+        req = request.body
+        acks = req.acks
+        rm = self.replica_manager
+        waiting: list[tuple[Any, Any, int]] = []  # (topic, partition result, offset the HW must reach)
+        errors = False
+        for entry in entries:
+            result = entry.result
+            if entry.records is None:
+                errors = True
+                continue
+            try:
+                info, partition = rm.append_to_leader(entry.topic, entry.index, entry.records, acks)
+            except ApiError as e:  # the log's refusals too (producer epoch, sequence, txn state)
+                _refuse(entry, e.code, e.message, request)
+                errors = True
+                continue
+            except ValueError as e:  # the log's own check of whole batches
+                result.error_code, result.error_message = E.CORRUPT_MESSAGE, str(e)
+                errors = True
+                continue
+            result.base_offset = info.first_offset
+            result.log_start_offset = partition.log.log_start_offset
+            if acks == -1:
+                waiting.append((entry.topic, result, info.last_offset + 1))
         self.topic_stats.produced(request, req.topic_data, topics, served=failure is None)
         if acks == 0:
             return CloseConnectionResponse(request) if errors else NoOpResponse(request)
@@ -171,6 +256,13 @@ class ProduceApis:
         rm.produce_purgatory.try_complete_else_watch(
             operation, [partition_key(topic, result.index) for topic, result, _ in waiting])
         return None
+
+
+def _refuse(entry: _Entry, code: int, message: str | None, request: Request) -> None:
+    entry.records = None
+    entry.result.error_code, entry.result.error_message = code, message
+    log.debug("Produce to %s-%d from %s refused: %s", entry.topic, entry.index, request.connection_id,
+              message)
 
 
 class DelayedProduce(DelayedOperation):
