@@ -148,7 +148,7 @@ def test_kip360_expected_epoch_retry_and_fence():
 
 
 def test_commit_flow_markers_then_complete():
-    c, store, markers, _ = make()
+    c, _, markers, _ = make()
     _, pid, epoch = init(c)
     assert add(c, pid, epoch, [("x", 0), ("y", 1)]) == E.NONE
     assert describe(c).state == "Ongoing" and describe(c).partitions == {"x": [0], "y": [1]}
@@ -354,7 +354,8 @@ class CoordinatorMachine(RuleBasedStateMachine):
             assert not fail
             self.producers[txn] = (pid, epoch)
 
-    @rule(txn=st.sampled_from(IDS), parts=st.sets(st.sampled_from([("x", 0), ("x", 1), ("y", 0)]), min_size=1))
+    @rule(txn=st.sampled_from(IDS),
+          parts=st.sets(st.sampled_from([("x", 0), ("x", 1), ("y", 0)]), min_size=1))
     def add(self, txn, parts):
         if txn not in self.producers:
             return
