@@ -10,9 +10,12 @@ import pytest
 
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.records.control import EndTransactionMarker, build_marker_batch
+from kafkalite.protocol.records.records import Record, build_batch
 from kafkalite.server.replication.partition import Partition, PartitionState
 from kafkalite.storage.config import LogConfig
-from kafkalite.storage.log import Log
+from kafkalite.storage.errors import InvalidRecordError
+from kafkalite.storage.log import AppendOrigin, FetchIsolation, Log
 from tests.support.batches import batch
 
 
@@ -89,4 +92,27 @@ def test_acks_all_gets_not_enough_replicas_after_append_when_the_isr_shrank_belo
         p.append_records_to_leader(batch(1), required_acks=-1)
     assert refused.value.code == E.NOT_ENOUGH_REPLICAS
     assert p.log.log_end_offset == end
+    p.log.close()
+
+
+def test_a_read_carries_the_last_stable_offset_which_a_replicated_marker_moves(tmp_path):
+    """Only a coordinator appends markers; the last stable offset passes an ended transaction once
+    the high watermark passes its marker."""
+    p, _, _ = leader(tmp_path, isr=(1, 2))
+    p.update_follower_fetch_state(2, 0)
+    p.append_records_to_leader(batch(1))  # 0
+    txn = build_batch([Record(0, 0, None, b"t")], 0, base_timestamp=1, producer_id=4, producer_epoch=0,
+                      base_sequence=0, is_transactional=True)
+    p.append_records_to_leader(bytearray(txn))  # 1
+    p.update_follower_fetch_state(2, 2)
+    result = p.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, True)
+    assert (result.high_watermark, result.last_stable_offset) == (2, 1)
+    marker = bytearray(build_marker_batch(EndTransactionMarker.commit(0), 4, 0, timestamp=1))
+    with pytest.raises(InvalidRecordError):
+        p.append_records_to_leader(bytearray(marker))  # a client's
+    p.append_records_to_leader(marker, -1, AppendOrigin.COORDINATOR)  # 2
+    # Not replicated yet: the transaction is still unstable.
+    assert p.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, True).last_stable_offset == 1
+    assert p.update_follower_fetch_state(2, 3)
+    assert p.read(0, 1 << 20, FetchIsolation.TXN_COMMITTED, True).last_stable_offset == 3
     p.log.close()
