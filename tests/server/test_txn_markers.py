@@ -262,3 +262,44 @@ def test_txn_offsets_become_visible_with_the_commit_marker_and_survive_a_restart
             assert fetch_group(c, group, topic, require_stable=True) == {0: (10, E.NONE), 1: (-1, unstable)}
             markers(inter, (5001, 0, True, 0, {"__consumer_offsets": [offsets_partition]}))
             assert fetch_group(c, group, topic, require_stable=True) == {0: (10, E.NONE), 1: (30, E.NONE)}
+
+
+def test_a_waiting_read_committed_fetch_is_answered_when_the_transaction_ends(broker):
+    topic = f"txn-{uuid.uuid4().hex[:6]}"
+    c, inter = clients(broker)
+    with c, inter:
+        create_topic(c, topic)
+        produce_txn(c, topic, txn_batch(4005, 0, 0, [b"x"]))
+        request = fetch_request([(topic, 0, 0)], max_wait_ms=20_000, min_bytes=1)
+        request.isolation_level = 1
+        purgatory = broker.replica_manager.fetch_purgatory
+        before = purgatory.delayed()
+        c.send(FETCH, 12, request)
+        # The open transaction's bytes do not count: the fetch waits (it would answer at once
+        # if it counted them), until the marker moves the last stable offset past them.
+        assert wait_for(lambda: purgatory.delayed() == before + 1, timeout=10)
+        assert markers(inter, (4005, 0, True, 0, {topic: [0]})) == [{(topic, 0): E.NONE}]
+        _, answer = c.receive(FETCH, 12)
+        ((_, p),) = fetch_partitions(answer)
+        assert p.last_stable_offset == 2
+        records, _ = decode_batches(bytes(p.records), 0)
+        assert [r.value for r in records] == [b"x"]
+
+
+@pytest.mark.parametrize("verification", ["true", "false"])
+def test_partition_verification_refuses_a_partition_not_in_the_transaction(tmp_path, verification):
+    """KIP-890: with transaction.partition.verification.enable the leader asks the transaction
+    coordinator first; a producer that never added the partition (nor began a transaction) is
+    refused and nothing is appended."""
+    topic = f"txn-{uuid.uuid4().hex[:6]}"
+    with running_broker(tmp_path, transaction_partition_verification_enable=verification, **SETTINGS) as b:
+        c, inter = clients(b)
+        with c, inter:
+            create_topic(c, topic)
+            batch = txn_batch(4006, 0, 0, [b"x"])
+            error = produce_txn(c, topic, batch, transactional_id="never-began").error_code
+            if verification == "true":
+                assert error != E.NONE
+                assert fetch_committed(c, topic, isolation=0).high_watermark == 0
+            else:
+                assert error == E.NONE

@@ -207,8 +207,8 @@ class ProduceApis:
                     for t in transactional:
                         code = errors.get((t.topic, t.index), E.NONE)
                         if code != E.NONE:
-                            _refuse(t, code, f"The partition {t.topic}-{t.index} is not in the ongoing "
-                                             f"transaction of producer {producer_id}.", request)
+                            _refuse(t, code, f"The transaction of producer {producer_id} could not be "
+                                             f"verified to hold {t.topic}-{t.index}.", request)
                     response = self._append(request, entries, topics, failure)
                     if response is not None:
                         self.send_response(response)
