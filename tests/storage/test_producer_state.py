@@ -1,5 +1,5 @@
 """ProducerStateManager on its own: Kafka's sequence rules, the duplicate cache, expiry, and the
-snapshot file's bytes."""
+snapshot file's bytes (an open transaction's first offset included)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import struct
 
 import pytest
 from crc32c import crc32c
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafkalite.protocol.records import BatchHeader, read_header
 from kafkalite.storage.errors import CorruptSnapshotError, InvalidProducerEpochError, OutOfOrderSequenceError
@@ -139,7 +141,8 @@ def test_expired_producers_are_forgotten_and_may_start_anywhere(tmp_path):
     assert append(1, 0, 42) == (2, 2)
 
 
-def entry_bytes(pid: int, epoch: int, last_seq: int, last_offset: int, delta: int, ts: int) -> bytes:
+def entry_bytes(pid: int, epoch: int, last_seq: int, last_offset: int, delta: int, ts: int,
+                coordinator_epoch: int = -1, txn_first: int = -1) -> bytes:
     """One entry as Kafka's PRODUCER_SNAPSHOT_ENTRY_SCHEMA writes it, field by field."""
     return b"".join((
         pid.to_bytes(8, "big", signed=True),  # producer_id INT64
@@ -148,8 +151,8 @@ def entry_bytes(pid: int, epoch: int, last_seq: int, last_offset: int, delta: in
         last_offset.to_bytes(8, "big", signed=True),  # last_offset INT64
         delta.to_bytes(4, "big", signed=True),  # offset_delta INT32
         ts.to_bytes(8, "big", signed=True),  # timestamp INT64
-        (-1).to_bytes(4, "big", signed=True),  # coordinator_epoch INT32
-        (-1).to_bytes(8, "big", signed=True),  # current_txn_first_offset INT64
+        coordinator_epoch.to_bytes(4, "big", signed=True),  # coordinator_epoch INT32
+        txn_first.to_bytes(8, "big", signed=True),  # current_txn_first_offset INT64
     ))
 
 
@@ -189,6 +192,39 @@ def test_a_kafka_written_snapshot_loads_its_single_batch():
         4: ProducerStateEntry(4, 0, [], 6_000),  # an entry without a batch (after a marker)
     }
     assert encode_snapshot(decode_snapshot(data).values()) == data
+
+
+def test_a_snapshot_keeps_the_open_transactions_first_offset_and_the_coordinator_epoch(tmp_path):
+    """Kafka's entry of a producer in a transaction: its current_txn_first_offset loads back, and
+    the manager loading it has the transaction open again (ongoing transactions survive restarts)."""
+    in_txn, idle = entry_bytes(3, 1, 9, 40, 4, 5_000, 7, 36), entry_bytes(4, 0, 2, 41, 0, 6_000, 7)
+    body = (2).to_bytes(4, "big") + in_txn + idle
+    data = (1).to_bytes(2, "big") + crc32c(body).to_bytes(4, "big") + body
+    loaded = decode_snapshot(data)
+    assert loaded[3] == ProducerStateEntry(3, 1, [BatchMetadata(9, 40, 4, 5_000)], 5_000, 7, 36)
+    assert loaded[4].current_txn_first_offset == -1
+    assert encode_snapshot(loaded.values()) == data
+    manager = ProducerStateManager(tmp_path, "t-0")
+    manager.producers.update(loaded)
+    manager.take_snapshot(42)
+    again = ProducerStateManager(tmp_path, "t-0")
+    assert again.load_latest_snapshot() == 42
+    assert again.producers == loaded
+    assert [(t.producer_id, t.first_offset) for t in again.ongoing_transactions()] == [(3, 36)]
+    assert again.first_unstable_offset() == 36
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 32766),
+                          st.lists(st.integers(0, 2**30), max_size=5), st.integers(-1, 2**31 - 1),
+                          st.one_of(st.just(-1), st.integers(0, 2**40))),
+                unique_by=lambda t: t[0], max_size=6))
+def test_snapshots_round_trip_with_transactions(producers):
+    entries = []
+    for pid, epoch, offsets, coordinator_epoch, txn_first in producers:
+        batches = [BatchMetadata(i, offset, 0, 1_000 + i) for i, offset in enumerate(sorted(offsets))]
+        last_ts = batches[-1].timestamp if batches else 1_000
+        entries.append(ProducerStateEntry(pid, epoch, batches, last_ts, coordinator_epoch, txn_first))
+    assert decode_snapshot(encode_snapshot(entries)) == {e.producer_id: e for e in entries}
 
 
 @pytest.mark.parametrize("damage", ["version", "crc", "short", "count", "trailing"])
