@@ -138,3 +138,23 @@ def test_nothing_at_or_past_the_last_stable_offset_is_cleaned(tmp_path):
         [(b"a", b"4")],
     ]
     log.close()
+
+
+def test_a_swap_completed_at_load_brings_its_txnindex_and_drops_the_old_segments(tmp_path):
+    log = open_log(tmp_path / "t-0", segment_bytes=8000)
+    txn(log, 5, 0, [(b"a", b"x")])  # 0: aborted, the producer's last batch: stays with its entry
+    end(log, 5, commit=False)  # 1
+    put(log, [(b"a", b"1")])  # 2
+    log.roll()
+    put(log, [(b"tail", b"x")])
+    log.close()
+    stale = AbortedTxn(9, 0, 1, 2)  # what the old segment's index says, replaced by the swap's
+    (tmp_path / "t-0" / "00000000000000000000.txnindex").write_bytes(stale.encode())
+    swap = AbortedTxn(5, 0, 1, 2).encode()
+    (tmp_path / "t-0" / "00000000000000000000.txnindex.swap").write_bytes(swap)
+    log_file = tmp_path / "t-0" / "00000000000000000000.log"
+    (tmp_path / "t-0" / "00000000000000000000.log.swap").write_bytes(log_file.read_bytes())
+    resumed = open_log(tmp_path / "t-0", segment_bytes=8000)
+    assert resumed.collect_aborted_transactions(0, 3) == [AbortedTxn(5, 0, 1, 2)]
+    assert not list((tmp_path / "t-0").glob("*.swap"))
+    resumed.close()
