@@ -21,7 +21,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import BatchHeader, Record, build_batch, iter_batches
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE
 from kafkalite.protocol.records.records import decode_records
-from kafkalite.storage.log import FetchIsolation, Log
+from kafkalite.storage.log import AppendOrigin, FetchIsolation, Log
 
 from ..purgatory import DelayedOperation
 from ..replication.replica_manager import ReplicaManager, partition_key
@@ -49,10 +49,13 @@ class CoordinatorLog:
         self.timeout_ms = timeout_ms
 
     def append(self, index: int, records: list[KeyValue], done: Callable[[int], None],
-               producer: ProducerFields | None = None) -> None:
-        """Append ``records`` (key, value or None) to partition ``index``; ``done(error)`` once
-        the high watermark covers them or they failed (the replica manager's error, untranslated:
-        each coordinator translates for its clients)."""
+               producer: ProducerFields | None = None,
+               placed: Callable[[int], None] | None = None) -> None:
+        """Append ``records`` (key, value or None) to partition ``index``; ``placed(base offset)``
+        once the leader has them (a transaction's offsets and a regular commit are ordered by it),
+        ``done(error)`` once the high watermark covers them or they failed (the replica manager's
+        error, untranslated: each coordinator translates for its clients). Appended as the
+        coordinator: a transactional batch is checked for its epoch only, as Kafka's."""
         p = producer or ProducerFields()
         batch = build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
                             base_timestamp=int(time.time() * 1000), producer_id=p.producer_id,
@@ -60,10 +63,13 @@ class CoordinatorLog:
                             is_transactional=producer is not None)
         rm = self.replica_manager
         try:
-            info, _ = rm.append_to_leader(self.topic, index, bytearray(batch), -1)
+            info, _ = rm.append_to_leader(self.topic, index, bytearray(batch), -1,
+                                          origin=AppendOrigin.COORDINATOR)
         except ApiError as e:
             done(e.code)
             return
+        if placed is not None:
+            placed(info.first_offset)
         rm.produce_purgatory.try_complete_else_watch(
             DelayedStore(self.timeout_ms, rm, self.topic, index, info.last_offset + 1, done),
             [partition_key(self.topic, index)])
