@@ -49,6 +49,7 @@ from kafkalite.protocol.records.batch import (
     RECORDS_COUNT_OFFSET,
     read_header,
 )
+from kafkalite.storage.producer_state import NO_TXN_FIRST_OFFSET
 
 from ..purgatory import DelayedOperation
 from ..replication.replica_manager import ReplicaManager, partition_key
@@ -213,11 +214,23 @@ class ProduceApis:
                     if response is not None:
                         self.send_response(response)
 
-                partitions = sorted({(t.topic, t.index) for t in transactional})
-                self.txn_verifier.verify(req.transactional_id, producer_id, producer_epoch, partitions,
-                                         verified, version)
-                return None
+                # As Kafka's log (hasOngoingTransaction): a partition where this producer's
+                # transaction is open already needs no verification; only its first batch is asked.
+                partitions = sorted({(t.topic, t.index) for t in transactional if not self._in_transaction(
+                    t.topic, t.index, producer_id, producer_epoch)})
+                if partitions:
+                    self.txn_verifier.verify(req.transactional_id, producer_id, producer_epoch, partitions,
+                                             verified, version)
+                    return None
         return self._append(request, entries, topics, failure)
+
+    def _in_transaction(self, topic: str, index: int, producer_id: int, producer_epoch: int) -> bool:
+        partition = self.replica_manager.partitions.get((topic, index))
+        if partition is None:
+            return False
+        entry = partition.log.producer_state.last_entry(producer_id)
+        return (entry is not None and entry.producer_epoch == producer_epoch
+                and entry.current_txn_first_offset != NO_TXN_FIRST_OFFSET)
 
     def _append(self, request: Request, entries: list[_Entry], topics: list[Any],
                 failure: tuple[int, str] | None) -> Response | None:
