@@ -17,19 +17,16 @@ marker follows).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 
-from kafkalite.common.errors import ApiError
 from kafkalite.common.java import partition_for_key
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.records import Record, build_batch
 from kafkalite.protocol.records.control import ControlRecordError, ControlRecordType, decode_end_txn_marker
-from kafkalite.storage.log import AppendOrigin, Log
+from kafkalite.storage.log import Log
 
-from ..replication.replica_manager import ReplicaManager, partition_key
+from ..replication.replica_manager import ReplicaManager
 from .group_coordinator import GroupCoordinator
-from .log_store import DelayedStore, PartitionLoader, ProducerFields, read_batches
+from .log_store import CoordinatorLog, PartitionLoader, ProducerFields, read_batches
 from .offsets import LoadedBatch
 from .settings import OffsetsTopicConfig
 
@@ -61,34 +58,17 @@ class ReplicatedOffsetsStore:
 
     def __init__(self, replica_manager: ReplicaManager, config: OffsetsTopicConfig) -> None:
         self.config = config
-        self.replica_manager = replica_manager
+        self.log = CoordinatorLog(replica_manager, OFFSETS_TOPIC, config.commit_timeout_ms)
 
     def append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
                done: Callable[[int], None], producer: ProducerFields | None = None,
                placed: Callable[[int], None] | None = None) -> None:
         """One uncompressed batch (the producer's transactional one when given) appended with
-        acks=all to the group's partition; ``placed(base offset)`` once the leader has it, then
-        ``done(error)`` once the high watermark covers it (CoordinatorLog.append's, which does not
-        tell where the batch went: a transaction's offsets and a regular commit's are ordered by it)."""
-        index = partition_for(group_id, self.config.num_partitions)
-        p = producer or ProducerFields()
-        batch = build_batch([Record(i, 0, key, value) for i, (key, value) in enumerate(records)],
-                            base_timestamp=int(time.time() * 1000), producer_id=p.producer_id,
-                            producer_epoch=p.producer_epoch, base_sequence=p.base_sequence,
-                            is_transactional=producer is not None)
-        rm = self.replica_manager
-        try:
-            info, _ = rm.append_to_leader(OFFSETS_TOPIC, index, bytearray(batch), -1,
-                                          origin=AppendOrigin.COORDINATOR)
-        except ApiError as e:
-            done(_commit_error(e.code))
-            return
-        if placed is not None:
-            placed(info.first_offset)
-        rm.produce_purgatory.try_complete_else_watch(
-            DelayedStore(self.config.commit_timeout_ms, rm, OFFSETS_TOPIC, index, info.last_offset + 1,
-                         lambda error: done(_commit_error(error))),
-            [partition_key(OFFSETS_TOPIC, index)])
+        acks=all to the group's partition; ``placed(base offset)`` once the leader has it (a
+        transaction's offsets and a regular commit are ordered by it), then ``done(error)``
+        once the high watermark covers it, the error as the group's client gets it."""
+        self.log.append(partition_for(group_id, self.config.num_partitions), records,
+                        lambda error: done(_commit_error(error)), producer, placed)
 
 
 def loaded_batches(log_: Log) -> Iterator[LoadedBatch]:
