@@ -233,6 +233,36 @@ def bench_fetch(servers: str, seconds: float, rounds: int, depth: int, size: str
     _data_bench("fetch", servers, seconds, rounds, depth, size, pin, write_md)
 
 
+@bench.command("txn")
+@click.option("--servers", default="kafkalite,mock", show_default=True,
+              help="Servers to measure: kafkalite, mock (librdkafka's mock cluster).")
+@click.option("--sizes", default="1,100,10000", show_default=True, help="Records per transaction.")
+@click.option("--seconds", default=5.0, show_default=True, help="Time per produce measurement at most.")
+@click.option("--records", default=30_000, show_default=True,
+              help="Records per measurement at most, and the consumed log's size (the mock keeps 5 MiB "
+                   "per partition).")
+@click.option("--rounds", default=2, show_default=True,
+              help="Take the servers in turn this many times (order reversed every other round).")
+@click.option("--pin/--no-pin", default=True, show_default=True, help="Servers on core 0, clients on core 1.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the transactions section of this markdown file (docs/benchmarks.md).")
+def bench_txn(servers: str, sizes: str, seconds: float, records: int, rounds: int, pin: bool,
+              write_md: str | None) -> None:
+    """Transactional produce (transactions of 1, 100, 10,000 records: records/s, commit p50/p99)
+    and read_committed against read_uncommitted consumption, on kafkalite and librdkafka's mock."""
+    from . import transactions
+
+    names = tuple(servers.split(","))
+    unknown = set(names) - {"kafkalite", "mock"}
+    if unknown:
+        raise click.BadParameter(f"unknown servers: {', '.join(sorted(unknown))}", param_hint="--servers")
+    command = (f"kafkalite bench txn --servers {servers} --sizes {sizes} --seconds {seconds:g} "
+               f"--records {records} --rounds {rounds}" + ("" if pin else " --no-pin")
+               + (f" --write {write_md}" if write_md else ""))
+    click.echo(transactions.run([int(x) for x in sizes.split(",")], names, seconds, records, rounds, pin,
+                                write_md, command))
+
+
 @bench.command("replication")
 @click.option("--seconds", default=3.0, show_default=True,
               help="Seconds per throughput and latency measurement.")
