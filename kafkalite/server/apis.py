@@ -30,8 +30,12 @@ from .handlers.metadata import MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
+from .handlers.producers_state import ProducerStateApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
+from .handlers.transactions import TransactionApis
+from .handlers.txn_markers import TxnMarkerApis
+from .handlers.txn_offsets import TxnOffsetApis
 
 
 class Where(enum.Enum):
@@ -60,6 +64,8 @@ class Waits(enum.Enum):
                  "rebalance timeout; SyncGroup: until the leader's assignment is stored")
     GROUP_LOG = ("until its records are committed in __consumer_offsets (acks=all), or "
                  "offsets.commit.timeout.ms")
+    TXN_LOG = ("until the transactional id's new state is committed in __transaction_state "
+               "(acks=all), or request.timeout.ms")
 
 
 @dataclass(frozen=True)
@@ -103,8 +109,9 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.DELETE_TOPICS, "0-6", EVERY, TopicApis.delete_topics, Waits.METADATA,
             note="NOT_CONTROLLER unless this broker runs the controller"),
     _served(ApiKey.DELETE_RECORDS, "0-2", EVERY, OffsetApis.delete_records),
-    _served(ApiKey.INIT_PRODUCER_ID, "0-5", EVERY, ProducerIdApis.init_producer_id,
-            note="idempotent producers; a transactional id is answered UNSUPPORTED_VERSION"),
+    _served(ApiKey.INIT_PRODUCER_ID, "0-5", EVERY, ProducerIdApis.init_producer_id, Waits.TXN_LOG,
+            note="idempotent producers answered at once; a transactional id by its transaction "
+                 "coordinator, once its epoch is written"),
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
     _served(ApiKey.DESCRIBE_CONFIGS, "0-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
             note="BROKER (this broker's id) and TOPIC resources"),
@@ -120,9 +127,12 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.ALTER_PARTITION, "0-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),
     _served(ApiKey.OFFSET_COMMIT, "0-8", EVERY, GroupApis.offset_commit, Waits.GROUP_LOG,
             note="v9 (KIP-848's member epochs) not served"),
-    _served(ApiKey.OFFSET_FETCH, "0-8", EVERY, GroupApis.offset_fetch),
+    _served(ApiKey.OFFSET_FETCH, "0-8", EVERY, GroupApis.offset_fetch,
+            note="v7+ require_stable: UNSTABLE_OFFSET_COMMIT for a partition with transactional "
+                 "offsets pending"),
     _served(ApiKey.FIND_COORDINATOR, "0-4", EVERY, GroupApis.find_coordinator,
-            note="groups only (transactions are not served); creates __consumer_offsets when first asked"),
+            note="groups and transactions; creates __consumer_offsets / __transaction_state when "
+                 "first asked"),
     _served(ApiKey.JOIN_GROUP, "0-9", EVERY, GroupApis.join_group, Waits.REBALANCE),
     _served(ApiKey.HEARTBEAT, "0-4", EVERY, GroupApis.heartbeat),
     _served(ApiKey.LEAVE_GROUP, "0-5", EVERY, GroupApis.leave_group),
@@ -132,6 +142,25 @@ SERVED: tuple[ServedApi, ...] = (
             note="the groups this broker coordinates, as Kafka's brokers answer"),
     _served(ApiKey.DELETE_GROUPS, "0-2", EVERY, GroupApis.delete_groups, Waits.GROUP_LOG),
     _served(ApiKey.OFFSET_DELETE, "0", EVERY, GroupApis.offset_delete, Waits.GROUP_LOG),
+    # Kafka serves it on every broker listener and asks CLUSTER_ACTION of the sender: the
+    # coordinators dial the inter-broker listener, which a control plane listener is not.
+    _served(ApiKey.WRITE_TXN_MARKERS, "0-1", EVERY, TxnMarkerApis.write_txn_markers, Waits.PRODUCE,
+            note="the transaction coordinators' (no authorizer yet: any listener); markers appended as "
+                 "the coordinator, acks=all; a __consumer_offsets marker ends the producer's pending "
+                 "group offsets"),
+    _served(ApiKey.TXN_OFFSET_COMMIT, "0-5", EVERY, TxnOffsetApis.txn_offset_commit, Waits.GROUP_LOG,
+            note="pending until the transaction's marker"),
+    _served(ApiKey.DESCRIBE_PRODUCERS, "0", EVERY, ProducerStateApis.describe_producers,
+            note="the partition's leader answers"),
+    _served(ApiKey.ADD_PARTITIONS_TO_TXN, "0-5", EVERY, TransactionApis.add_partitions_to_txn, Waits.TXN_LOG,
+            note="v4+ (batched, VerifyOnly) are partition leaders' (KIP-890); no authorizer"),
+    _served(ApiKey.ADD_OFFSETS_TO_TXN, "0-4", EVERY, TransactionApis.add_offsets_to_txn, Waits.TXN_LOG),
+    _served(ApiKey.END_TXN, "0-5", EVERY, TransactionApis.end_txn, Waits.TXN_LOG,
+            note="answered once PrepareCommit/PrepareAbort is written; v5 bumps the epoch (KIP-890, "
+                 "transaction.version 2)"),
+    _served(ApiKey.DESCRIBE_TRANSACTIONS, "0", EVERY, TransactionApis.describe_transactions),
+    _served(ApiKey.LIST_TRANSACTIONS, "0-2", EVERY, TransactionApis.list_transactions,
+            note="the transactions this broker coordinates; v2's pattern is a Python regular expression"),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

@@ -37,6 +37,11 @@ from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
 from .coordinator.producer_id_manager import ProducerIdManager
+from .coordinator.transaction.coordinator import TransactionCoordinator
+from .coordinator.transaction.markers import TransactionMarkerChannelManager
+from .coordinator.transaction.state_manager import TransactionStateManager
+from .coordinator.transaction.state_topic import ReplicatedTxnLogStore, TransactionLogLoader
+from .coordinator.transaction.verification import AddPartitionsToTxnManager
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
 from .handlers.api_versions import ApiVersionsApis
@@ -49,8 +54,12 @@ from .handlers.metadata import AutoTopicCreator, MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
+from .handlers.producers_state import ProducerStateApis
 from .handlers.registration import RegistrationApis
 from .handlers.topics import TopicApis
+from .handlers.transactions import InternalTopicCreator, TransactionApis
+from .handlers.txn_markers import TxnMarkerApis
+from .handlers.txn_offsets import TxnOffsetApis
 from .kafka_apis import KafkaApis
 from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
@@ -107,6 +116,12 @@ class Broker:
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.coordinator_loader: CoordinatorLoader | None = None
+        # The transaction coordinator of the __transaction_state partitions this broker leads, its
+        # markers' senders, and the produce path's verification (KIP-890).
+        self.txn_coordinator: TransactionCoordinator | None = None
+        self.txn_loader: TransactionLogLoader | None = None
+        self.txn_markers: TransactionMarkerChannelManager | None = None
+        self.txn_verifier: AddPartitionsToTxnManager | None = None
         self.alter_partition_manager: AlterPartitionManager | None = None
         self.faults: FaultInjector | None = None
         self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
@@ -183,6 +198,7 @@ class Broker:
         self.scheduler.schedule("delete-expired-group-metadata",
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
+        self._start_transaction_coordinator()
         self.apis = self._kafka_apis(served_here)
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         self.apis.faults = self.faults = self._fault_injector()
@@ -210,6 +226,29 @@ class Broker:
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
 
+    def _start_transaction_coordinator(self) -> None:
+        """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
+        leadership of __transaction_state, the markers' senders, the two timers."""
+        cfg, rm, cache = self.config, self.replica_manager, self.metadata_cache
+        assert rm is not None and cache is not None and self.producer_ids is not None
+        assert self.scheduler is not None
+        txn = cfg.transaction_config()
+        listener = cfg.inter_broker_listener_name
+        self.txn_markers = TransactionMarkerChannelManager(self.node_id, cache, listener)
+        self.txn_markers.start()
+        state = TransactionStateManager(txn, ReplicatedTxnLogStore(rm, txn.request_timeout_ms))
+        self.txn_coordinator = coordinator = TransactionCoordinator(
+            self.node_id, txn, state, self.producer_ids.generate, self.txn_markers)
+        self.txn_loader = TransactionLogLoader(coordinator, rm)
+        rm.leadership_listeners.append(self.txn_loader.on_leadership)
+        self.txn_verifier = AddPartitionsToTxnManager(
+            self.node_id, cache, listener, txn.num_partitions, local=coordinator,
+            enabled=txn.partition_verification_enable)
+        self.scheduler.schedule("transaction-abort", coordinator.abort_timed_out_transactions,
+                                txn.abort_timed_out_interval_ms)
+        self.scheduler.schedule("transactionalId-expiration", coordinator.expire_transactional_ids,
+                                txn.remove_expired_interval_ms)
+
     def _register_metrics(self) -> None:
         """What the broker itself reports; its components registered theirs when built."""
         register = self.metrics.register
@@ -236,9 +275,16 @@ class Broker:
             ControlApis(rm, self.topic_configs, send),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
-            ProduceApis(rm, send, self.topic_stats), FetchApis(rm, send, self.topic_stats), OffsetApis(rm),
-            ProducerIdApis(self.producer_ids, controller, send),
-            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True)))
+            ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
+            FetchApis(rm, send, self.topic_stats), OffsetApis(rm),
+            ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
+            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True),
+                      serves_transactions=True),
+            TransactionApis(self.txn_coordinator, send, cache,
+                            self.config.offsets_topic_config().num_partitions),
+            TxnMarkerApis(rm, send, self.group_coordinator,
+                          self.config.transaction_config().request_timeout_ms),
+            TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
@@ -261,8 +307,9 @@ class Broker:
         enabled, partitions, replication_factor = self.config.auto_create_topics
         if not enabled and not internal:
             return None
-        return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
-                                self.config.offsets_topic_config())
+        return InternalTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
+                                    self.config.offsets_topic_config(),
+                                    transactions=self.config.transaction_config())
 
     def _start_scheduler(self) -> None:
         """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's
@@ -424,6 +471,14 @@ class Broker:
             self.coordinator_loader.shutdown(timeout / 4)
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
+        if self.txn_loader is not None:
+            self.txn_loader.shutdown(timeout / 4)
+        if self.txn_coordinator is not None:
+            self.txn_coordinator.shutdown()
+        if self.txn_markers is not None:
+            self.txn_markers.shutdown(timeout / 4)
+        if self.txn_verifier is not None:
+            self.txn_verifier.shutdown(timeout / 4)
         if self.replica_manager is not None:
             self.replica_manager.shutdown(timeout / 4)
         if self.scheduler is not None:

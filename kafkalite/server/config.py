@@ -46,6 +46,7 @@ from kafkalite.network.settings import (
     TlsSettings,
 )
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
+from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
@@ -144,7 +145,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + STORAGE_SETTINGS
+    + TRANSACTION_SETTINGS + STORAGE_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -154,6 +155,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("replication", "Replication"),
     ("log", "Log"),
     ("group", "Consumer groups"),
+    ("transaction", "Transactions"),
     ("security", "Security (SSL and SASL)"),
 )
 
@@ -441,6 +443,9 @@ class BrokerConfig:
 
     def offsets_topic_config(self) -> OffsetsTopicConfig:
         return view(OffsetsTopicConfig, self._values)
+
+    def transaction_config(self) -> TransactionConfig:
+        return view(TransactionConfig, self._values)
 
     def cleaner_config(self) -> CleanerConfig:
         return view(CleanerConfig, self._values)

@@ -26,6 +26,7 @@ from kafkalite.metrics.http import JsonHttpServer
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
 from kafkalite.server.coordinator.offsets_topic import OFFSETS_TOPIC
+from kafkalite.server.coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from kafkalite.server.faults.injector import CapturedRequest, FaultError
 from kafkalite.server.faults.operations import api_key, error_code
 from kafkalite.server.meta_properties import new_cluster_id
@@ -51,6 +52,8 @@ TEST_DEFAULTS: dict[str, str] = {
     # Kafka's own test brokers' value: the offsets topic the cluster creates before it is ready
     # has few partitions to create (broker_settings already sets no initial rebalance delay).
     "offsets.topic.num.partitions": "5",
+    # The same for __transaction_state, created with it.
+    "transaction.state.log.num.partitions": "5",
 }
 
 
@@ -299,6 +302,11 @@ class Cluster:
         offsets = self.controller.config.offsets_topic_config()
         self.create_topic(OFFSETS_TOPIC, offsets.num_partitions, offsets.replication_factor_for(self.size),
                           offsets.topic_configs(), timeout=self.ready_timeout)
+        # __transaction_state likewise (a transactional producer's FindCoordinator), as the brokers
+        # would create it: their transaction.state.log.* settings, the factor capped by the brokers.
+        txn = self.controller.config.transaction_config()
+        self.create_topic(TRANSACTION_STATE_TOPIC, txn.num_partitions, txn.replication_factor_for(self.size),
+                          txn.topic_configs(self.size), timeout=self.ready_timeout)
 
     def wait_led(self, topic: str, timeout: float = READY_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout

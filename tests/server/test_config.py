@@ -634,9 +634,9 @@ KAFKA_4_SERVER_PROPERTIES = (
 )
 
 # The settings of both files that Kafka defines and kafkalite does not act on.
+# (The samples' transaction.state.log.* lines are acted on since the transaction coordinator.)
 IGNORED_BY_BOTH = [
     "num.recovery.threads.per.data.dir",
-    "transaction.state.log.min.isr", "transaction.state.log.replication.factor",
 ]
 
 

@@ -42,12 +42,16 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("protocol/records/compression.py", 65536): "a decompression buffer's first size",
     # 1 MiB (replica.fetch.max.bytes' default): chunk sizes.
     ("metrics/http.py", 1 << 20): "MAX_POST_BYTES of the metrics endpoint",
-    ("server/coordinator/offsets_topic.py", 1 << 20): "bytes read per round when loading a group",
+    ("server/coordinator/log_store.py", 1 << 20): "bytes read per round when loading a coordinator's partition",
     ("storage/segment.py", 1 << 20): "_RECOVERY_WINDOW: bytes read per round in recovery",
     ("storage/volume.py", 1 << 20): "bytes read per pread",
     # A minute (log.segment.delete.delay.ms, log.flush.*.checkpoint.interval.ms: 60000).
     ("storage/config.py", 60_000): "MINUTE_MS, the unit of the *.minutes settings",
     ("protocol/messages/create_topics.py", 60_000): "CreateTopics' timeout_ms field default (Kafka's schema)",
+    # 10,000 (transaction.abort.timed.out.transaction.cleanup.interval.ms): counts and ranges.
+    ("jobs/report.py", 10_000): "ACCURACY of percentile_approx",
+    ("local/settings.py", 10_000): "the lowest port a local cluster draws",
+    ("metrics/request_log.py", 10_000): "TEMPLATES_MAX: cached line templates",
     # Kafka's constants that are not settings.
     ("server/broker.py", 30_000): "INITIAL_TASK_DELAY_MS: LogManager.InitialTaskDelayMs",
     ("server/coordinator/group_coordinator.py", 300_000): "NEW_MEMBER_JOIN_TIMEOUT_MS: GroupCoordinator's",

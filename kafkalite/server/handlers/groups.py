@@ -36,6 +36,8 @@ from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import GroupCoordinator
 from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from ..coordinator.results import NO_MEMBER, JoinResult, SyncResult
+from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
+from ..coordinator.transaction.log_records import partition_for as txn_partition_for
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from .metadata import AutoTopicCreator
@@ -46,7 +48,10 @@ log = logging.getLogger("kafkalite.server.handlers.groups")
 class GroupApis:
     def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
                  metadata_cache: MetadataCache | None = None,
-                 auto_create: AutoTopicCreator | None = None) -> None:
+                 auto_create: AutoTopicCreator | None = None, serves_transactions: bool = False) -> None:
+        """``serves_transactions``: FindCoordinator answers key type 1 (the transaction
+        coordinators, creating __transaction_state with ``auto_create``)."""
+        self.serves_transactions = serves_transactions
         self.coordinator = coordinator  # None: a KafkaApis without a broker (no groups)
         self.send_response = send_response
         self.metadata_cache = metadata_cache
@@ -70,21 +75,26 @@ class GroupApis:
 
     def _coordinator_for(self, key: str, key_type: int,
                          listener: str) -> tuple[int, str | None, int, str, int]:
-        """(error, message, node id, host, port) of the coordinator of group ``key``."""
-        if key_type != 0:
-            # Transactions are not served: no transaction coordinator anywhere.
-            return E.COORDINATOR_NOT_AVAILABLE, "Transactions are not supported by kafkalite.", -1, "", -1
+        """(error, message, node id, host, port) of the coordinator of group (key type 0) or
+        transactional id (key type 1) ``key``: the leader of its partition of __consumer_offsets
+        or __transaction_state."""
+        if key_type == 1 and not self.serves_transactions:
+            return E.COORDINATOR_NOT_AVAILABLE, "Transactions are not served here.", -1, "", -1
+        if key_type not in (0, 1):
+            return E.INVALID_REQUEST, f"Unknown coordinator type {key_type}.", -1, "", -1
         if not key:
-            return E.INVALID_REQUEST, "A group id is needed.", -1, "", -1
+            return E.INVALID_REQUEST, "A group id or transactional id is needed.", -1, "", -1
         if self.metadata_cache is None:
             return E.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
         snap = self.metadata_cache.snapshot
-        topic = snap.topics.get(OFFSETS_TOPIC)
+        name = OFFSETS_TOPIC if key_type == 0 else TRANSACTION_STATE_TOPIC
+        topic = snap.topics.get(name)
         if topic is None:
             if self.auto_create is not None:
-                self.auto_create.create(OFFSETS_TOPIC, snap)
-            return E.COORDINATOR_NOT_AVAILABLE, "The offsets topic is being created.", -1, "", -1
-        info = topic.partitions.get(partition_for(key, len(topic.partitions)))
+                self.auto_create.create(name, snap)
+            return E.COORDINATOR_NOT_AVAILABLE, f"The topic {name} is being created.", -1, "", -1
+        which = partition_for if key_type == 0 else txn_partition_for
+        info = topic.partitions.get(which(key, len(topic.partitions)))
         broker = snap.brokers.get(info.leader) if info is not None else None
         endpoint = broker.endpoint(listener) if broker is not None else None
         if endpoint is None:
@@ -149,20 +159,26 @@ class GroupApis:
                 error, found = self.coordinator.fetch_offsets(group_id, wanted)
             if error and wanted is not None:
                 found = dict.fromkeys(wanted)
+            # v7+ require_stable: a partition with transactional offsets pending is UNSTABLE_OFFSET_COMMIT.
+            unstable = (self.coordinator.unstable_partitions(group_id, list(found))
+                        if version >= 7 and body.require_stable and not error and self.coordinator is not None
+                        else set())
             by_topic: dict[str, list[Any]] = {}
             for (t, p), o in sorted(found.items()):
-                by_topic.setdefault(t, []).append((p, o))
+                by_topic.setdefault(t, []).append((p, None, E.UNSTABLE_OFFSET_COMMIT) if (t, p) in unstable
+                                                  else (p, o, error))
             answers.append((group_id, error, by_topic))
         if version >= 8:
             G = R["groups"]
+            GP = G["topics"]["partitions"]
             return respond(request, R(throttle_time_ms=0, groups=[G(group_id=g, error_code=e, topics=[
-                G["topics"](name=t, partitions=[_fetched(G["topics"]["partitions"], p, o, e) for p, o in ps])
+                G["topics"](name=t, partitions=[_fetched(GP, p, o, pe) for p, o, pe in ps])
                 for t, ps in by_topic.items()]) for g, e, by_topic in answers]))
         _, error, by_topic = answers[0]
         T = R["topics"]
         # Before v2 a group-level error goes into every partition (there is no top-level one).
         return respond(request, R(throttle_time_ms=0, error_code=error, topics=[
-            T(name=t, partitions=[_fetched(T["partitions"], p, o, error) for p, o in ps])
+            T(name=t, partitions=[_fetched(T["partitions"], p, o, pe) for p, o, pe in ps])
             for t, ps in by_topic.items()]))
 
     def offset_delete(self, request: Request) -> Response | None:

@@ -44,8 +44,6 @@ MarkerResult = R["markers"]
 TopicResult = MarkerResult["topics"]
 PartitionResult = TopicResult["partitions"]
 
-DEFAULT_TIMEOUT_MS = 30_000  # request.timeout.ms's default
-
 
 class _Written(NamedTuple):
     """A marker appended to a partition, waiting for the high watermark to pass ``required``."""
@@ -59,8 +57,7 @@ class _Written(NamedTuple):
 
 class TxnMarkerApis:
     def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse,
-                 group_coordinator: GroupCoordinator | None = None,
-                 timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+                 group_coordinator: GroupCoordinator | None, timeout_ms: int) -> None:
         self.replica_manager = replica_manager
         self.send_response = send_response
         self.group_coordinator = group_coordinator  # told of markers in __consumer_offsets

@@ -120,7 +120,9 @@ def test_kafkas_request_checks(tmp_path):
     refused = [id_only, epoch_only, empty, *transactional]
     assert [(a.error_code, a.producer_id, a.producer_epoch) for a in refused] == [
         (E.INVALID_REQUEST, -1, -1), (E.INVALID_REQUEST, -1, -1), (E.INVALID_REQUEST, -1, -1),
-        (E.UNSUPPORTED_VERSION, -1, -1), (E.UNSUPPORTED_VERSION, -1, -1)]
+        # A transactional id goes to the transaction coordinator: none here until __transaction_state
+        # exists (a FindCoordinator creates it), so NOT_COORDINATOR, which clients retry.
+        (E.NOT_COORDINATOR, -1, -1), (E.NOT_COORDINATOR, -1, -1)]
 
 
 def test_the_broker_stops_its_manager_thread(tmp_path):

@@ -82,6 +82,13 @@ TRANSACTION_SETTINGS: tuple[Setting, ...] = (
         "before writing transactional records to the partition.",
         group="transaction",
     ),
+    Setting(
+        "request.timeout.ms", "int", 30000,
+        "The configuration controls the maximum amount of time the client will wait for the response "
+        "of a request. In kafkalite the transaction coordinator's: how long a write to "
+        "__transaction_state and a WriteTxnMarkers' markers wait for the followers.",
+        validator=at_least(0), group="transaction",
+    ),
 )
 
 _field = fields_from(TRANSACTION_SETTINGS)
@@ -101,6 +108,7 @@ class TransactionConfig:
     abort_timed_out_interval_ms: int = _field("transaction.abort.timed.out.transaction.cleanup.interval.ms")
     remove_expired_interval_ms: int = _field("transaction.remove.expired.transaction.cleanup.interval.ms")
     partition_verification_enable: bool = _field("transaction.partition.verification.enable")
+    request_timeout_ms: int = _field("request.timeout.ms")
 
     def replication_factor_for(self, brokers: int) -> int:
         """transaction.state.log.replication.factor capped by the brokers there are (at least 1)."""
