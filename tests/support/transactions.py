@@ -305,7 +305,7 @@ def confluent_read(bootstrap: str, topic: str, partitions: Sequence[int], isolat
                 raise AssertionError(f"confluent-kafka {isolation}: {len(out)} records in {timeout} s")
             for msg in consumer.consume(500, timeout=0.2):
                 assert msg.error() is None, msg.error()
-                out.append(Rec(msg.partition(), msg.offset(), msg.key(), msg.value()))
+                out.append(Rec(int(msg.partition() or 0), int(msg.offset() or 0), msg.key(), msg.value()))
     finally:
         consumer.close()
     return out
