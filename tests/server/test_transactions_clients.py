@@ -26,11 +26,11 @@ from tests.support.transactions import (
     FENCES,
     PRODUCERS,
     SINGLE_BROKER,
-    TIMEOUT,
     all_values,
     clients_for,
     committed_values,
     confluent_transactions,
+    create_topic,
     lso_and_hw,
     read_values,
     target,
@@ -155,11 +155,8 @@ def test_a_hanging_transaction_is_aborted_after_its_timeout_and_the_index_surviv
     log_dir = tmp_path / "data"
     broker = BrokerProcess(log_dir, *SINGLE_BROKER).wait_started(60)
     try:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
         topic = "hanging"
-        AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics(
-            [NewTopic(topic, 1, 1)])[topic].result(TIMEOUT)
+        create_topic(broker.bootstrap, topic, 1)
         before = txns("before", [(4, True)])
         confluent_transactions(broker.bootstrap, topic, "before-the-hang", before)
         began = hang_a_transaction(tmp_path, broker.bootstrap, topic, 5000, 3)
@@ -201,11 +198,8 @@ def test_an_open_transaction_holds_the_lso_across_a_broker_restart(tmp_path):
     log_dir = tmp_path / "data"
     broker = BrokerProcess(log_dir, *SINGLE_BROKER).wait_started(60)
     try:
-        from confluent_kafka.admin import AdminClient, NewTopic
-
         topic = "open-across-restart"
-        AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics(
-            [NewTopic(topic, 1, 1)])[topic].result(TIMEOUT)
+        create_topic(broker.bootstrap, topic, 1)
         timeout_ms = 20000
         began = hang_a_transaction(tmp_path, broker.bootstrap, topic, timeout_ms, 3)
         after = txns("after", [(2, True)])
