@@ -102,7 +102,9 @@ def _top_level_error(api_key: int, version: int) -> bool:
 
 
 # Apis answered per item of a list with no error above it: a fault answers every item.
-PER_ITEM = {ApiKey.DESCRIBE_TRANSACTIONS: ("transactional_ids", "transaction_states", "transactional_id")}
+PER_ITEM: dict[int, tuple[str, str, str]] = {
+    ApiKey.DESCRIBE_TRANSACTIONS: ("transactional_ids", "transaction_states", "transactional_id"),
+}
 
 
 def faultable(api_key: int) -> bool:

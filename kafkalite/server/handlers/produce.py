@@ -69,7 +69,6 @@ MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0
 # the answer is MESSAGE_TOO_LARGE, on which Kafka's producer splits the batch and retries.
 MAX_DECOMPRESSED = 64 << 20
 DECOMPRESSION_RATIO = 16  # a larger batch may decompress to this many times its size
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED = E.BY_NAME["TRANSACTIONAL_ID_AUTHORIZATION_FAILED"].code
 MIN_RECORD_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: a batch length below it is corrupt
 
 
@@ -193,7 +192,7 @@ class ProduceApis:
             if version >= 3 and req.transactional_id is None:
                 # Kafka authorizes the transactional id first; without one the request is refused.
                 for each in entries:
-                    _refuse(each, TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    _refuse(each, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                             "Transactional records need the producer's transactional id.", request)
                 return self._append(request, entries, topics, failure)
             producers = {(t.header.producer_id, t.header.producer_epoch) for t in transactional if t.header}

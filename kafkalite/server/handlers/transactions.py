@@ -29,7 +29,6 @@ from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 from ..coordinator.offsets_topic import OFFSETS_TOPIC
 from ..coordinator.offsets_topic import partition_for as group_partition_for
-from ..coordinator.transaction import errors as TE
 from ..coordinator.transaction.coordinator import TransactionCoordinator
 from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from ..coordinator.transaction.metadata import ProducerIdAndEpoch
@@ -144,7 +143,7 @@ class TransactionApis:
         unknown = self._unknown(partitions)
         if unknown:  # nothing is added: the others were not attempted
             return answer({tp: E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
-                           else TE.OPERATION_NOT_ATTEMPTED for tp in partitions})
+                           else E.OPERATION_NOT_ATTEMPTED for tp in partitions})
         if self.coordinator is None:
             return answer({tp: E.COORDINATOR_NOT_AVAILABLE for tp in partitions})
         self.coordinator.handle_add_partitions(

@@ -18,7 +18,6 @@ from kafkalite.protocol.messages import (
     init_producer_id,
     list_transactions,
 )
-from kafkalite.server.coordinator.transaction import errors as TE
 from tests.support.brokers import connect, running_broker
 from tests.support.raw_requests import create_topic
 from tests.support.wait import wait_for
@@ -119,7 +118,7 @@ def test_end_txn_v5_bumps_the_epoch(client):
 
 
 def test_errors(client):
-    assert init(client, "wire-err", timeout_ms=0).error_code == TE.INVALID_TRANSACTION_TIMEOUT
+    assert init(client, "wire-err", timeout_ms=0).error_code == E.INVALID_TRANSACTION_TIMEOUT
     assert init(client, "wire-err", pid=5).error_code == E.INVALID_REQUEST  # an id without an epoch
     pid = init(client, "wire-err").producer_id
     assert init(client, "wire-err").producer_epoch == 1
@@ -129,10 +128,10 @@ def test_errors(client):
     assert end(client, "wire-err", pid, 0, version=1).error_code == E.INVALID_PRODUCER_EPOCH
     assert add(client, "wire-err", pid + 1, 1, [("t", 0)]) == {("t", 0): E.INVALID_PRODUCER_ID_MAPPING}
     assert add(client, "wire-err", pid, 1, [("t", 0), ("nope", 0)]) == {
-        ("t", 0): TE.OPERATION_NOT_ATTEMPTED, ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
+        ("t", 0): E.OPERATION_NOT_ATTEMPTED, ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
     assert end(client, "wire-err", pid, 1).error_code == E.INVALID_TXN_STATE  # nothing open
     [d] = describe(client, "never-seen")
-    assert d.error_code == TE.TRANSACTIONAL_ID_NOT_FOUND
+    assert d.error_code == E.TRANSACTIONAL_ID_NOT_FOUND
 
 
 def test_init_fences_an_open_transaction(client):
@@ -158,7 +157,7 @@ def test_batched_add_partitions_verify_only(client):
     got = {res.transactional_id: {(t.name, p.partition_index): p.partition_error_code
                                   for t in res.topic_results for p in t.results_by_partition}
            for res in r.results_by_transaction}
-    assert got == {"wire-verify": {("t", 0): E.NONE, ("t", 1): TE.TRANSACTION_ABORTABLE},
+    assert got == {"wire-verify": {("t", 0): E.NONE, ("t", 1): E.TRANSACTION_ABORTABLE},
                    "wire-unknown": {("t", 0): E.INVALID_PRODUCER_ID_MAPPING}}
 
 

@@ -26,7 +26,6 @@ from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
-from . import errors as TE
 from .errors import TransactionStateError
 from .metadata import EPOCH_MAX, ProducerIdAndEpoch, TransactionMetadata, TxnTransitMetadata
 from .settings import TransactionConfig
@@ -150,7 +149,7 @@ class TransactionCoordinator:
         if transactional_id == "":
             return fail(E.INVALID_REQUEST)
         if not self.config.valid_timeout(txn_timeout_ms):
-            return fail(TE.INVALID_TRANSACTION_TIMEOUT)
+            return fail(E.INVALID_TRANSACTION_TIMEOUT)
         now = self.state.now_ms()
         with self.lock:
             try:
@@ -235,7 +234,7 @@ class TransactionCoordinator:
             if metadata.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
                 return every(E.CONCURRENT_TRANSACTIONS)
             added = metadata.topic_partitions
-            result = {tp: E.NONE if tp in added else TE.TRANSACTION_ABORTABLE for tp in wanted}
+            result = {tp: E.NONE if tp in added else E.TRANSACTION_ABORTABLE for tp in wanted}
         respond(result)
 
     # --- EndTxn -------------------------------------------------------------------------------
@@ -481,7 +480,7 @@ class TransactionCoordinator:
                     out.append(DescribedTransaction(e.code, txn_id))
                     continue
                 if m is None or m.state is S.DEAD:
-                    out.append(DescribedTransaction(TE.TRANSACTIONAL_ID_NOT_FOUND, txn_id))
+                    out.append(DescribedTransaction(E.TRANSACTIONAL_ID_NOT_FOUND, txn_id))
                     continue
                 partitions: dict[str, list[int]] = {}
                 for topic, index in sorted(m.topic_partitions):

@@ -39,14 +39,3 @@ class ProducerFenced(TransactionStateError):
 class IllegalTransactionTransition(TransactionStateError):
     """A move the state table forbids, or a completion that does not match the prepared one."""
 
-
-# Codes the transaction apis answer that error_codes.py has no constant for yet (taken from its
-# table, not restated).
-INVALID_TRANSACTION_TIMEOUT: int = E.BY_NAME["INVALID_TRANSACTION_TIMEOUT"].code
-TRANSACTION_ABORTABLE: int = E.BY_NAME["TRANSACTION_ABORTABLE"].code
-TRANSACTIONAL_ID_NOT_FOUND: int = E.BY_NAME["TRANSACTIONAL_ID_NOT_FOUND"].code
-INVALID_REGULAR_EXPRESSION: int = E.BY_NAME["INVALID_REGULAR_EXPRESSION"].code
-NETWORK_EXCEPTION: int = E.BY_NAME["NETWORK_EXCEPTION"].code
-TRANSACTION_COORDINATOR_FENCED: int = E.BY_NAME["TRANSACTION_COORDINATOR_FENCED"].code
-UNSUPPORTED_FOR_MESSAGE_FORMAT: int = E.BY_NAME["UNSUPPORTED_FOR_MESSAGE_FORMAT"].code
-OPERATION_NOT_ATTEMPTED: int = E.BY_NAME["OPERATION_NOT_ATTEMPTED"].code

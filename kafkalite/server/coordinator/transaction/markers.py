@@ -27,7 +27,6 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import write_txn_markers
 
 from ...metadata_cache import MetadataCache
-from . import errors as TE
 from .coordinator import MarkerRequest, TopicPartition
 
 log = logging.getLogger("kafkalite.server.coordinator.transaction.markers")
@@ -37,9 +36,9 @@ RETRY_BACKOFF_S = 0.1  # Kafka's retry of a marker batch after an error
 MAX_MARKERS_PER_REQUEST = 500
 RETRIABLE = frozenset({E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_LEADER_OR_FOLLOWER, E.NOT_ENOUGH_REPLICAS,
                        E.NOT_ENOUGH_REPLICAS_AFTER_APPEND, E.REQUEST_TIMED_OUT, E.KAFKA_STORAGE_ERROR,
-                       TE.NETWORK_EXCEPTION, E.UNKNOWN_SERVER_ERROR})
-STOP_SENDING = frozenset({E.INVALID_PRODUCER_EPOCH, TE.TRANSACTION_COORDINATOR_FENCED})
-DROP_PARTITION = frozenset({TE.UNSUPPORTED_FOR_MESSAGE_FORMAT, E.UNSUPPORTED_VERSION})
+                       E.NETWORK_EXCEPTION, E.UNKNOWN_SERVER_ERROR})
+STOP_SENDING = frozenset({E.INVALID_PRODUCER_EPOCH, E.TRANSACTION_COORDINATOR_FENCED})
+DROP_PARTITION = frozenset({E.UNSUPPORTED_FOR_MESSAGE_FORMAT, E.UNSUPPORTED_VERSION})
 
 
 @dataclass(eq=False)
@@ -273,7 +272,7 @@ class _DestinationSender(threading.Thread):
             if not self._stopped:
                 log.info("WriteTxnMarkers to broker %d failed (%s); retrying", self.destination, e)
                 for pending, tp, _, _ in items:
-                    self.manager.answered(pending, tp, TE.NETWORK_EXCEPTION)
+                    self.manager.answered(pending, tp, E.NETWORK_EXCEPTION)
             return
         answered: set[tuple[int, TopicPartition]] = set()
         pendings = list(by_txn.values())
@@ -291,4 +290,4 @@ class _DestinationSender(threading.Thread):
                     self.manager.answered(pending, (t.name, p.partition_index), p.error_code)
         for pending, tp, _, _ in items:
             if (id(pending), tp) not in answered:
-                self.manager.answered(pending, tp, TE.NETWORK_EXCEPTION)
+                self.manager.answered(pending, tp, E.NETWORK_EXCEPTION)

@@ -27,7 +27,6 @@ from typing import Protocol
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 
-from . import errors as TE
 from . import log_records
 from .metadata import TransactionMetadata, TxnTransitMetadata
 from .settings import TRANSACTION_VERSION, TransactionConfig
@@ -297,7 +296,7 @@ class TransactionStateManager:
             try:
                 pattern = re.compile(id_pattern)
             except re.error:
-                return TE.INVALID_REGULAR_EXPRESSION, unknown, []
+                return E.INVALID_REGULAR_EXPRESSION, unknown, []
         with self.lock:
             if self._loading:
                 return E.COORDINATOR_LOAD_IN_PROGRESS, unknown, []

@@ -32,7 +32,6 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import add_partitions_to_txn
 
 from ...metadata_cache import MetadataCache
-from . import errors as TE
 from .coordinator import TransactionCoordinator
 from .log_records import TRANSACTION_STATE_TOPIC, partition_for
 
@@ -42,7 +41,7 @@ TopicPartition = tuple[str, int]
 VerifyCallback = Callable[[dict[TopicPartition, int]], None]
 ADD_PARTITIONS_VERSION = 4
 FIRST_PRODUCE_WITH_ABORTABLE = 11  # Produce v11+ clients know TRANSACTION_ABORTABLE
-RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({E.CONCURRENT_TRANSACTIONS, TE.NETWORK_EXCEPTION,
+RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({E.CONCURRENT_TRANSACTIONS, E.NETWORK_EXCEPTION,
                                           E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE,
                                           E.NOT_COORDINATOR})
 
@@ -51,7 +50,7 @@ def produce_error(code: int, produce_version: int) -> int:
     """A coordinator's answer as Produce answers it."""
     if code == E.PRODUCER_FENCED:
         return E.INVALID_PRODUCER_EPOCH
-    if code == TE.TRANSACTION_ABORTABLE and produce_version < FIRST_PRODUCE_WITH_ABORTABLE:
+    if code == E.TRANSACTION_ABORTABLE and produce_version < FIRST_PRODUCE_WITH_ABORTABLE:
         return E.INVALID_TXN_STATE
     if code == E.CLUSTER_AUTHORIZATION_FAILED:
         return E.INVALID_TXN_STATE
@@ -124,7 +123,7 @@ class AddPartitionsToTxnManager:
                     sender.start()
                 sender.add(v, host, port)
         if stopped:
-            v.fail(TE.NETWORK_EXCEPTION)
+            v.fail(E.NETWORK_EXCEPTION)
 
     def _coordinator(self, transactional_id: str) -> tuple[int, str, int] | None:
         snap = self.metadata_cache.snapshot
@@ -174,7 +173,7 @@ class _VerifySender(threading.Thread):
                 else:
                     replaced = old
                     code = (E.INVALID_PRODUCER_EPOCH if old.producer_epoch < v.producer_epoch
-                            else TE.NETWORK_EXCEPTION)
+                            else E.NETWORK_EXCEPTION)
             self._queued[v.transactional_id] = v
             self._address = (host, port)
             self._cond.notify()
@@ -198,7 +197,7 @@ class _VerifySender(threading.Thread):
                 stopping, (host, port) = self._stopping, self._address
             if stopping:
                 for v in batch.values():
-                    v.fail(TE.NETWORK_EXCEPTION)
+                    v.fail(E.NETWORK_EXCEPTION)
                 return
             self._send(list(batch.values()), host, port)
 
@@ -225,7 +224,7 @@ class _VerifySender(threading.Thread):
         except Exception as e:
             log.info("AddPartitionsToTxn to broker %d failed: %s", self.coordinator, e)
             for v in batch:
-                v.fail(TE.NETWORK_EXCEPTION)
+                v.fail(E.NETWORK_EXCEPTION)
             return
         if response.error_code != E.NONE:
             for v in batch:
@@ -240,4 +239,4 @@ class _VerifySender(threading.Thread):
                       for t in result.topic_results for p in t.results_by_partition})
         for left in by_id.values():
             if left is not None:
-                left.fail(TE.NETWORK_EXCEPTION)
+                left.fail(E.NETWORK_EXCEPTION)

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.coordinator.transaction import errors as TE
 from kafkalite.server.coordinator.transaction.coordinator import MarkerRequest, TransactionCoordinator
 from kafkalite.server.coordinator.transaction.metadata import EPOCH_MAX, ProducerIdAndEpoch
 from kafkalite.server.coordinator.transaction.settings import TransactionConfig
@@ -131,8 +130,8 @@ def test_init_gives_epoch_0_then_bumps_and_rejects_bad_requests():
     c, *_ = make()
     assert init(c) == (E.NONE, 1000, 0)
     assert init(c) == (E.NONE, 1000, 1)
-    assert init(c, timeout=0)[0] == TE.INVALID_TRANSACTION_TIMEOUT
-    assert init(c, timeout=60_001)[0] == TE.INVALID_TRANSACTION_TIMEOUT
+    assert init(c, timeout=0)[0] == E.INVALID_TRANSACTION_TIMEOUT
+    assert init(c, timeout=60_001)[0] == E.INVALID_TRANSACTION_TIMEOUT
     assert init(c, txn="")[0] == E.INVALID_REQUEST
     assert init(c, txn=None) == (E.NONE, 1001, 0)  # idempotent: a fresh id, no state
 
@@ -282,12 +281,12 @@ def test_expired_ids_get_a_tombstone_and_go():
     init(c)
     clock.now += 100_001
     assert c.expire_transactional_ids() == 1
-    assert describe(c).error == TE.TRANSACTIONAL_ID_NOT_FOUND
+    assert describe(c).error == E.TRANSACTIONAL_ID_NOT_FOUND
     index = c.partition_for("t")
     assert store.log[index][-1][1] is None
     c.on_election(index, 9)
     c.load(index, 9, store.log[index])
-    assert describe(c).error == TE.TRANSACTIONAL_ID_NOT_FOUND
+    assert describe(c).error == E.TRANSACTIONAL_ID_NOT_FOUND
 
 
 def test_verify_partitions():
@@ -296,7 +295,7 @@ def test_verify_partitions():
     add(c, pid, epoch, [("x", 0)])
     out = Calls()
     c.handle_verify_partitions("t", pid, epoch, [("x", 0), ("x", 1)], out)
-    assert out.last == {("x", 0): E.NONE, ("x", 1): TE.TRANSACTION_ABORTABLE}
+    assert out.last == {("x", 0): E.NONE, ("x", 1): E.TRANSACTION_ABORTABLE}
     c.handle_verify_partitions("t", pid, epoch + 1, [("x", 0)], out)
     assert out.last == {("x", 0): E.PRODUCER_FENCED}
     c.handle_verify_partitions("t", pid + 1, epoch, [("x", 0)], out)
@@ -318,7 +317,7 @@ def test_list_transactions_filters():
     assert [t.transactional_id for t in c.list_transactions(["Ongoing"], duration_ms=4000)[2]] == ["d"]
     assert c.list_transactions(["Ongoing"], duration_ms=6000)[2] == []
     assert sorted(t.transactional_id for t in c.list_transactions(id_pattern="[ab]")[2]) == ["a", "b"]
-    assert c.list_transactions(id_pattern="(")[0] == TE.INVALID_REGULAR_EXPRESSION
+    assert c.list_transactions(id_pattern="(")[0] == E.INVALID_REGULAR_EXPRESSION
 
 
 # --- the state machine ----------------------------------------------------------------------------
