@@ -237,10 +237,9 @@ def bench_fetch(servers: str, seconds: float, rounds: int, depth: int, size: str
 @click.option("--servers", default="kafkalite,mock", show_default=True,
               help="Servers to measure: kafkalite, mock (librdkafka's mock cluster).")
 @click.option("--sizes", default="1,100,10000", show_default=True, help="Records per transaction.")
-@click.option("--seconds", default=5.0, show_default=True, help="Time per produce measurement at most.")
+@click.option("--seconds", default=5.0, show_default=True, help="Time per produce measurement.")
 @click.option("--records", default=30_000, show_default=True,
-              help="Records per measurement at most, and the consumed log's size (the mock keeps 5 MiB "
-                   "per partition).")
+              help="The consumed log's size in records (the mock keeps 5 MiB per partition).")
 @click.option("--rounds", default=2, show_default=True,
               help="Take the servers in turn this many times (order reversed every other round).")
 @click.option("--pin/--no-pin", default=True, show_default=True, help="Servers on core 0, clients on core 1.")
