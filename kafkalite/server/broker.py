@@ -200,6 +200,9 @@ class Broker:
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
         self.apis = self._kafka_apis(served_here)
+        # The markers of partitions this broker leads: written in-process by WriteTxnMarkers' logic.
+        assert self.txn_markers is not None
+        self.txn_markers.local_writer = self.apis.area(TxnMarkerApis).write_markers
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         self.apis.faults = self.faults = self._fault_injector()
         hidden = {cfg.privileged_listener_name, *cfg.controller_listener_names}

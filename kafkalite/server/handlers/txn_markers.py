@@ -64,11 +64,19 @@ class TxnMarkerApis:
         self.timeout_ms = timeout_ms
 
     def write_txn_markers(self, request: Request) -> Response | None:
+        self.write_markers(request.body, lambda body: self.send_response(respond(request, body)))
+        return None
+
+    def write_markers(self, body: Any, done: Callable[[Any], None]) -> None:
+        """A WriteTxnMarkers request's ``body``: ``done(response body)`` once every marker is
+        written (from the produce purgatory, or at once). What the request does, and what a
+        transaction coordinator of this broker calls for the partitions this broker leads (no
+        round trip through its own listener)."""
         rm = self.replica_manager
         now = int(time.time() * 1000)
         markers = []
         written: list[_Written] = []
-        for m in request.body.markers:
+        for m in body.markers:
             commit = bool(m.transaction_result)
             marker = EndTransactionMarker(ControlRecordType.COMMIT if commit else ControlRecordType.ABORT,
                                           m.coordinator_epoch)
@@ -94,13 +102,13 @@ class TxnMarkerApis:
                     written.append(_Written(t.name, result, info.last_offset + 1, m.producer_id, commit))
                 topics.append(TopicResult(name=t.name, partitions=results))
             markers.append(MarkerResult(producer_id=m.producer_id, topics=topics))
-        body = R(markers=markers)
+        answer = R(markers=markers)
         if not written:
-            return respond(request, body)
-        operation = DelayedMarkers(self.timeout_ms, request, body, written, self)
+            done(answer)
+            return
+        operation = DelayedMarkers(self.timeout_ms, answer, written, self, done)
         rm.produce_purgatory.try_complete_else_watch(
             operation, sorted({partition_key(w.topic, w.result.partition_index) for w in written}, key=str))
-        return None
 
     def markers_written(self, written: list[_Written]) -> None:
         """The markers that reached __consumer_offsets end their transactions' offsets there."""
@@ -120,10 +128,10 @@ class DelayedMarkers(DelayedOperation):
     """A WriteTxnMarkers waiting for the high watermark of each partition it appended to (Kafka's
     DelayedProduce for the coordinator's append)."""
 
-    def __init__(self, timeout_ms: int, request: Request, body: Any, written: list[_Written],
-                 apis: TxnMarkerApis) -> None:
+    def __init__(self, timeout_ms: int, body: Any, written: list[_Written], apis: TxnMarkerApis,
+                 done: Callable[[Any], None]) -> None:
         super().__init__(max(timeout_ms, 0))
-        self.request, self.body, self.apis = request, body, apis
+        self.body, self.apis, self.done = body, apis, done
         self.written = written
         self.waiting = list(written)
 
@@ -152,7 +160,7 @@ class DelayedMarkers(DelayedOperation):
         for w in self._pending():
             w.result.error_code = E.REQUEST_TIMED_OUT
         self.apis.markers_written(self.written)
-        self.apis.send_response(respond(self.request, self.body))
+        self.done(self.body)
 
     def on_expiration(self) -> None:
         pass  # on_complete answered REQUEST_TIMED_OUT for what was still waiting

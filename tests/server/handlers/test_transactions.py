@@ -18,6 +18,8 @@ from kafkalite.protocol.messages import (
     init_producer_id,
     list_transactions,
 )
+from kafkalite.protocol.records import iter_batches
+from kafkalite.storage.log import FetchIsolation
 from tests.support.brokers import connect, running_broker
 from tests.support.raw_requests import create_topic
 from tests.support.wait import wait_for
@@ -108,6 +110,31 @@ def test_commit_through_every_api(broker, client):
     assert listed.error_code == E.NONE and listed.unknown_state_filters == ["Nope"]
     assert [(t.transactional_id, t.transaction_state) for t in listed.transaction_states] == [
         ("wire-commit", "CompleteCommit")]
+
+
+def test_markers_of_partitions_led_here_are_written_in_process(broker, client):
+    """The coordinator writes the markers of the partitions this broker leads through the
+    WriteTxnMarkers handler's logic, in-process: no sender thread dials this broker, and with one
+    replica the transaction is CompleteCommit (and CompleteAbort) by the time EndTxn is answered,
+    its marker in each partition's log."""
+    markers = broker.txn_markers
+    sent = markers.markers_sent
+    pid = init(client, "wire-local").producer_id
+    assert add(client, "wire-local", pid, 0, [("t", 0), ("t", 1)]) == {("t", 0): 0, ("t", 1): 0}
+    assert end(client, "wire-local", pid, 0).error_code == E.NONE
+    [d] = describe(client, "wire-local")
+    assert (d.error_code, d.transaction_state) == (E.NONE, "CompleteCommit")
+    assert add(client, "wire-local", pid, 0, [("t", 1)]) == {("t", 1): E.NONE}  # no CONCURRENT_TRANSACTIONS
+    assert end(client, "wire-local", pid, 0, commit=False).error_code == E.NONE
+    assert describe(client, "wire-local")[0].transaction_state == "CompleteAbort"
+    assert markers.markers_sent - sent == 3
+    assert not markers._senders  # nothing went over the listener
+    controls = []
+    for index in (0, 1):
+        log_ = broker.replica_manager.partitions[("t", index)].log
+        data = log_.read(log_.log_start_offset, 1 << 20, FetchIsolation.LOG_END).read()
+        controls += [(index, h.producer_id) for _, h in iter_batches(data) if h.is_control]
+    assert sorted(c for c in controls if c[1] == pid) == [(0, pid), (1, pid), (1, pid)]
 
 
 def test_end_txn_v5_bumps_the_epoch(client):

@@ -4,11 +4,13 @@ AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, their v4+ verification, DescribeTra
 ListTransactions), answered through callbacks: a handler thread never waits.
 
 A request checks and prepares its move under the state manager's lock, writes it to
-``__transaction_state`` (state_manager), and is answered once the write is committed. EndTxn is
-answered as soon as PrepareCommit/PrepareAbort is written; the markers then go to every partition
-of the transaction (``markers``, the TransactionMarkerChannelManager), and once every partition
-has its marker, CompleteCommit/CompleteAbort is written (prepared before the markers go, as Kafka
-does, so that every request meanwhile answers CONCURRENT_TRANSACTIONS).
+``__transaction_state`` (state_manager), and is answered once the write is committed. Once
+PrepareCommit/PrepareAbort is written, the markers go to every partition of the transaction
+(``markers``, the TransactionMarkerChannelManager), and once every partition has its marker,
+CompleteCommit/CompleteAbort is written (prepared before the markers go, as Kafka does, so that
+every request meanwhile answers CONCURRENT_TRANSACTIONS). EndTxn is answered right after the
+markers are handed over: those of partitions this broker leads are written in-process at once,
+so with no follower to wait for the transaction is complete when its producer hears of it.
 
 Two timers (the broker's scheduler): transactions Ongoing past their timeout are fenced (epoch+1)
 and aborted (``abort_timed_out_transactions``); ids idle past transactional.id.expiration.ms get a
@@ -353,13 +355,18 @@ class TransactionCoordinator:
                 respond(outcome, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
                 return
             request, complete = markers
+            # The markers first: those of partitions this broker leads are written at once (and,
+            # if every one is and needs no follower, Complete* too), so that the producer's next
+            # transaction does not find this one still completing (CONCURRENT_TRANSACTIONS, and
+            # its client's backoff). What is left to do (markers sent elsewhere, followers to
+            # wait for) goes on after the answer, as Kafka's.
+            self._send_markers(request)
             # EndTxn v5 is told the producer id and epoch to go on with: after an epoch overflow,
             # the next producer id at epoch 0, taken at Complete.
             if complete.producer_id != request.producer_id:
                 respond(E.NONE, complete.producer_id, complete.producer_epoch)
             else:
                 respond(E.NONE, request.producer_id, request.producer_epoch)
-            self._send_markers(request)
 
         self.state.append(transactional_id, coordinator_epoch, metadata, transit, written)
 

@@ -1,7 +1,14 @@
 """Kafka's TransactionMarkerChannelManager: the COMMIT/ABORT markers of ended transactions,
-sent as WriteTxnMarkers v1 to the leader of each partition over the inter-broker listener (this
-broker included), until every partition has acknowledged; then the coordinator writes
-CompleteCommit/CompleteAbort (``MarkerRequest.on_written``).
+sent as WriteTxnMarkers v1 to the leader of each partition over the inter-broker listener, until
+every partition has acknowledged; then the coordinator writes CompleteCommit/CompleteAbort
+(``MarkerRequest.on_written``).
+
+The markers of partitions this broker leads are written in-process when the broker gives a
+``local_writer`` (the WriteTxnMarkers handler's own logic, the same request and answer, acks=all,
+answered from the produce purgatory): at once, in the thread that asked, with no round trip
+through this broker's listener and no sender thread between. Kafka sends those over the network
+too; what differs is only how soon the transaction completes (the window in which its producer's
+next AddPartitionsToTxn is answered CONCURRENT_TRANSACTIONS and backs off).
 
 One thread and one queue per destination broker (``TxnMarkerSenderThread-{node}-{destination}``,
 one request in flight, the queued markers of many transactions in it, as the controller's
@@ -20,6 +27,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafkalite.clients import BlockingClient
 from kafkalite.protocol import error_codes as E
@@ -28,6 +36,9 @@ from kafkalite.protocol.messages import write_txn_markers
 
 from ...metadata_cache import MetadataCache
 from .coordinator import MarkerRequest, TopicPartition
+
+# (WriteTxnMarkers request body, done(response body)): the handler's logic, in-process.
+LocalWriter = Callable[[Any, Callable[[Any], None]], None]
 
 log = logging.getLogger("kafkalite.server.coordinator.transaction.markers")
 
@@ -50,12 +61,15 @@ class _Pending:
 
 class TransactionMarkerChannelManager:
     def __init__(self, node_id: int, metadata_cache: MetadataCache, listener: str | None,
-                 timeout: float = 30.0) -> None:
-        """``listener``: the inter-broker listener, where partition leaders are reached."""
+                 timeout: float = 30.0, local_writer: LocalWriter | None = None) -> None:
+        """``listener``: the inter-broker listener, where partition leaders are reached;
+        ``local_writer``: writes the markers of the partitions this broker leads (else they go
+        over the listener too; the broker sets it once its handlers exist)."""
         self.node_id = node_id
         self.metadata_cache = metadata_cache
         self.listener = listener
         self.timeout = timeout
+        self.local_writer = local_writer
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
         self._senders: dict[int, _DestinationSender] = {}
@@ -91,8 +105,10 @@ class TransactionMarkerChannelManager:
             if old is not None:
                 old.cancelled = True
             self._pending[request.transactional_id] = pending
+        local: list[tuple[_Pending, TopicPartition]] = []
         for tp in request.partitions:
-            self._route(pending, tp)
+            self._route(pending, tp, local)
+        self._write_local(local)
 
     def remove_for_partition(self, index: int) -> None:
         """The __transaction_state partition ``index`` left (or is loaded again): its markers go."""
@@ -127,8 +143,14 @@ class TransactionMarkerChannelManager:
             return None
         return leader, endpoint.host, endpoint.port
 
-    def _route(self, pending: _Pending, tp: TopicPartition) -> None:
+    def _route(self, pending: _Pending, tp: TopicPartition, local: list[tuple[_Pending, TopicPartition]]
+               ) -> None:
+        """Queue the marker for its leader's sender, or add it to ``local`` (this broker leads
+        the partition: for ``_write_local``)."""
         if pending.cancelled or self._stopping.is_set():
+            return
+        if self.local_writer is not None and self._leader(tp) == self.node_id:
+            local.append((pending, tp))
             return
         where = self._leader_address(tp)
         if where is False:
@@ -147,6 +169,29 @@ class TransactionMarkerChannelManager:
                 sender.start()
         sender.queue.put((pending, tp, host, port))
 
+    def _leader(self, tp: TopicPartition) -> int | None:
+        topic = self.metadata_cache.snapshot.topics.get(tp[0])
+        info = topic.partitions.get(tp[1]) if topic is not None else None
+        return info.leader if info is not None else None
+
+    def _write_local(self, items: list[tuple[_Pending, TopicPartition]]) -> None:
+        """The markers of partitions this broker leads, as one WriteTxnMarkers handled
+        in-process; answered as a sent one is (``_answer``), errors retried the same way."""
+        writer = self.local_writer
+        if not items or writer is None:
+            return
+        body, pendings = _request_body(items)
+
+        def done(response: Any) -> None:
+            _answer(self, items, pendings, response)
+
+        try:
+            writer(body, done)
+        except Exception:  # as a failed send: every marker again, later
+            log.exception("Writing the markers of partitions this broker leads failed; retrying")
+            for pending, tp in items:
+                self.answered(pending, tp, E.UNKNOWN_SERVER_ERROR)
+
     def _retry(self, pending: _Pending, tp: TopicPartition) -> None:
         with self._lock:
             self._retries.append((pending, tp))
@@ -161,8 +206,10 @@ class TransactionMarkerChannelManager:
                 self._wake.clear()
                 retries, self._retries = self._retries, []
                 later, self._later = self._later, []
+            local: list[tuple[_Pending, TopicPartition]] = []
             for pending, tp in retries:
-                self._route(pending, tp)
+                self._route(pending, tp, local)
+            self._write_local(local)
             for fn in later:
                 try:
                     fn()
@@ -254,40 +301,51 @@ class _DestinationSender(threading.Thread):
                 client.close()
             client = self.client = BlockingClient(host, port, f"broker-{self.manager.node_id}-txn-markers",
                                                   self.manager.timeout)
-        by_txn: dict[int, tuple[_Pending, dict[str, list[int]]]] = {}
-        for pending, tp, _, _ in items:
-            _, topics = by_txn.setdefault(id(pending), (pending, {}))
-            topics.setdefault(tp[0], []).append(tp[1])
-        R = write_txn_markers.REQUEST
-        M = R["markers"]
-        markers = [M(producer_id=p.request.producer_id, producer_epoch=p.request.producer_epoch,
-                     transaction_result=p.request.commit, coordinator_epoch=p.request.coordinator_epoch,
-                     topics=[M["topics"](name=t, partition_indexes=sorted(set(ps)))
-                             for t, ps in topics.items()])
-                   for p, topics in by_txn.values()]
+        body, pendings = _request_body([(pending, tp) for pending, tp, _, _ in items])
         try:
-            response = client.send_and_receive(ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION,
-                                               R(markers=markers))
+            response = client.send_and_receive(ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body)
         except Exception as e:  # unreachable, closed, no such api: every marker again, later
             if not self._stopped:
                 log.info("WriteTxnMarkers to broker %d failed (%s); retrying", self.destination, e)
                 for pending, tp, _, _ in items:
                     self.manager.answered(pending, tp, E.NETWORK_EXCEPTION)
             return
-        answered: set[tuple[int, TopicPartition]] = set()
-        pendings = list(by_txn.values())
-        for i, result in enumerate(response.markers):
-            # Kafka answers the markers in request order; a producer id matches them otherwise.
-            candidates = [p for p, _ in pendings if p.request.producer_id == result.producer_id]
-            if i < len(pendings) and pendings[i][0].request.producer_id == result.producer_id:
-                candidates.insert(0, pendings[i][0])
-            if not candidates:
-                continue
-            pending = candidates[0]
-            for t in result.topics:
-                for p in t.partitions:
-                    answered.add((id(pending), (t.name, p.partition_index)))
-                    self.manager.answered(pending, (t.name, p.partition_index), p.error_code)
-        for pending, tp, _, _ in items:
-            if (id(pending), tp) not in answered:
-                self.manager.answered(pending, tp, E.NETWORK_EXCEPTION)
+        _answer(self.manager, [(pending, tp) for pending, tp, _, _ in items], pendings, response)
+
+
+def _request_body(items: list[tuple[_Pending, TopicPartition]]) -> tuple[Any, list[_Pending]]:
+    """One WriteTxnMarkers for ``items``: a marker per transaction, in the order of the list
+    returned."""
+    by_txn: dict[int, tuple[_Pending, dict[str, list[int]]]] = {}
+    for pending, tp in items:
+        _, topics = by_txn.setdefault(id(pending), (pending, {}))
+        topics.setdefault(tp[0], []).append(tp[1])
+    R = write_txn_markers.REQUEST
+    M = R["markers"]
+    markers = [M(producer_id=p.request.producer_id, producer_epoch=p.request.producer_epoch,
+                 transaction_result=p.request.commit, coordinator_epoch=p.request.coordinator_epoch,
+                 topics=[M["topics"](name=t, partition_indexes=sorted(set(ps)))
+                         for t, ps in topics.items()])
+               for p, topics in by_txn.values()]
+    return R(markers=markers), [p for p, _ in by_txn.values()]
+
+
+def _answer(manager: TransactionMarkerChannelManager, items: list[tuple[_Pending, TopicPartition]],
+            pendings: list[_Pending], response: Any) -> None:
+    """Each marker's answer to ``manager``; NETWORK_EXCEPTION (retried) for any not answered."""
+    answered: set[tuple[int, TopicPartition]] = set()
+    for i, result in enumerate(response.markers):
+        # Kafka answers the markers in request order; a producer id matches them otherwise.
+        candidates = [p for p in pendings if p.request.producer_id == result.producer_id]
+        if i < len(pendings) and pendings[i].request.producer_id == result.producer_id:
+            candidates.insert(0, pendings[i])
+        if not candidates:
+            continue
+        pending = candidates[0]
+        for t in result.topics:
+            for p in t.partitions:
+                answered.add((id(pending), (t.name, p.partition_index)))
+                manager.answered(pending, (t.name, p.partition_index), p.error_code)
+    for pending, tp in items:
+        if (id(pending), tp) not in answered:
+            manager.answered(pending, tp, E.NETWORK_EXCEPTION)
