@@ -242,7 +242,7 @@ class Broker:
         state = TransactionStateManager(txn, ReplicatedTxnLogStore(rm, txn.request_timeout_ms))
         self.txn_coordinator = coordinator = TransactionCoordinator(
             self.node_id, txn, state, self.producer_ids.generate, self.txn_markers)
-        self.txn_loader = TransactionLogLoader(coordinator, rm)
+        self.txn_loader = TransactionLogLoader(coordinator, rm, txn.load_buffer_size)
         rm.leadership_listeners.append(self.txn_loader.on_leadership)
         self.txn_verifier = AddPartitionsToTxnManager(
             self.node_id, cache, listener, txn.num_partitions, local=coordinator,

@@ -42,7 +42,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("protocol/records/compression.py", 65536): "a decompression buffer's first size",
     # 1 MiB (replica.fetch.max.bytes' default): chunk sizes.
     ("metrics/http.py", 1 << 20): "MAX_POST_BYTES of the metrics endpoint",
-    ("server/coordinator/log_store.py", 1 << 20): "bytes read per round loading a coordinator's partition",
+    ("server/coordinator/log_store.py", 1 << 20): "LOAD_BUFFER_BYTES: read per round loading groups",
     ("storage/segment.py", 1 << 20): "_RECOVERY_WINDOW: bytes read per round in recovery",
     ("storage/volume.py", 1 << 20): "bytes read per pread",
     # A minute (log.segment.delete.delay.ms, log.flush.*.checkpoint.interval.ms: 60000).

@@ -110,12 +110,16 @@ class LoggedBatch(NamedTuple):
     records: list[KeyValue]
 
 
-def read_batches(log_: Log) -> Iterator[LoggedBatch]:
-    """Every batch of the log from its start to its end, in offset order, control batches too."""
+LOAD_BUFFER_BYTES = 1 << 20  # read per round when loading (the group coordinator's)
+
+
+def read_batches(log_: Log, buffer_bytes: int = LOAD_BUFFER_BYTES) -> Iterator[LoggedBatch]:
+    """Every batch of the log from its start to its end, in offset order, control batches too,
+    read ``buffer_bytes`` at a time (a larger batch whole)."""
     offset = log_.log_start_offset
     end = log_.log_end_offset
     while offset < end:
-        data = log_.read(offset, 1 << 20, FetchIsolation.LOG_END).read()
+        data = log_.read(offset, buffer_bytes, FetchIsolation.LOG_END).read()
         if not data:
             break
         for pos, header in iter_batches(data):
@@ -124,9 +128,9 @@ def read_batches(log_: Log) -> Iterator[LoggedBatch]:
                                        if r.key is not None])
 
 
-def read_records(log_: Log) -> Iterator[KeyValue]:
+def read_records(log_: Log, buffer_bytes: int = LOAD_BUFFER_BYTES) -> Iterator[KeyValue]:
     """Every (key, value) of the log's data batches, in offset order (control batches skipped)."""
-    for batch in read_batches(log_):
+    for batch in read_batches(log_, buffer_bytes):
         if not batch.header.is_control:
             yield from batch.records
 

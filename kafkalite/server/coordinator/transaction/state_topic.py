@@ -24,7 +24,10 @@ class ReplicatedTxnLogStore:
 
 
 class TransactionLogLoader(PartitionLoader):
-    def __init__(self, coordinator: TransactionCoordinator, replica_manager: ReplicaManager) -> None:
+    """Reads a partition ``load_buffer_bytes`` at a time (transaction.state.log.load.buffer.size)."""
+
+    def __init__(self, coordinator: TransactionCoordinator, replica_manager: ReplicaManager,
+                 load_buffer_bytes: int) -> None:
         self._epochs: dict[int, int] = {}
 
         def begin(index: int) -> None:
@@ -34,7 +37,8 @@ class TransactionLogLoader(PartitionLoader):
             coordinator.on_election(index, epoch)
 
         def load(index: int, log_: object) -> None:
-            coordinator.load(index, self._epochs.get(index, -1), list(read_records(log_)))  # type: ignore[arg-type]
+            records = list(read_records(log_, load_buffer_bytes))  # type: ignore[arg-type]
+            coordinator.load(index, self._epochs.get(index, -1), records)
 
         super().__init__(replica_manager, TRANSACTION_STATE_TOPIC, "transaction-log-loader", begin, load,
                          coordinator.on_resignation)
