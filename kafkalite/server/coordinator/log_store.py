@@ -39,6 +39,20 @@ class ProducerFields(NamedTuple):
     base_sequence: int = NO_SEQUENCE
 
 
+def translate_append_error(code: int, too_large: int) -> int:
+    """What a coordinator tells its client of a failed append (Kafka's GroupMetadataManager and
+    TransactionStateManager alike): the partition cannot take it now -> COORDINATOR_NOT_AVAILABLE,
+    its leadership left -> NOT_COORDINATOR, too large -> ``too_large`` (each coordinator its own)."""
+    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                E.REQUEST_TIMED_OUT):
+        return E.COORDINATOR_NOT_AVAILABLE
+    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
+        return E.NOT_COORDINATOR
+    if code in (E.MESSAGE_TOO_LARGE, E.RECORD_LIST_TOO_LARGE, E.INVALID_FETCH_SIZE):
+        return too_large
+    return code
+
+
 class CoordinatorLog:
     """Appends to the partitions of ``topic`` this broker leads, each answered with a Kafka error
     code once committed (or failed); ``timeout_ms`` bounds the wait for the followers."""

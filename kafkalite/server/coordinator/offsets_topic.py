@@ -26,7 +26,7 @@ from kafkalite.storage.log import Log
 
 from ..replication.replica_manager import ReplicaManager
 from .group_coordinator import GroupCoordinator
-from .log_store import CoordinatorLog, PartitionLoader, ProducerFields, read_batches
+from .log_store import CoordinatorLog, PartitionLoader, ProducerFields, read_batches, translate_append_error
 from .offsets import LoadedBatch
 from .settings import OffsetsTopicConfig
 
@@ -43,14 +43,7 @@ def partition_for(group_id: str, num_partitions: int) -> int:
 
 def _commit_error(code: int) -> int:
     """Kafka's translation of an append's error for the group's client."""
-    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                E.REQUEST_TIMED_OUT):
-        return E.COORDINATOR_NOT_AVAILABLE
-    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
-        return E.NOT_COORDINATOR
-    if code in (E.MESSAGE_TOO_LARGE, E.RECORD_LIST_TOO_LARGE, E.INVALID_FETCH_SIZE):
-        return E.INVALID_COMMIT_OFFSET_SIZE
-    return code
+    return translate_append_error(code, E.INVALID_COMMIT_OFFSET_SIZE)
 
 
 class ReplicatedOffsetsStore:

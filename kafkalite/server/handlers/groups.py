@@ -45,6 +45,27 @@ from .metadata import AutoTopicCreator
 log = logging.getLogger("kafkalite.server.handlers.groups")
 
 
+def requested_offsets(topics: Any, metadata_cache: MetadataCache | None, with_leader_epoch: bool
+                      ) -> tuple[dict[tuple[str, int], CommittedOffset], set[tuple[str, int]]]:
+    """(offsets to commit, partitions refused) of an OffsetCommit's or TxnOffsetCommit's topics:
+    a partition the metadata does not know is refused on its own, the others are committed
+    (Kafka's handleOffsetCommitRequest and handleTxnOffsetCommitRequest)."""
+    now = int(time.time() * 1000)
+    offsets: dict[tuple[str, int], CommittedOffset] = {}
+    unknown: set[tuple[str, int]] = set()
+    known_topics = metadata_cache.snapshot.topics if metadata_cache is not None else None
+    for t in topics:
+        known = known_topics.get(t.name) if known_topics is not None else None
+        for p in t.partitions:
+            if known_topics is not None and (known is None or p.partition_index not in known.partitions):
+                unknown.add((t.name, p.partition_index))
+                continue
+            offsets[(t.name, p.partition_index)] = CommittedOffset(
+                p.committed_offset, p.committed_leader_epoch if with_leader_epoch else -1,
+                p.committed_metadata or "", now)
+    return offsets, unknown
+
+
 class GroupApis:
     def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
                  metadata_cache: MetadataCache | None = None,
@@ -106,21 +127,7 @@ class GroupApis:
     def offset_commit(self, request: Request) -> Response | None:
         body, version = request.body, request.api_version
         R = offset_commit.RESPONSE
-        now = int(time.time() * 1000)
-        offsets: dict[tuple[str, int], CommittedOffset] = {}
-        # Kafka's handleOffsetCommitRequest: a partition the metadata does not know is refused
-        # on its own; the others are committed.
-        unknown: set[tuple[str, int]] = set()
-        topics = self.metadata_cache.snapshot.topics if self.metadata_cache is not None else None
-        for t in body.topics:
-            known = topics.get(t.name) if topics is not None else None
-            for p in t.partitions:
-                if topics is not None and (known is None or p.partition_index not in known.partitions):
-                    unknown.add((t.name, p.partition_index))
-                    continue
-                offsets[(t.name, p.partition_index)] = CommittedOffset(
-                    p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
-                    p.committed_metadata or "", now)
+        offsets, unknown = requested_offsets(body.topics, self.metadata_cache, with_leader_epoch=version >= 6)
 
         def answer(error: int) -> Response:
             return respond(request, R(throttle_time_ms=0, topics=[R["topics"](name=t.name, partitions=[

@@ -12,18 +12,17 @@ others get the commit's error. The answer waits for the append (acks=all).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import txn_offset_commit
 
-from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import GroupCoordinator
 from ..coordinator.results import NO_MEMBER
 from ..metadata_cache import MetadataCache
 from ..responses import respond
+from .groups import requested_offsets
 
 R = txn_offset_commit.RESPONSE
 TopicResponse = R["topics"]
@@ -39,19 +38,7 @@ class TxnOffsetApis:
 
     def txn_offset_commit(self, request: Request) -> Response | None:
         body, version = request.body, request.api_version
-        now = int(time.time() * 1000)
-        offsets: dict[tuple[str, int], CommittedOffset] = {}
-        unknown: set[tuple[str, int]] = set()
-        topics = self.metadata_cache.snapshot.topics if self.metadata_cache is not None else None
-        for t in body.topics:
-            known = topics.get(t.name) if topics is not None else None
-            for p in t.partitions:
-                if topics is not None and (known is None or p.partition_index not in known.partitions):
-                    unknown.add((t.name, p.partition_index))
-                    continue
-                offsets[(t.name, p.partition_index)] = CommittedOffset(
-                    p.committed_offset, p.committed_leader_epoch if version >= 2 else -1,
-                    p.committed_metadata or "", now)
+        offsets, unknown = requested_offsets(body.topics, self.metadata_cache, with_leader_epoch=version >= 2)
 
         def answer(error: int) -> Response:
             return respond(request, R(throttle_time_ms=0, topics=[TopicResponse(name=t.name, partitions=[

@@ -27,6 +27,7 @@ from typing import Protocol
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 
+from .. import log_store
 from . import log_records
 from .metadata import TransactionMetadata, TxnTransitMetadata
 from .settings import TRANSACTION_VERSION, TransactionConfig
@@ -48,14 +49,7 @@ class TxnLogStore(Protocol):
 
 def translate_append_error(code: int) -> int:
     """Kafka's appendTransactionToLog: what a client is told of a failed write."""
-    if code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.NOT_ENOUGH_REPLICAS, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                E.REQUEST_TIMED_OUT):
-        return E.COORDINATOR_NOT_AVAILABLE
-    if code in (E.NOT_LEADER_OR_FOLLOWER, E.KAFKA_STORAGE_ERROR):
-        return E.NOT_COORDINATOR
-    if code in (E.MESSAGE_TOO_LARGE, E.RECORD_LIST_TOO_LARGE):
-        return E.UNKNOWN_SERVER_ERROR
-    return code
+    return log_store.translate_append_error(code, E.UNKNOWN_SERVER_ERROR)
 
 
 @dataclass
