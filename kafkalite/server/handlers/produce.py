@@ -37,6 +37,7 @@ from kafkalite.protocol.records import (
     LOG_OVERHEAD,
     MAGIC,
     BatchHeader,
+    Compression,
     CorruptRecordError,
     DecompressedTooLarge,
     UnsupportedCompressionError,
@@ -45,8 +46,11 @@ from kafkalite.protocol.records import (
 )
 from kafkalite.protocol.records.batch import (
     BATCH_LENGTH_OFFSET,
+    COMPRESSION_MASK,
     MAGIC_OFFSET,
     RECORDS_COUNT_OFFSET,
+    RECORDS_OFFSET,
+    Buffer,
     read_header,
 )
 from kafkalite.storage.producer_state import NO_TXN_FIRST_OFFSET
@@ -115,7 +119,9 @@ def validate_records(records: Any) -> bytearray | memoryview:
         raise ApiError(E.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in a record "
                                          f"batch with producerId {header.producer_id}.")
     try:
-        check_records(records, 0, header, max(MAX_DECOMPRESSED, DECOMPRESSION_RATIO * len(records)))
+        if header.attributes & COMPRESSION_MASK != Compression.NONE or not records_frame(
+                records, header.records_count, RECORDS_OFFSET, header.size):
+            check_records(records, 0, header, max(MAX_DECOMPRESSED, DECOMPRESSION_RATIO * len(records)))
     except DecompressedTooLarge as e:
         raise ApiError(E.MESSAGE_TOO_LARGE, f"The batch's records are too large to check: {e}") from None
     except CorruptRecordError as e:
@@ -125,6 +131,65 @@ def validate_records(records: Any) -> bytearray | memoryview:
     if type(records) is memoryview and not records.readonly:
         return records
     return records if type(records) is bytearray else bytearray(records)
+
+
+RUN_MIN = 8  # records the first check of a run covers; each next one twice as many
+WALK_BETWEEN_RUNS = 64  # records walked one by one after a run broke
+
+
+def records_frame(buf: Buffer, count: int, pos: int, end: int) -> bool:
+    """True when the ``count`` uncompressed records from ``pos`` frame exactly up to ``end`` as
+    protocol/records' ``check_records`` walks them: each one's length varint read where the one
+    before ends, at least 1, within the records, and nothing left over. False says nothing more
+    (the caller walks them for the error).
+
+    The walk is a Python loop step per record, about 0.2 us: a millisecond and a half for the
+    8,000 records of a 1 MB produce, most of such a produce's time on the broker. Records often
+    come in runs of one size (fixed-size values: the offset and timestamp deltas change the size
+    only at a few bounds, 64 and 8,192 records in); in a run the length prefixes are one
+    record's bytes at every stride of its size, which a strided slice per prefix byte compares
+    in C. After a record, runs of its size after it are checked, 8 records and then twice as
+    many each time while they hold; after a run breaks, the next records are walked one by one
+    for a while, so records of mixed sizes cost one failed comparison in 64. Prefixes of one or
+    two bytes only (records up to 8,191 bytes): others are left to the walk."""
+    left = count
+    walk = 1  # records to walk before the next run check: 1 at first and after a run held
+    with memoryview(buf) as view:
+        try:
+            while left > 0:
+                walk = min(walk, left)
+                for _ in range(walk):  # the walk's step
+                    first = pos
+                    z = buf[pos]
+                    if z < 0x80:
+                        pos += 1
+                    else:
+                        z2 = buf[pos + 1]
+                        if z2 >= 0x80:
+                            return False
+                        z = (z & 0x7F) | (z2 << 7)
+                        pos += 2
+                    length = (z >> 1) ^ -(z & 1)
+                    if length < 1 or pos + length > end:
+                        return False
+                    pos += length
+                left -= walk
+                stride = pos - first
+                run = RUN_MIN
+                walk = WALK_BETWEEN_RUNS
+                while run <= left:
+                    stop = pos + run * stride
+                    if stop > end or view[pos:stop:stride] != bytes((buf[first],)) * run:
+                        break
+                    if stride - length == 2 and view[pos + 1:stop:stride] != bytes((buf[first + 1],)) * run:
+                        break
+                    pos = stop
+                    left -= run
+                    run *= 2
+                    walk = 1
+        except IndexError:
+            return False
+    return pos == end
 
 
 class TxnVerifier(Protocol):
