@@ -213,11 +213,18 @@ class TransactionIndex:
         and ``first_offset < upper_bound_offset``; complete at the first entry whose last stable
         offset reaches the upper bound, since no transaction aborted later began below it
         (Kafka's collectAbortedTxns)."""
+        # Every read_committed fetch reads the file from its start (as Kafka's): the entries are
+        # unpacked in one C loop and only those overlapping become AbortedTxn objects.
         found = []
-        for txn, _ in self._entries_with_positions():
-            if txn.last_offset >= fetch_offset and txn.first_offset < upper_bound_offset:
-                found.append(txn)
-            if txn.last_stable_offset >= upper_bound_offset:
+        for position, (version, producer_id, first, last, lso) in enumerate(_ENTRY.iter_unpack(self._read())):
+            if version != CURRENT_VERSION:
+                raise CorruptAbortedTxnError(
+                    f"Unexpected aborted transaction version {version}, current version is "
+                    f"{CURRENT_VERSION} at position {position * ENTRY_SIZE} of {self.path}"
+                )
+            if last >= fetch_offset and first < upper_bound_offset:
+                found.append(AbortedTxn(producer_id, first, last, lso))
+            if lso >= upper_bound_offset:
                 return TxnIndexSearchResult(found, True)
         return TxnIndexSearchResult(found, False)
 
