@@ -303,3 +303,20 @@ def test_partition_verification_refuses_a_partition_not_in_the_transaction(tmp_p
                 assert fetch_committed(c, topic, isolation=0).high_watermark == 0
             else:
                 assert error == E.NONE
+
+
+def test_a_diverging_epoch_answer_carries_the_last_stable_offset(broker):
+    """A fetch whose last fetched epoch ends earlier here is answered with where the logs part
+    (KIP-595's truncation on fetch), and with the partition's offsets: the LSO below an open
+    transaction, not the high watermark."""
+    topic = f"txn-{uuid.uuid4().hex[:6]}"
+    c, inter = clients(broker)
+    with c, inter:
+        create_topic(c, topic)
+        assert produce_txn(c, topic, txn_batch(4100, 0, 0, [b"a", b"b"])).error_code == E.NONE
+        # A fetcher that has epoch 0 up to offset 5, where this log's epoch 0 ends at 2.
+        request = fetch_request([(topic, 0, 5)])
+        request.topics[0].partitions[0].last_fetched_epoch = 0
+        ((_, p),) = fetch_partitions(c.call(FETCH, 12, request))
+        assert (p.diverging_epoch.epoch, p.diverging_epoch.end_offset) == (0, 2)
+        assert (p.high_watermark, p.last_stable_offset) == (2, 0)

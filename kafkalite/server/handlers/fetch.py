@@ -170,7 +170,7 @@ class FetchApis:
         log = partition.log
         return PartitionData(
             partition_index=info.partition, error_code=E.NONE, high_watermark=log.high_watermark,
-            last_stable_offset=log.high_watermark, log_start_offset=log.log_start_offset,
+            last_stable_offset=log.last_stable_offset, log_start_offset=log.log_start_offset,
             diverging_epoch=PartitionData["diverging_epoch"](epoch=epoch, end_offset=end_offset),
             aborted_transactions=None, preferred_read_replica=-1, records=b"")
 
