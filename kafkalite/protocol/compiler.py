@@ -33,7 +33,10 @@ def min_size(t: Any, version: int, flexible: bool) -> int:
     total = 1 if flexible else 0
     for f in t.fields:
         if f.present_in(version):
-            total += min_size(f.type, version, _field_flexible(f, version, flexible))
+            if isinstance(f.type, Struct) and version in f.nullable:
+                total += 1  # a null struct: its marker byte
+            else:
+                total += min_size(f.type, version, _field_flexible(f, version, flexible))
     return total
 
 
@@ -194,7 +197,13 @@ def _encode_value(g: _Gen, t: Any, expr: str, nullable: bool, flexible: bool, ve
         return [f"P.{fn}({out}, {expr}, {nullable})"]
     if isinstance(t, Struct):
         obj = f"_s{g.uid()}"
-        return [f"{obj} = {expr}"] + _encode_struct(g, t, version, flexible, obj, out)
+        body = _encode_struct(g, t, version, flexible, obj, out)
+        if not nullable:
+            return [f"{obj} = {expr}", *body]
+        # A nullable struct (Kafka's nullableVersions on a struct field): one byte, -1 for null,
+        # 1 before the struct.
+        return [f"{obj} = {expr}", f"if {obj} is None:", f"    {out}.append(0xFF)", "else:",
+                f"    {out}.append(1)"] + ["    " + x for x in body]
     k = g.uid()
     v, n, item = f"_a{k}", f"_l{k}", f"_i{k}"
     lines = [f"{v} = {expr}"]
@@ -335,7 +344,12 @@ def _decode_value(g: _Gen, t: Any, var: str, nullable: bool, flexible: bool, ver
         return [f"{var}, pos = P.{fn}(buf, pos, {nullable})"]
     if isinstance(t, Struct):
         lines, ctor = _decode_struct(g, t, version, flexible)
-        return [*lines, f"{var} = {ctor}"]
+        if not nullable:
+            return [*lines, f"{var} = {ctor}"]
+        # A negative marker byte is a null struct (Kafka's readByte() < 0).
+        m = f"_m{g.uid()}"
+        return [f"{m} = buf[pos]", "pos += 1", f"if {m} >= 128:", f"    {var} = None", "else:"] \
+            + ["    " + x for x in [*lines, f"{var} = {ctor}"]]
     it = t.item
     k = g.uid()
     count = f"_c{k}"

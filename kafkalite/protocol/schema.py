@@ -178,9 +178,6 @@ class Struct:
         tags = [f.tag for f in fields if f.tag is not None]
         if len(set(tags)) != len(tags):
             raise ValueError(f"{name}: duplicate tags")
-        for f in fields:
-            if isinstance(f.type, Struct) and not f.nullable.empty:
-                raise ValueError(f"{name}.{f.name}: nullable struct fields are not supported")
         self._cls: type | None = None
 
     @property
