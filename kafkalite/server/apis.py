@@ -21,6 +21,7 @@ from kafkalite.protocol import APIS_BY_KEY, ApiKey
 from kafkalite.protocol.schema import Versions
 
 from .handlers.api_versions import ApiTable, ApiVersionsApis
+from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
@@ -32,6 +33,7 @@ from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
 from .handlers.registration import RegistrationApis
+from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
 from .handlers.txn_markers import TxnMarkerApis
@@ -159,8 +161,14 @@ SERVED: tuple[ServedApi, ...] = (
             note="answered once PrepareCommit/PrepareAbort is written; v5 bumps the epoch (KIP-890, "
                  "transaction.version 2)"),
     _served(ApiKey.DESCRIBE_TRANSACTIONS, "0", EVERY, TransactionApis.describe_transactions),
+    _served(ApiKey.DESCRIBE_CLUSTER, "0-2", EVERY, ClusterApis.describe_cluster,
+            note="brokers only (CONTROLLERS: MISMATCHED_ENDPOINT_TYPE), none fenced; the controller "
+                 "is the broker that runs it"),
     _served(ApiKey.LIST_TRANSACTIONS, "0-2", EVERY, TransactionApis.list_transactions,
             note="the transactions this broker coordinates; v2's pattern is a Python regular expression"),
+    _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
+            note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
+                 "replicas (empty lists)"),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

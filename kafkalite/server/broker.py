@@ -45,6 +45,7 @@ from .coordinator.transaction.verification import AddPartitionsToTxnManager
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
 from .handlers.api_versions import ApiVersionsApis
+from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
@@ -56,6 +57,7 @@ from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
 from .handlers.registration import RegistrationApis
+from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import InternalTopicCreator, TransactionApis
 from .handlers.txn_markers import TxnMarkerApis
@@ -287,7 +289,9 @@ class Broker:
                             self.config.offsets_topic_config().num_partitions),
             TxnMarkerApis(rm, send, self.group_coordinator,
                           self.config.transaction_config().request_timeout_ms),
-            TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm))
+            TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
+            ClusterApis(cache),
+            TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""

@@ -105,6 +105,12 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
         group="server",
     ),
     Setting(
+        "max.request.partition.size.limit", "int", 2000,
+        "The maximum number of partitions can be served in one request (DescribeTopicPartitions "
+        "answers at most this many, whatever the request's limit).",
+        validator=at_least(1), group="server",
+    ),
+    Setting(
         "cluster.id", "string", None,
         "The cluster ID, a Kafka UUID; if unset, one is generated once and kept in meta.properties "
         "under the first log directory.",

@@ -177,22 +177,24 @@ def test_a_commit_for_a_partition_nobody_has_is_refused_alone(broker):
         consumer.close()
 
 
-def test_the_offsets_topic_is_internal_in_metadata(broker):
+def test_the_internal_topics_are_internal_in_metadata(broker):
+    """__consumer_offsets and __transaction_state (Kafka's Topic.INTERNAL_TOPICS), no other."""
     from kafkalite.protocol.messages import find_coordinator, metadata
     from tests.support.wire_client import Client
 
     produce(bootstrap_of(broker), f"any-{uuid.uuid4().hex[:6]}", 1, partitions=1)
+    internal = {"__consumer_offsets", "__transaction_state"}
     with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
-        # A group's FindCoordinator creates __consumer_offsets (or it is there already).
+        # FindCoordinator creates each (or it is there already): a group's, a transactional id's.
         c.call(10, 2, find_coordinator.REQUEST(key="any-group", key_type=0))
+        c.call(10, 2, find_coordinator.REQUEST(key="any-txn", key_type=1))
 
         def topics() -> dict:
             return {t.name: t for t in c.call(3, 12, metadata.REQUEST(topics=None)).topics}
 
-        assert wait_for(lambda: "__consumer_offsets" in topics(), timeout=30)
+        assert wait_for(lambda: internal <= set(topics()), timeout=30)
         found = topics()
-    assert found["__consumer_offsets"].is_internal
-    assert not [name for name, t in found.items() if name != "__consumer_offsets" and t.is_internal]
+    assert {name for name, t in found.items() if t.is_internal} == internal
 
 
 def test_a_static_member_comes_back_under_its_instance_id_and_goes_on_from_its_commit(broker):

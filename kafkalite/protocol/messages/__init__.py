@@ -15,9 +15,11 @@ from .create_topics import CREATE_TOPICS
 from .delete_groups import DELETE_GROUPS
 from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
+from .describe_cluster import DESCRIBE_CLUSTER
 from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
 from .describe_producers import DESCRIBE_PRODUCERS
+from .describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from .describe_transactions import DESCRIBE_TRANSACTIONS
 from .end_txn import END_TXN
 from .fetch import FETCH
@@ -79,12 +81,14 @@ ALL: tuple[Api, ...] = (
     DELETE_GROUPS,
     OFFSET_DELETE,
     ALTER_PARTITION,
+    DESCRIBE_CLUSTER,
     DESCRIBE_PRODUCERS,
     BROKER_REGISTRATION,
     BROKER_HEARTBEAT,
     DESCRIBE_TRANSACTIONS,
     LIST_TRANSACTIONS,
     ALLOCATE_PRODUCER_IDS,
+    DESCRIBE_TOPIC_PARTITIONS,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}

@@ -29,9 +29,14 @@ from kafkalite.protocol.messages import create_topics, metadata
 
 from ..coordinator.offsets_topic import OFFSETS_TOPIC
 from ..coordinator.settings import OffsetsTopicConfig
-from ..metadata_cache import MetadataCache, Snapshot
+from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
+from ..metadata_cache import MetadataCache, PartitionInfo, Snapshot
 from ..responses import respond
 from ..topic_configs import ControllerLink
+
+# Kafka's Topic.INTERNAL_TOPICS: flagged internal in Metadata and DescribeTopicPartitions (clients
+# leave them out of pattern subscriptions).
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 log = logging.getLogger("kafkalite.server.handlers.metadata")
 
@@ -169,14 +174,20 @@ def _topic_metadata(snap: Snapshot, name: str | None, topic_id: uuid.UUID | None
         return unknown
     partitions = []
     for p in sorted(topic.partitions.values(), key=lambda p: p.index):
-        leader_known = p.leader >= 0 and p.leader in snap.brokers
+        leader = live_leader(snap, p)
         partitions.append(P(
-            error_code=E.NONE if leader_known else E.LEADER_NOT_AVAILABLE,
-            partition_index=p.index, leader_id=p.leader if leader_known else -1,
+            error_code=E.NONE if leader >= 0 else E.LEADER_NOT_AVAILABLE,
+            partition_index=p.index, leader_id=leader,
             leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
             offline_replicas=list(p.offline_replicas),
         ))
     # Clients leave internal topics out of pattern subscriptions (Kafka's Topic.isInternal).
     return T(error_code=E.NONE, name=topic.name, topic_id=topic.topic_id,
-             is_internal=topic.name == OFFSETS_TOPIC, partitions=partitions,
+             is_internal=topic.name in INTERNAL_TOPICS, partitions=partitions,
              topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+
+
+def live_leader(snap: Snapshot, p: PartitionInfo) -> int:
+    """The partition's leader, or -1 (Kafka's NO_LEADER_ID) when it has none or its broker is not
+    registered (also DescribeTopicPartitions')."""
+    return p.leader if p.leader >= 0 and p.leader in snap.brokers else -1

@@ -29,14 +29,11 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import describe_topic_partitions as dtp
 
-from ..coordinator.offsets_topic import OFFSETS_TOPIC
-from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from ..metadata_cache import MetadataCache, Snapshot, TopicInfo
 from ..responses import respond
-from .metadata import AUTHORIZED_OPERATIONS_OMITTED, live_leader
+from .metadata import AUTHORIZED_OPERATIONS_OMITTED, INTERNAL_TOPICS, live_leader
 
 # Kafka's Topic.isInternal
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 DEFAULT_PARTITION_LIMIT = 2000  # max.request.partition.size.limit
 
 R = dtp.RESPONSE
