@@ -27,6 +27,7 @@ from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
 from .handlers.groups import GroupApis
 from .handlers.isr import IsrApis
+from .handlers.log_dirs import LogDirApis
 from .handlers.metadata import MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
@@ -117,6 +118,8 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
     _served(ApiKey.DESCRIBE_CONFIGS, "0-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
             note="BROKER (this broker's id) and TOPIC resources"),
+    _served(ApiKey.DESCRIBE_LOG_DIRS, "0-4", EVERY, LogDirApis.describe_log_dirs,
+            note="every log.dirs entry; no future logs; v4's volume bytes -1 with log.storage=memory"),
     _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
             note="answered by the Processor while a connection authenticates"),
     _served(ApiKey.CREATE_PARTITIONS, "0-3", EVERY, TopicApis.create_partitions, Waits.METADATA,

@@ -51,6 +51,7 @@ from .handlers.control import ControlApis
 from .handlers.fetch import FetchApis
 from .handlers.groups import GroupApis
 from .handlers.isr import IsrApis
+from .handlers.log_dirs import LogDirApis
 from .handlers.metadata import AutoTopicCreator, MetadataApis
 from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
@@ -290,7 +291,7 @@ class Broker:
             TxnMarkerApis(rm, send, self.group_coordinator,
                           self.config.transaction_config().request_timeout_ms),
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
-            ClusterApis(cache),
+            ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]))
 
     def _fault_injector(self) -> FaultInjector:

@@ -18,6 +18,7 @@ from .delete_topics import DELETE_TOPICS
 from .describe_cluster import DESCRIBE_CLUSTER
 from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
+from .describe_log_dirs import DESCRIBE_LOG_DIRS
 from .describe_producers import DESCRIBE_PRODUCERS
 from .describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from .describe_transactions import DESCRIBE_TRANSACTIONS
@@ -76,6 +77,7 @@ ALL: tuple[Api, ...] = (
     WRITE_TXN_MARKERS,
     TXN_OFFSET_COMMIT,
     DESCRIBE_CONFIGS,
+    DESCRIBE_LOG_DIRS,
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
