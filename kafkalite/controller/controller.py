@@ -21,7 +21,9 @@ Replication (Kafka's ZooKeeper-era controller with KIP-497's AlterPartition):
 - preferred leader election every ``leader.imbalance.check.interval.seconds`` when
   ``auto.leader.rebalance.enable``: for a broker whose share of partitions it prefers (first
   replica) but does not lead is above ``leader.imbalance.per.broker.percentage``, those whose ISR
-  holds it move back to it.
+  holds it move back to it;
+- ElectLeaders (an admin's PREFERRED or UNCLEAN election of chosen partitions, or all): the same
+  leadership changes, answered per partition once applied.
 """
 
 from __future__ import annotations
@@ -521,6 +523,80 @@ class KafkaController:
     def rebalance_leaders(self) -> list[TopicPartition]:
         """Run the preferred leader election now (tests, operators)."""
         return self.call(self._rebalance_leaders, what="preferred leader election")
+
+    # --- ElectLeaders ---------------------------------------------------------------------------
+
+    def elect_leaders(self, unclean: bool,
+                      partitions: list[tuple[str, int]] | None) -> concurrent.futures.Future:
+        """The future {(topic, partition): (error code, message)} of an ElectLeaders request
+        (``partitions`` None: every partition), once the event thread has applied it."""
+        kind = "unclean" if unclean else "preferred"
+        return self.submit(lambda: self._elect_leaders(unclean, partitions),
+                           what=f"ElectLeaders ({kind})")
+
+    def _elect_leaders(self, unclean: bool, partitions: list[tuple[str, int]] | None
+                       ) -> dict[tuple[str, int], tuple[int, str | None]]:
+        """Kafka's processReplicaLeaderElection: PREFERRED moves a partition to its first replica
+        when that one is live and in the ISR (PREFERRED_LEADER_NOT_AVAILABLE otherwise); UNCLEAN
+        gives a partition without a live leader a live ISR member, else any live replica (whatever
+        unclean.leader.election.enable says; ELIGIBLE_LEADERS_NOT_AVAILABLE when none is live). A
+        partition that already has the leader asked for: ELECTION_NOT_NEEDED."""
+        ctx = self.context
+        wanted = (sorted(ctx.all_partitions) if partitions is None
+                  else [TopicPartition(t, p) for t, p in partitions])
+        results: dict[tuple[str, int], tuple[int, str | None]] = {}
+        changed = []
+        for tp in wanted:
+            key = (tp.topic, tp.partition)
+            replicas = ctx.partition_replica_assignment(tp)
+            lead = ctx.partition_leadership.get(tp)
+            if not replicas or lead is None:
+                if partitions is not None:
+                    results[key] = (E.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+                continue
+            if tp.topic in self._deleting:
+                if partitions is not None:
+                    results[key] = (E.INVALID_TOPIC_EXCEPTION, "The topic is being deleted")
+                continue
+            live = ctx.live_broker_ids
+            if not unclean:
+                preferred = replicas[0]
+                if lead.leader == preferred:
+                    results[key] = (E.ELECTION_NOT_NEEDED, None)
+                elif preferred in live and preferred in lead.isr:
+                    ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                        preferred, lead.leader_epoch + 1, lead.isr, lead.partition_epoch + 1, ctx.epoch)
+                    changed.append(tp)
+                    results[key] = (E.NONE, None)
+                else:
+                    results[key] = (E.PREFERRED_LEADER_NOT_AVAILABLE,
+                                    f"Failed to elect leader for partition {tp} under strategy "
+                                    f"PreferredReplicaPartitionLeaderElectionStrategy")
+                continue
+            if lead.leader != NO_LEADER and lead.leader in live:
+                results[key] = (E.ELECTION_NOT_NEEDED, None)
+                continue
+            isr = tuple(r for r in replicas if r in lead.isr and r in live)
+            if not isr:
+                isr = tuple(r for r in replicas if r in live)[:1]
+                if isr:
+                    log.warning("Unclean leader election for %s (ElectLeaders): broker %d leads it, "
+                                "outside the last ISR %s", tp, isr[0], list(lead.isr))
+            if isr:
+                ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                    isr[0], lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
+                changed.append(tp)
+                results[key] = (E.NONE, None)
+            else:
+                results[key] = (E.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                                f"Failed to elect leader for partition {tp} under strategy "
+                                f"OfflinePartitionLeaderElectionStrategy(true)")
+        if changed:
+            shown = ", ".join(str(tp) for tp in changed[:10]) + (" ..." if len(changed) > 10 else "")
+            log.info("ElectLeaders (%s) moved %d partitions: %s", "unclean" if unclean else "preferred",
+                     len(changed), shown)
+            self._send_leadership_changes(changed)
+        return results
 
     def _persist(self, partitions: list[TopicPartition]) -> None:
         self._write_store("leadership", lambda: self.store.update_partitions(self._stored(partitions)))
