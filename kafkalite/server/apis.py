@@ -24,6 +24,7 @@ from .handlers.api_versions import ApiTable, ApiVersionsApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis
 from .handlers.control import ControlApis
+from .handlers.elections import ElectionApis
 from .handlers.fetch import FetchApis
 from .handlers.groups import GroupApis
 from .handlers.isr import IsrApis
@@ -124,6 +125,9 @@ SERVED: tuple[ServedApi, ...] = (
             note="answered by the Processor while a connection authenticates"),
     _served(ApiKey.CREATE_PARTITIONS, "0-3", EVERY, TopicApis.create_partitions, Waits.METADATA,
             note="NOT_CONTROLLER unless this broker runs the controller"),
+    _served(ApiKey.ELECT_LEADERS, "0-2", EVERY, ElectionApis.elect_leaders, Waits.CONTROLLER,
+            note="PREFERRED and UNCLEAN; NOT_CONTROLLER for each partition unless this broker runs "
+                 "the controller"),
     _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,
             Waits.CONTROLLER),
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),

@@ -48,6 +48,7 @@ from .handlers.api_versions import ApiVersionsApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
+from .handlers.elections import ElectionApis
 from .handlers.fetch import FetchApis
 from .handlers.groups import GroupApis
 from .handlers.isr import IsrApis
@@ -292,7 +293,8 @@ class Broker:
                           self.config.transaction_config().request_timeout_ms),
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
             ClusterApis(cache), LogDirApis(rm),
-            TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]))
+            TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
+            ElectionApis(controller, cache, send))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""

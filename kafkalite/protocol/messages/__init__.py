@@ -22,6 +22,7 @@ from .describe_log_dirs import DESCRIBE_LOG_DIRS
 from .describe_producers import DESCRIBE_PRODUCERS
 from .describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from .describe_transactions import DESCRIBE_TRANSACTIONS
+from .elect_leaders import ELECT_LEADERS
 from .end_txn import END_TXN
 from .fetch import FETCH
 from .find_coordinator import FIND_COORDINATOR
@@ -81,6 +82,7 @@ ALL: tuple[Api, ...] = (
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
+    ELECT_LEADERS,
     OFFSET_DELETE,
     ALTER_PARTITION,
     DESCRIBE_CLUSTER,

@@ -8,4 +8,13 @@ versions and on which listeners, is the served-apis table (``kafkalite/server/ap
 - ``topics``: CreateTopics, DeleteTopics (passed to the controller)
 - ``control``: LeaderAndIsr, StopReplica, UpdateMetadata (from the controller)
 - ``registration``: BrokerRegistration, BrokerHeartbeat (served by the controller)
+- ``isr``: AlterPartition (served by the controller)
+- ``configs``: DescribeConfigs
+- ``produce``, ``fetch``, ``offsets``: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords
+- ``producers``: InitProducerId, AllocateProducerIds; ``producers_state``: DescribeProducers
+- ``groups``: FindCoordinator and the classic group and offset apis
+- ``transactions``: the transaction coordinator's apis; ``txn_markers``: WriteTxnMarkers;
+  ``txn_offsets``: TxnOffsetCommit
+- ``cluster``: DescribeCluster; ``topic_partitions``: DescribeTopicPartitions; ``log_dirs``:
+  DescribeLogDirs; ``elections``: ElectLeaders (on the controller's broker)
 """
