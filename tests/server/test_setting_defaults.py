@@ -48,6 +48,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     # A minute (log.segment.delete.delay.ms, log.flush.*.checkpoint.interval.ms: 60000).
     ("storage/config.py", 60_000): "MINUTE_MS, the unit of the *.minutes settings",
     ("protocol/messages/create_topics.py", 60_000): "CreateTopics' timeout_ms field default (Kafka's schema)",
+    ("protocol/messages/elect_leaders.py", 60_000): "ElectLeaders' timeout_ms field default (Kafka's schema)",
     # 10,000 (transaction.abort.timed.out.transaction.cleanup.interval.ms): counts and ranges.
     ("jobs/report.py", 10_000): "ACCURACY of percentile_approx",
     ("local/settings.py", 10_000): "the lowest port a local cluster draws",
