@@ -1,17 +1,12 @@
-"""DescribeTopicPartitions v0 (KIP-966): bytes built by hand from Kafka's JSON, and kio (which has
-the api) as an oracle both ways. Its two cursors are nullable structs, the first in kafkalite's
-declarations: one byte, -1 for null, 1 before the struct."""
+"""DescribeTopicPartitions v0 (KIP-966): bytes built by hand from Kafka's JSON (kio, which has the
+api, is its oracle both ways in test_kio_oracle.py). Its two cursors are nullable structs, the
+first in kafkalite's declarations: one byte, -1 for null, 1 before the struct."""
 
 from __future__ import annotations
 
 import uuid
 
 import pytest
-
-pytest.importorskip("kio")
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from kafkalite.protocol import decode_body, encode_body
 from kafkalite.protocol.api_keys import ApiKey
@@ -21,16 +16,6 @@ from kafkalite.protocol.messages import describe_topic_partitions as dtp
 from kafkalite.server.apis import SERVED_BY_KEY, apis_for
 
 from .golden_bytes import FALSE, NO_TAGS, TRUE, i16, i32
-from .kio_bridge import (
-    kafkalite_to_dict,
-    kio_compatible_value,
-    kio_decode,
-    kio_encode,
-    kio_entity,
-    kio_fields,
-    kio_to_dict,
-    to_kio,
-)
 
 KEY = ApiKey.DESCRIBE_TOPIC_PARTITIONS
 API = BY_KEY[KEY]
@@ -104,36 +89,6 @@ def test_any_negative_marker_reads_as_null_and_a_truncated_cursor_fails():
     assert decode_body(KEY, 0, body).cursor is None
     with pytest.raises(DecodeError):
         decode_body(KEY, 0, carray(0) + i32(10) + PRESENT + cs("t"))
-
-
-@pytest.mark.parametrize("response", [False, True])
-def test_same_fields_as_kio(response):
-    entity = kio_entity(KEY, 0, response)
-    struct = API.response if response else API.request
-
-    def same(s, e):
-        assert [f.name for f in s.fields] == [name for _, name, _ in kio_fields(e)]
-        for _, name, nested in kio_fields(e):
-            if nested is not None:
-                t = s.field(name).type
-                same(getattr(t, "item", t), nested)
-
-    same(struct, entity)
-
-
-@pytest.mark.parametrize("response", [False, True])
-@settings(max_examples=50, deadline=None)
-@given(data=st.data())
-def test_kio_oracle_both_ways(response, data):
-    entity_type = kio_entity(KEY, 0, response)
-    struct = API.response if response else API.request
-    value = data.draw(kio_compatible_value(struct, 0, entity_type))
-    ours = encode_body(KEY, 0, value, response=response)
-    kio_bytes = kio_encode(to_kio(value, entity_type))
-    assert ours == kio_bytes
-    assert kio_to_dict(kio_decode(entity_type, ours)) == kafkalite_to_dict(value, 0)
-    decoded = decode_body(KEY, 0, kio_bytes, response=response)
-    assert kafkalite_to_dict(decoded, 0) == kafkalite_to_dict(value, 0)
 
 
 @pytest.mark.parametrize(("privileged", "controller"), [(False, False), (True, False), (True, True)])

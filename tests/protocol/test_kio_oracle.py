@@ -83,6 +83,11 @@ DATA_PATH_VERSIONS = {
     ApiKey.DESCRIBE_PRODUCERS: (0, 0),  # one version, flexible
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
     ApiKey.LIST_TRANSACTIONS: (0, 2),
+    # The admin apis: every version kio has (hand-built bytes in their test_golden_*.py files).
+    ApiKey.DESCRIBE_CLUSTER: (0, 1, 2),
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 2, 3, 4),  # kio has no v0: test_golden_describe_log_dirs.py checks it is v1
+    ApiKey.ELECT_LEADERS: (0, 1, 2),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0,),
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 # Apis whose non-flexible versions kio no longer has: hand-built bytes check those
