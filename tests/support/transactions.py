@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from kafkalite.common.java import partition_for_key
 
 from .broker_process import BrokerProcess
+from .wait import wait_for, wait_for_value
 
 TIMEOUT = 30.0
 TOPIC_PARTITIONS_ON_MOCK = 4  # what the mock's auto-creation makes
@@ -137,14 +138,14 @@ def create_topic(bootstrap: str, name: str, partitions: int, replication_factor:
     producer = Producer({"bootstrap.servers": bootstrap})  # its Metadata may auto-create
     try:
         want = TOPIC_PARTITIONS_ON_MOCK if mock else partitions
-        deadline = time.monotonic() + TIMEOUT
-        while True:
+
+        def led() -> Any:
             topic = producer.list_topics(name, timeout=10).topics.get(name)
-            if (topic is not None and topic.error is None and len(topic.partitions) == want
-                    and all(p.leader >= 0 for p in topic.partitions.values())):
-                return
-            assert time.monotonic() < deadline, f"topic {name} has no leaders: {topic}"
-            time.sleep(0.1)
+            return (topic is not None and topic.error is None and len(topic.partitions) == want
+                    and all(p.leader >= 0 for p in topic.partitions.values()))
+
+        assert wait_for(led, timeout=TIMEOUT, interval=0.1), \
+            f"topic {name} has no leaders: {producer.list_topics(name, timeout=10).topics.get(name)}"
     finally:
         producer.flush(5)
 
@@ -411,9 +412,11 @@ def find_transaction_coordinator(bootstrap: str, txn_id: str, timeout: float = T
     from kafkalite.protocol.messages import find_coordinator
 
     R = find_coordinator.REQUEST
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
+    last: Any = None
+
+    def ask() -> int | None:
+        """The coordinator's node id, from the first broker that answers without an error."""
+        nonlocal last
         for address in bootstrap.split(","):
             host, port = address.rsplit(":", 1)
             try:
@@ -430,7 +433,11 @@ def find_transaction_coordinator(bootstrap: str, txn_id: str, timeout: float = T
             last = answer
             if answer.error_code == 0:
                 return int(answer.node_id)
-        time.sleep(0.1)
+        return None
+
+    node = wait_for_value(ask, timeout=timeout, interval=0.1)
+    if node is not None:
+        return node
     raise AssertionError(f"no transaction coordinator for {txn_id!r}: {last}")
 
 
@@ -452,8 +459,9 @@ def lso_and_hw(bootstrap: str, topic: str, partition: int) -> tuple[int, int]:
     from kafkalite.protocol.messages import list_offsets
 
     R = list_offsets.REQUEST
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
+
+    def ask() -> tuple[int, int] | None:
+        """(LSO, high watermark) from the first broker that leads the partition."""
         for address in bootstrap.split(","):
             host, port = address.rsplit(":", 1)
             ends = []
@@ -476,7 +484,11 @@ def lso_and_hw(bootstrap: str, topic: str, partition: int) -> tuple[int, int]:
                 client.close()
             if len(ends) == 2:
                 return ends[0], ends[1]
-        time.sleep(0.1)
+        return None
+
+    found = wait_for_value(ask, timeout=TIMEOUT, interval=0.1)
+    if found is not None:
+        return found
     raise AssertionError(f"no leader of {topic}-{partition} answered ListOffsets")
 
 
