@@ -61,7 +61,7 @@ from .handlers.producers_state import ProducerStateApis
 from .handlers.registration import RegistrationApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
-from .handlers.transactions import InternalTopicCreator, TransactionApis
+from .handlers.transactions import TransactionApis
 from .handlers.txn_markers import TxnMarkerApis
 from .handlers.txn_offsets import TxnOffsetApis
 from .kafka_apis import KafkaApis
@@ -285,8 +285,7 @@ class Broker:
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
             FetchApis(rm, send, self.topic_stats), OffsetApis(rm),
             ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
-            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True),
-                      serves_transactions=True),
+            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True)),
             TransactionApis(self.txn_coordinator, send, cache,
                             self.config.offsets_topic_config().num_partitions),
             TxnMarkerApis(rm, send, self.group_coordinator,
@@ -313,13 +312,13 @@ class Broker:
 
     def _auto_topic_creator(self, internal: bool = False) -> AutoTopicCreator | None:
         """Metadata's creator of unknown topics (None with auto.create.topics.enable=false); an
-        internal topic (``__consumer_offsets``) is created whatever that setting says."""
+        internal topic (``__consumer_offsets``, ``__transaction_state``) is created whatever that
+        setting says."""
         enabled, partitions, replication_factor = self.config.auto_create_topics
         if not enabled and not internal:
             return None
-        return InternalTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
-                                    self.config.offsets_topic_config(),
-                                    transactions=self.config.transaction_config())
+        return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
+                                self.config.offsets_topic_config(), self.config.transaction_config())
 
     def _start_scheduler(self) -> None:
         """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's

@@ -69,14 +69,12 @@ def requested_offsets(topics: Any, metadata_cache: MetadataCache | None, with_le
 class GroupApis:
     def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
                  metadata_cache: MetadataCache | None = None,
-                 auto_create: AutoTopicCreator | None = None, serves_transactions: bool = False) -> None:
-        """``serves_transactions``: FindCoordinator answers key type 1 (the transaction
-        coordinators, creating __transaction_state with ``auto_create``)."""
-        self.serves_transactions = serves_transactions
+                 auto_create: AutoTopicCreator | None = None) -> None:
         self.coordinator = coordinator  # None: a KafkaApis without a broker (no groups)
         self.send_response = send_response
         self.metadata_cache = metadata_cache
-        self.auto_create = auto_create  # creates __consumer_offsets (whatever auto.create.topics.enable)
+        # creates __consumer_offsets and __transaction_state (whatever auto.create.topics.enable)
+        self.auto_create = auto_create
 
     # --- FindCoordinator ---------------------------------------------------------------------
 
@@ -99,8 +97,6 @@ class GroupApis:
         """(error, message, node id, host, port) of the coordinator of group (key type 0) or
         transactional id (key type 1) ``key``: the leader of its partition of __consumer_offsets
         or __transaction_state."""
-        if key_type == 1 and not self.serves_transactions:
-            return E.COORDINATOR_NOT_AVAILABLE, "Transactions are not served here.", -1, "", -1
         if key_type not in (0, 1):
             return E.INVALID_REQUEST, f"Unknown coordinator type {key_type}.", -1, "", -1
         if not key:

@@ -30,6 +30,7 @@ from kafkalite.protocol.messages import create_topics, metadata
 from ..coordinator.offsets_topic import OFFSETS_TOPIC
 from ..coordinator.settings import OffsetsTopicConfig
 from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
+from ..coordinator.transaction.settings import TransactionConfig
 from ..metadata_cache import MetadataCache, PartitionInfo, Snapshot
 from ..responses import respond
 from ..topic_configs import ControllerLink
@@ -50,27 +51,35 @@ class AutoTopicCreator:
     without waiting for it. A topic whose creation is under way is not asked for again."""
 
     def __init__(self, num_partitions: int, replication_factor: int, controller: Any = None,
-                 link: ControllerLink | None = None, offsets_topic: OffsetsTopicConfig | None = None) -> None:
+                 link: ControllerLink | None = None, offsets_topic: OffsetsTopicConfig | None = None,
+                 transactions: TransactionConfig | None = None) -> None:
         self.num_partitions = num_partitions
         self.replication_factor = replication_factor
         self.controller = controller  # on the controller's node
         self.link = link  # elsewhere
         self.offsets_topic = offsets_topic or OffsetsTopicConfig()
+        self.transactions = transactions or TransactionConfig()
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
 
     def create(self, name: str, snap: Snapshot) -> int:
-        """The error code the topic answers with now (after a valid name). ``__consumer_offsets``
-        gets its own partitions, configs and replication factor (Kafka's
-        offsets.topic.replication.factor, capped here by the brokers registered now), whoever
-        asks for it (FindCoordinator, or a Metadata request naming it)."""
+        """The error code the topic answers with now (after a valid name). The internal topics get
+        their own partitions, configs and replication factor, capped here by the brokers
+        registered now, whoever asks for them (FindCoordinator, or a Metadata request naming
+        them): ``__consumer_offsets`` Kafka's offsets.topic.*, ``__transaction_state``
+        transaction.state.log.* (its min.insync.replicas capped by the factor it gets)."""
         configs: Mapping[str, str] = {}
         partitions, factor = self.num_partitions, self.replication_factor
+        brokers = len(snap.brokers)
         if name == OFFSETS_TOPIC:
             offsets = self.offsets_topic
             partitions, configs = offsets.num_partitions, offsets.topic_configs()
-            factor = offsets.replication_factor_for(len(snap.brokers))
-        if factor > len(snap.brokers):
+            factor = offsets.replication_factor_for(brokers)
+        elif name == TRANSACTION_STATE_TOPIC:
+            txn = self.transactions
+            partitions, configs = txn.num_partitions, txn.topic_configs(brokers)
+            factor = txn.replication_factor_for(brokers)
+        if factor > brokers:
             return E.INVALID_REPLICATION_FACTOR
         with self._lock:
             if name in self._in_flight:

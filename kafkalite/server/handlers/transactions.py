@@ -30,42 +30,12 @@ from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from ..coordinator.offsets_topic import OFFSETS_TOPIC
 from ..coordinator.offsets_topic import partition_for as group_partition_for
 from ..coordinator.transaction.coordinator import TransactionCoordinator
-from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from ..coordinator.transaction.metadata import ProducerIdAndEpoch
-from ..coordinator.transaction.settings import TransactionConfig
 from ..coordinator.transaction.versions import TransactionVersion
-from ..metadata_cache import MetadataCache, Snapshot
+from ..metadata_cache import MetadataCache
 from ..responses import respond
-from .metadata import AutoTopicCreator
 
 TopicPartition = tuple[str, int]
-
-
-class InternalTopicCreator(AutoTopicCreator):
-    """The AutoTopicCreator that also knows __transaction_state: its partitions, its settings
-    (Kafka's transactionTopicConfigs) and transaction.state.log.replication.factor, capped by the
-    brokers registered now (min.insync.replicas by that factor)."""
-
-    def __init__(self, *args: Any, transactions: TransactionConfig, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.transactions = transactions
-
-    def create(self, name: str, snap: Snapshot) -> int:
-        if name != TRANSACTION_STATE_TOPIC:
-            return super().create(name, snap)
-        txn, brokers = self.transactions, len(snap.brokers)
-        with self._lock:
-            if name in self._in_flight:
-                return E.LEADER_NOT_AVAILABLE
-            self._in_flight.add(name)
-        try:
-            future = self._submit(name, txn.num_partitions, txn.replication_factor_for(brokers),
-                                  txn.topic_configs(brokers))
-        except RuntimeError:  # shutting down
-            self._done(name)
-            return E.LEADER_NOT_AVAILABLE
-        future.add_done_callback(lambda f: self._finished(name, f))
-        return E.LEADER_NOT_AVAILABLE
 
 
 def fenced_as(error: int, version: int, first_with_fenced: int) -> int:
