@@ -20,7 +20,7 @@ import pytest
 from kafkalite.local import processes as C
 from tests.support.wait import wait_for
 
-from .test_cluster import kcat_partitions
+from .test_cluster import kcat_partitions, same_everywhere
 from .test_cluster_faults import proxied_cluster, restart
 
 pytestmark = pytest.mark.integration
@@ -212,6 +212,12 @@ def test_no_acknowledged_record_is_lost_while_leaders_die_and_links_stall(cluste
         reading.stop()
     assert producing.failed == []
     acked = producing.acked
+    # The last restart is followed by a preferred leader election (every second here): until every
+    # broker's metadata shows it done, a client may ask a leader that just stepped down
+    # (NOT_LEADER_FOR_PARTITION, which get_watermark_offsets does not retry).
+    assert wait_for(lambda: same_everywhere(cluster, lambda parts: all(
+        v[0] == int(v[1].split(",")[0]) and len(v[2].split(",")) == 3
+        for (t, _), v in parts.items() if t == TOPIC)), timeout=60), view(cluster)
     ends = high_watermarks(servers)
     final = read_all(servers, ends)
     total = producing.count()
