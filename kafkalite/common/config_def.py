@@ -27,6 +27,7 @@ from kafkalite.common.errors import ConfigError
 
 __all__ = [
     "TYPES",
+    "UPDATE_MODES",
     "Invalid",
     "OneOf",
     "Range",
@@ -196,13 +197,20 @@ def _parse_list(text: str) -> list[str]:
     return items
 
 
+# Kafka's update modes of broker settings, from the least to the most dynamic.
+UPDATE_MODES = ("read-only", "per-broker", "cluster-wide")
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting: Kafka's name, type, default and meaning, plus a validator.
 
     ``default`` is the parsed (Python) value; None means "unset" (Kafka's null). ``item_type`` is the
     type of a map's values ("string" or "int"). ``kafka`` is False for kafkalite-only settings.
-    ``group`` is the section of docs/configuration.md that lists it.
+    ``group`` is the section of docs/configuration.md that lists it. ``update_mode`` is Kafka's
+    "Update Mode" of a broker setting (DynamicBrokerConfig): ``read-only`` (only in the broker's
+    configuration), ``per-broker`` (AlterConfigs for one broker id) or ``cluster-wide`` (also at
+    the cluster default, the empty broker name).
     """
 
     name: str
@@ -214,6 +222,7 @@ class Setting:
     group: str = "server"
     kafka: bool = True
     item_type: str = "string"
+    update_mode: str = "read-only"
 
     def __hash__(self) -> int:  # defaults may be lists or dicts; a setting is identified by its name
         return hash(self.name)
@@ -221,6 +230,8 @@ class Setting:
     def __post_init__(self) -> None:
         if self.type not in TYPES:
             raise ValueError(f"setting {self.name}: unknown type {self.type!r}")
+        if self.update_mode not in UPDATE_MODES:
+            raise ValueError(f"setting {self.name}: unknown update mode {self.update_mode!r}")
 
     def parse(self, raw: object) -> Any:
         """The value for ``raw`` (text as in a properties file, or an already typed value), validated.
