@@ -72,6 +72,9 @@ CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CO
                   3: "DYNAMIC_DEFAULT_BROKER_CONFIG", 4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG",
                   6: "DYNAMIC_BROKER_LOGGER_CONFIG", 7: "CLIENT_METRICS_CONFIG", 8: "GROUP_CONFIG"}
 
+SOURCE_DEFAULT = describe_configs.SOURCE_DEFAULT_CONFIG
+SOURCE_UNKNOWN = describe_configs.SOURCE_UNKNOWN
+
 RETRY_BACKOFF = 0.05  # seconds, doubled after each retry up to RETRY_BACKOFF_MAX
 RETRY_BACKOFF_MAX = 1.0
 
@@ -96,6 +99,9 @@ class AdminTimeout(AdminError):
 
     def __init__(self, message: str) -> None:
         super().__init__(E.REQUEST_TIMED_OUT, message)
+
+
+Errors = AdminError | None  # per topic, group or partition: None when it succeeded
 
 
 class UnsupportedApi(AdminError):
@@ -291,7 +297,8 @@ class AdminClient:
             client.connect()
             response = client.send_and_receive(ApiKey.API_VERSIONS, 0, api_versions.REQUEST())
             if response.error_code != E.NONE:
-                raise AdminError(response.error_code, what=f"ApiVersions from {client.host}:{client.port}") from None
+                where = f"ApiVersions from {client.host}:{client.port}"
+                raise AdminError(response.error_code, what=where) from None
         return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
     def api_version(self, address: tuple[str, int], api_key: int) -> int:
@@ -365,6 +372,7 @@ class AdminClient:
         T_ = metadata.REQUEST["topics"]
 
         def build(version: int) -> Any:
+            topics: list[Any] | None
             if names is None:
                 topics = [] if version == 0 else None
             else:
@@ -473,7 +481,7 @@ class AdminClient:
 
     def create_partitions(self, counts: Mapping[str, int],
                           assignments: Mapping[str, Sequence[Sequence[int]]] | None = None,
-                          validate_only: bool = False, timeout_ms: int = 30000) -> dict[str, AdminError | None]:
+                          validate_only: bool = False, timeout_ms: int = 30000) -> dict[str, Errors]:
         """Raise topics' partition counts; each topic's error (None: done)."""
         P = create_partitions.REQUEST["topics"]
 
@@ -482,7 +490,8 @@ class AdminClient:
                 topics = [P(name=n, count=c, assignments=None if not assignments or n not in assignments else
                             [P["assignments"](broker_ids=list(b)) for b in assignments[n]])
                           for n, c in counts.items()]
-                return create_partitions.REQUEST(topics=topics, timeout_ms=timeout_ms, validate_only=validate_only)
+                return create_partitions.REQUEST(topics=topics, timeout_ms=timeout_ms,
+                                                 validate_only=validate_only)
 
             _, r = self._send(self._controller().address, ApiKey.CREATE_PARTITIONS, build)
             return _per_name({x.name: (x.error_code, x.error_message) for x in r.results})
@@ -516,7 +525,7 @@ class AdminClient:
             entries = []
             for c in result.configs:
                 if version == 0:
-                    source = describe_configs.SOURCE_DEFAULT_CONFIG if c.is_default else describe_configs.SOURCE_UNKNOWN
+                    source = SOURCE_DEFAULT if c.is_default else SOURCE_UNKNOWN
                 else:
                     source = c.config_source
                 entries.append(ConfigEntry(c.name, c.value, source, c.read_only, c.is_sensitive,
@@ -550,10 +559,12 @@ class AdminClient:
             g = r.groups[0]
             if g.error_code != E.NONE:
                 raise AdminError(g.error_code, what=f"DescribeGroups {group!r}")
+            consumer = g.protocol_type == "consumer"
             members = [MemberInfo(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                  consumer_assignment(m.member_assignment) if g.protocol_type == "consumer" else [])
+                                  consumer_assignment(m.member_assignment) if consumer else [])
                        for m in g.members]
-            return GroupInfo(g.group_id, g.group_state, g.protocol_type, g.protocol_data, members, coordinator)
+            return GroupInfo(g.group_id, g.group_state, g.protocol_type, g.protocol_data, members,
+                             coordinator)
 
         return self._retrying(f"DescribeGroups {group}", attempt)
 
@@ -570,8 +581,10 @@ class AdminClient:
         def build(version: int) -> Any:
             Old = offset_fetch.REQUEST["topics"]
             G = offset_fetch.REQUEST["groups"]
-            old = None if wanted is None else [Old(name=t, partition_indexes=ps) for t, ps in wanted.items()]
-            new = None if wanted is None else [G["topics"](name=t, partition_indexes=ps) for t, ps in wanted.items()]
+            old = new = None
+            if wanted is not None:
+                old = [Old(name=t, partition_indexes=ps) for t, ps in wanted.items()]
+                new = [G["topics"](name=t, partition_indexes=ps) for t, ps in wanted.items()]
             return offset_fetch.REQUEST(group_id=group, topics=old, groups=[G(group_id=group, topics=new)])
 
         def attempt() -> dict[tuple[str, int], int]:
@@ -586,7 +599,7 @@ class AdminClient:
             for t in topics:
                 for p in t.partitions:
                     if p.error_code != E.NONE:
-                        raise AdminError(p.error_code, what=f"OffsetFetch {group!r} {t.name}-{p.partition_index}")
+                        raise AdminError(p.error_code, what=f"OffsetFetch {t.name}-{p.partition_index}")
                     if p.committed_offset >= 0:
                         out[(t.name, p.partition_index)] = p.committed_offset
             return out
@@ -613,7 +626,7 @@ class AdminClient:
             for t in r.topics:
                 for p in t.partitions:
                     if p.error_code != E.NONE:
-                        raise AdminError(p.error_code, what=f"OffsetCommit {group!r} {t.name}-{p.partition_index}")
+                        raise AdminError(p.error_code, what=f"OffsetCommit {t.name}-{p.partition_index}")
 
         self._retrying(f"OffsetCommit {group}", attempt)
 
@@ -646,7 +659,8 @@ class AdminClient:
             for (t, p), ts in remaining.items():
                 info = cluster.topics.get(t)
                 if info is None or info.error_code not in (E.NONE, E.LEADER_NOT_AVAILABLE):
-                    raise AdminError(info.error_code if info else E.UNKNOWN_TOPIC_OR_PARTITION, what=f"topic {t!r}")
+                    code = info.error_code if info else E.UNKNOWN_TOPIC_OR_PARTITION
+                    raise AdminError(code, what=f"topic {t!r}")
                 part = info.partitions.get(p)
                 if part is None:
                     raise AdminError(E.UNKNOWN_TOPIC_OR_PARTITION, what=f"{t}-{p}")
@@ -655,8 +669,9 @@ class AdminClient:
                 by_leader.setdefault(part.leader, {})[(t, p)] = ts
             retry: AdminError | None = None
             for leader, asks in by_leader.items():
+                request = _list_offsets_request(asks)
                 version, r = self._send(cluster.brokers[leader].address, ApiKey.LIST_OFFSETS,
-                                        lambda v, asks=asks: _list_offsets_request(asks))
+                                        lambda v, request=request: request)
                 for t in r.topics:
                     for p in t.partitions:
                         tp = (t.name, p.partition_index)
@@ -676,7 +691,7 @@ class AdminClient:
     # --- elections --------------------------------------------------------------------------
 
     def elect_leaders(self, election_type: int,
-                      partitions: Iterable[tuple[str, int]] | None) -> dict[tuple[str, int], AdminError | None]:
+                      partitions: Iterable[tuple[str, int]] | None) -> dict[tuple[str, int], Errors]:
         """Elect the preferred (or, UNCLEAN, any live) replica of ``partitions`` (None: every
         partition): each partition's error (None: elected; ELECTION_NOT_NEEDED: already led so)."""
         wanted: dict[str, list[int]] | None = None
@@ -701,7 +716,8 @@ class AdminClient:
             for t in r.replica_election_results:
                 for p in t.partition_result:
                     if p.error_code in RETRIABLE:
-                        raise AdminError(p.error_code, p.error_message, f"ElectLeaders {t.topic}-{p.partition_id}")
+                        where = f"ElectLeaders {t.topic}-{p.partition_id}"
+                        raise AdminError(p.error_code, p.error_message, where)
                     out[(t.topic, p.partition_id)] = (None if p.error_code == E.NONE
                                                       else AdminError(p.error_code, p.error_message))
             return out
