@@ -669,9 +669,8 @@ class AdminClient:
                 by_leader.setdefault(part.leader, {})[(t, p)] = ts
             retry: AdminError | None = None
             for leader, asks in by_leader.items():
-                request = _list_offsets_request(asks)
                 version, r = self._send(cluster.brokers[leader].address, ApiKey.LIST_OFFSETS,
-                                        lambda v, request=request: request)
+                                        _same(_list_offsets_request(asks)))
                 for t in r.topics:
                     for p in t.partitions:
                         tp = (t.name, p.partition_index)
@@ -723,6 +722,11 @@ class AdminClient:
             return out
 
         return self._retrying("ElectLeaders", attempt)
+
+
+def _same(body: Any) -> Callable[[int], Any]:
+    """A request body the same in every version."""
+    return lambda version: body
 
 
 def _list_offsets_request(asks: Mapping[tuple[str, int], int]) -> Any:
