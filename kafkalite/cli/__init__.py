@@ -10,7 +10,7 @@ import sys
 import click
 
 from kafkalite import __version__
-from kafkalite.cli import bench, broker, cluster, fault, report
+from kafkalite.cli import bench, broker, cluster, fault, report, topics
 from kafkalite.common.cli_help import Group
 
 
@@ -41,5 +41,5 @@ def _dump_stacks(signum: int, frame: object) -> None:
         faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
 
 
-for _command in (broker.broker, cluster.cluster, report.report, fault.fault):
+for _command in (broker.broker, cluster.cluster, report.report, fault.fault, topics.topics):
     main.add_command(_command)
