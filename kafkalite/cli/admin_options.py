@@ -52,7 +52,8 @@ def admin_client(bootstrap_server: str, command_config: str | None, what: str) -
     try:
         yield client
     except (AdminError, OSError) as e:
-        raise click.ClickException(str(e) if isinstance(e, AdminError) else f"{type(e).__name__}: {e}") from None
+        message = str(e) if isinstance(e, AdminError) else f"{type(e).__name__}: {e}"
+        raise click.ClickException(message) from None
     finally:
         client.close()
 

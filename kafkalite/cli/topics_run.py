@@ -12,6 +12,9 @@ from kafkalite.clients.admin import TOPIC, AdminClient, AdminError, NewTopic, To
 from kafkalite.protocol import error_codes as E
 
 
+OPTION = "--replica-assignment"
+
+
 def parse_assignment(text: str) -> dict[int, list[int]]:
     """--replica-assignment "1:2,2:3": {partition: replicas} in order."""
     out = {}
@@ -19,9 +22,9 @@ def parse_assignment(text: str) -> dict[int, list[int]]:
         try:
             replicas = [int(b) for b in part.strip().split(":")]
         except ValueError:
-            raise click.BadParameter(f"{text!r} is not B1:B2,B3:B4", param_hint="--replica-assignment") from None
+            raise click.BadParameter(f"{text!r} is not B1:B2,B3:B4", param_hint=OPTION) from None
         if len(set(replicas)) != len(replicas):
-            raise click.BadParameter(f"partition {i} has a replica twice: {part}", param_hint="--replica-assignment")
+            raise click.BadParameter(f"partition {i} has a replica twice: {part}", param_hint=OPTION)
         out[i] = replicas
     return out
 
