@@ -12,7 +12,7 @@ from kafkalite.common.cli_help import Command
 @click.command(cls=Command)
 @connection_options
 @click.option("--list", "list_", is_flag=True, help="List the topics.")
-@click.option("--describe", is_flag=True, 
+@click.option("--describe", is_flag=True,
               help="Describe the topics: partitions, leaders, replicas, ISR, configs.")
 @click.option("--create", is_flag=True, help="Create --topic.")
 @click.option("--delete", is_flag=True, help="Delete --topic.")

@@ -11,7 +11,6 @@ import click
 from kafkalite.clients.admin import TOPIC, AdminClient, AdminError, NewTopic, TopicInfo
 from kafkalite.protocol import error_codes as E
 
-
 OPTION = "--replica-assignment"
 
 
