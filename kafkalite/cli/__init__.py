@@ -10,7 +10,7 @@ import sys
 import click
 
 from kafkalite import __version__
-from kafkalite.cli import bench, broker, cluster, fault, report, topics
+from kafkalite.cli import bench, broker, cluster, consumer_groups, fault, report, topics
 from kafkalite.common.cli_help import Group
 
 
@@ -43,3 +43,4 @@ def _dump_stacks(signum: int, frame: object) -> None:
 
 for _command in (broker.broker, cluster.cluster, report.report, fault.fault, topics.topics):
     main.add_command(_command)
+main.add_command(consumer_groups.consumer_groups, "consumer-groups")
