@@ -21,8 +21,8 @@ INACTIVE = ("Empty", "Dead")  # the states in which a group's offsets may be res
 REBALANCING = ("PreparingRebalance", "CompletingRebalance", "AssigningRebalance", "Reconciling")
 
 TP = tuple[str, int]
-OFFSET_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
-                  "CLIENT-ID")
+OFFSET_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
+                  "HOST", "CLIENT-ID")
 
 
 def list_groups(admin: AdminClient, state: str | None) -> None:
