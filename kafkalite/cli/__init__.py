@@ -10,7 +10,17 @@ import sys
 import click
 
 from kafkalite import __version__
-from kafkalite.cli import bench, broker, cluster, consumer_groups, fault, report, topics
+from kafkalite.cli import (
+    bench,
+    broker,
+    cluster,
+    configs,
+    consumer_groups,
+    fault,
+    leader_election,
+    report,
+    topics,
+)
 from kafkalite.common.cli_help import Group
 
 
@@ -41,6 +51,8 @@ def _dump_stacks(signum: int, frame: object) -> None:
         faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
 
 
-for _command in (broker.broker, cluster.cluster, report.report, fault.fault, topics.topics):
+for _command in (broker.broker, cluster.cluster, report.report, fault.fault, topics.topics, configs.configs):
     main.add_command(_command)
+# Kafka's script names: kafka-consumer-groups.sh, kafka-leader-election.sh.
 main.add_command(consumer_groups.consumer_groups, "consumer-groups")
+main.add_command(leader_election.leader_election, "leader-election")
