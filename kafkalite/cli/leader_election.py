@@ -41,8 +41,8 @@ def leader_election(bootstrap_server: str, command_config: str | None, election_
             with open(path_to_json_file) as f:
                 listed = json.load(f)["partitions"]
             partitions = [(str(p["topic"]), int(p["partition"])) for p in listed]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise click.BadParameter(f"{path_to_json_file}: not Kafka's partitions file ({e})",
+        except (OSError, ValueError, KeyError, TypeError) as bad:
+            raise click.BadParameter(f"{path_to_json_file}: not Kafka's partitions file ({bad})",
                                      param_hint="--path-to-json-file") from None
         if len(set(partitions)) != len(partitions):
             raise click.BadParameter(f"{path_to_json_file} lists a partition twice",
