@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import click
 
-from kafkalite.clients.admin import TOPIC, AdminClient, AdminError, NewTopic, TopicInfo
+from kafkalite.clients.admin import TOPIC, AdminClient, AdminError, NewTopic, TopicInfo, UnsupportedApi
 from kafkalite.protocol import error_codes as E
 
 OPTION = "--replica-assignment"
@@ -69,7 +69,10 @@ def describe(admin: AdminClient, pattern: str | None, exclude_internal: bool, un
     brokers = admin.describe_cluster().brokers
     partition_filter = under_replicated or unavailable
     for name, t in found.items():
-        configs = admin.describe_configs(TOPIC, name)
+        try:
+            configs = admin.describe_configs(TOPIC, name)
+        except UnsupportedApi:  # a cluster without DescribeConfigs (librdkafka's mock): no configs
+            configs = []
         overrides = ",".join(f"{c.name}={c.value}" for c in configs if not c.is_default)
         if with_overrides and not any(c.source_name == "DYNAMIC_TOPIC_CONFIG" for c in configs):
             continue

@@ -275,8 +275,10 @@ class AdminClient:
     def _client(self, address: tuple[str, int]) -> BlockingClient:
         client = self._clients.get(address)
         if client is None:
+            # Trailing bytes are ignored, as Kafka's clients ignore them (librdkafka's mock cluster
+            # sends one after its flexible Metadata responses).
             client = self._clients[address] = BlockingClient(address[0], address[1], self.client_id,
-                                                             self.request_timeout)
+                                                             self.request_timeout, strict=False)
         if not client.connected:
             self._versions.pop(address, None)
             client.connect()
@@ -406,10 +408,14 @@ class AdminClient:
         return node
 
     def _controller(self) -> Node:
+        """The broker Metadata names the controller; any broker when it names none of them (a
+        KRaft cluster's brokers forward controller requests; one that cannot answers NOT_CONTROLLER)."""
         cluster = self._known()
         node = cluster.brokers.get(cluster.controller_id)
         if node is None:
-            raise AdminError(E.BY_NAME["NOT_CONTROLLER"].code, "the metadata names no live controller")
+            if not cluster.brokers:
+                raise AdminError(E.BROKER_NOT_AVAILABLE, "the metadata names no broker")
+            node = cluster.brokers[min(cluster.brokers)]
         return node
 
     def _coordinator(self, group: str) -> Node:

@@ -10,8 +10,11 @@ from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_respon
 
 
 class BlockingClient:
-    def __init__(self, host: str, port: int, client_id: str, timeout: float) -> None:
+    def __init__(self, host: str, port: int, client_id: str, timeout: float, strict: bool = True) -> None:
+        """``strict``: refuse a response with bytes after its body (else ignored, as Kafka's
+        clients ignore them: librdkafka's mock cluster sends one in flexible Metadata)."""
         self.host = host
+        self.strict = strict
         self.port = port
         self.client_id = client_id
         self.timeout = timeout
@@ -51,7 +54,7 @@ class BlockingClient:
             self._sock.sendall(encode_request(api_key, version, corr, self.client_id, body))
             while True:
                 for payload in self._decoder.frames():
-                    got, response = decode_response(payload, api_key, version)
+                    got, response = decode_response(payload, api_key, version, self.strict)
                     if got != corr:
                         raise ConnectionError(f"correlation id {got} does not match {corr}")
                     return response

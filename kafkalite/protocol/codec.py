@@ -281,8 +281,9 @@ def _request_decoders_for(api_key: int, version: int) -> tuple[Decoder, int, Dec
     return decoders
 
 
-def decode_response(payload: Any, api_key: int, version: int) -> tuple[int, Any]:
-    """(correlation id, body) of a response payload to a request of ``api_key`` v``version``."""
+def decode_response(payload: Any, api_key: int, version: int, strict: bool = True) -> tuple[int, Any]:
+    """(correlation id, body) of a response payload to a request of ``api_key`` v``version``;
+    without ``strict``, bytes after the body are ignored, as Kafka's clients ignore them."""
     a = get_api(api_key)
     hv = H.response_header_version(api_key, a.is_flexible(version))
     try:
@@ -291,4 +292,4 @@ def decode_response(payload: Any, api_key: int, version: int) -> tuple[int, Any]
         e.what = f"response header v{hv}"
         e.api_key, e.api_version = api_key, version
         raise
-    return header.correlation_id, decode_body(api_key, version, payload, pos, response=True)
+    return header.correlation_id, decode_body(api_key, version, payload, pos, response=True, strict=strict)
