@@ -58,7 +58,7 @@ NO_OFFSET = -1  # OffsetFetch's committed offset of a partition without one
 RETRIABLE = frozenset(E.BY_NAME[name].code for name in (
     "NOT_CONTROLLER", "NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE",
     "LEADER_NOT_AVAILABLE", "NOT_LEADER_OR_FOLLOWER", "REPLICA_NOT_AVAILABLE", "FENCED_LEADER_EPOCH",
-    "UNKNOWN_LEADER_EPOCH", "NETWORK_EXCEPTION", "THROTTLING_QUOTA_EXCEEDED", "BROKER_NOT_AVAILABLE",
+    "UNKNOWN_LEADER_EPOCH", "NETWORK_EXCEPTION", "THROTTLING_QUOTA_EXCEEDED",
 ))
 ELECTION_NOT_NEEDED = E.BY_NAME["ELECTION_NOT_NEEDED"].code
 
@@ -342,9 +342,10 @@ class AdminClient:
             # Whatever moved is looked up again: the controller, the coordinators, the leaders.
             self._cluster = None
             self._coordinators.clear()
-            if time.monotonic() + backoff > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise AdminTimeout(f"{what}: no answer within {self.timeout:g} s (last: {_describe(last)})")
-            time.sleep(backoff)
+            time.sleep(min(backoff, left))
             backoff = min(backoff * 2, RETRY_BACKOFF_MAX)
 
     # --- metadata and routing ---------------------------------------------------------------
@@ -403,6 +404,8 @@ class AdminClient:
 
     def _node(self, node_id: int) -> Node:
         node = self._known().brokers.get(node_id)
+        if node is None:  # a broker registered since the metadata was read?
+            node = self._metadata([]).brokers.get(node_id)
         if node is None:
             raise AdminError(E.BROKER_NOT_AVAILABLE, f"broker {node_id} is not in the cluster's metadata")
         return node
