@@ -348,6 +348,10 @@ class AdminClient:
             time.sleep(min(backoff, left))
             backoff = min(backoff * 2, RETRY_BACKOFF_MAX)
 
+    def _timeout_ms(self) -> int:
+        """The timeout a request asks the broker to wait for its change (topics, elections)."""
+        return int(self.timeout * 1000)
+
     # --- metadata and routing ---------------------------------------------------------------
 
     def _addresses(self) -> list[tuple[str, int]]:
@@ -454,7 +458,7 @@ class AdminClient:
                 raise AdminError(t.error_code, what=f"topic {t.name!r}")
         return cluster.topics
 
-    def create_topic(self, topic: NewTopic, validate_only: bool = False, timeout_ms: int = 30000) -> None:
+    def create_topic(self, topic: NewTopic, validate_only: bool = False) -> None:
         C = create_topics.REQUEST["topics"]
 
         def attempt() -> None:
@@ -465,7 +469,8 @@ class AdminClient:
                 t = C(name=topic.name, num_partitions=-1 if assignments else topic.num_partitions,
                       replication_factor=-1 if assignments else topic.replication_factor,
                       assignments=assignments, configs=configs)
-                return create_topics.REQUEST(topics=[t], timeout_ms=timeout_ms, validate_only=validate_only)
+                return create_topics.REQUEST(topics=[t], timeout_ms=self._timeout_ms(),
+                                             validate_only=validate_only)
 
             _, r = self._send(self._controller().address, ApiKey.CREATE_TOPICS, build)
             for result in r.topics:
@@ -474,14 +479,14 @@ class AdminClient:
 
         self._retrying(f"CreateTopics {topic.name}", attempt)
 
-    def delete_topics(self, names: Sequence[str], timeout_ms: int = 30000) -> dict[str, AdminError | None]:
+    def delete_topics(self, names: Sequence[str]) -> dict[str, AdminError | None]:
         """Each topic's error (None: deleted)."""
         D = delete_topics.REQUEST["topics"]
 
         def attempt() -> dict[str, AdminError | None]:
             def build(version: int) -> Any:
                 return delete_topics.REQUEST(topics=[D(name=n) for n in names], topic_names=list(names),
-                                             timeout_ms=timeout_ms)
+                                             timeout_ms=self._timeout_ms())
 
             _, r = self._send(self._controller().address, ApiKey.DELETE_TOPICS, build)
             return _per_name({x.name: (x.error_code, x.error_message) for x in r.responses})
@@ -490,7 +495,7 @@ class AdminClient:
 
     def create_partitions(self, counts: Mapping[str, int],
                           assignments: Mapping[str, Sequence[Sequence[int]]] | None = None,
-                          validate_only: bool = False, timeout_ms: int = 30000) -> dict[str, Errors]:
+                          validate_only: bool = False) -> dict[str, Errors]:
         """Raise topics' partition counts; each topic's error (None: done)."""
         P = create_partitions.REQUEST["topics"]
 
@@ -499,7 +504,7 @@ class AdminClient:
                 topics = [P(name=n, count=c, assignments=None if not assignments or n not in assignments else
                             [P["assignments"](broker_ids=list(b)) for b in assignments[n]])
                           for n, c in counts.items()]
-                return create_partitions.REQUEST(topics=topics, timeout_ms=timeout_ms,
+                return create_partitions.REQUEST(topics=topics, timeout_ms=self._timeout_ms(),
                                                  validate_only=validate_only)
 
             _, r = self._send(self._controller().address, ApiKey.CREATE_PARTITIONS, build)
@@ -715,7 +720,7 @@ class AdminClient:
                     raise UnsupportedApi("the broker's ElectLeaders v0 elects only PREFERRED leaders")
                 tps = None if wanted is None else [TP(topic=t, partitions=ps) for t, ps in wanted.items()]
                 return elect_leaders.REQUEST(election_type=election_type, topic_partitions=tps,
-                                             timeout_ms=int(self.timeout * 1000))
+                                             timeout_ms=self._timeout_ms())
 
             _, r = self._send(self._controller().address, ApiKey.ELECT_LEADERS, build)
             if r.error_code != E.NONE:
