@@ -4,6 +4,10 @@ Binds the listen socket when created (so a port of 0 is known before start-up), 
 configures each socket and hands it round-robin to the listener's Processors: each Processor is
 tried once without blocking and the last try blocks, as Kafka does. Time spent blocked there is
 measured (AcceptorBlockedPercent).
+
+The listener's Processors change while it runs (num.network.threads, see SocketServer): new ones
+are added at the end, and the last ones removed before they retire, under the lock the
+hand-over takes, so that no connection is given to a Processor once it is leaving.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ class Acceptor(threading.Thread):
         self.listener = listener
         self.plane = plane
         self.security_protocol = security_protocol
-        self.processors = processors
+        self.processors = processors  # changed under _lock only (add_processors, remove_processors)
+        self._lock = threading.Lock()
         self.quotas = quotas
         self.send_buffer_bytes = send_buffer_bytes
         self._server = self._bind(host, port, recv_buffer_bytes, backlog)
@@ -125,7 +130,27 @@ class Acceptor(threading.Thread):
         if self.send_buffer_bytes != -1:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
 
+    def add_processors(self, processors: list[Processor]) -> None:
+        """Processors (started) that take connections from now on."""
+        with self._lock:
+            self.processors.extend(processors)
+
+    def remove_processors(self, count: int) -> list[Processor]:
+        """Stop giving connections to the last ``count`` Processors (at least one stays); the
+        removed ones, which the caller retires."""
+        with self._lock:
+            count = min(count, len(self.processors) - 1)
+            if count <= 0:
+                return []
+            removed = self.processors[-count:]
+            del self.processors[-count:]
+            return removed
+
     def _assign(self, sock: socket.socket, ip: str) -> None:
+        with self._lock:  # no Processor is removed while a connection is being given to it
+            self._assign_locked(sock, ip)
+
+    def _assign_locked(self, sock: socket.socket, ip: str) -> None:
         retries_left = len(self.processors)
         while True:
             processor = self.processors[self._next % len(self.processors)]
