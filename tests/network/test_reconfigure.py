@@ -107,7 +107,8 @@ def serving(config: BrokerConfig, io_threads: int = 4) -> Iterator[tuple[SocketS
 
 def processor_series(server: SocketServer) -> set[str]:
     families = {f.name: f for f in socket_server_metrics(server)()}
-    return {s.labels["networkProcessor"] for s in families["kafka_server_socket_server_metrics_connection_count"].samples}
+    count = families["kafka_server_socket_server_metrics_connection_count"]
+    return {s.labels["networkProcessor"] for s in count.samples}
 
 
 def completed_requests(server: SocketServer) -> float:
@@ -147,7 +148,7 @@ def test_network_threads_3_to_5_to_1_under_200_pipelined_connections_lose_and_re
                 removed += gone
                 # The removed Processors hand over their connections and end; load goes on.
                 assert progress(), load.errors
-                assert wait_for(lambda: not any(p.is_alive() for p in gone), timeout=30), \
+                assert wait_for(lambda gone=gone: not any(p.is_alive() for p in gone), timeout=30), \
                     [(p.id, len(p.connections)) for p in gone if p.is_alive()]
                 for p in gone:
                     assert p.id not in server.data_plane_request_channel.processors
@@ -404,7 +405,8 @@ def test_key_store_changed_at_the_same_path_is_used_by_new_connections(tmp_path)
             prefixed.close()
             # A key store that does not load is refused before anything changes.
             (tmp_path / "broken.pem").write_text("not a key store")
-            broken = values(config, **{"listener.name.ssl.ssl.keystore.location": str(tmp_path / "broken.pem")})
+            broken = values(config, **{"listener.name.ssl.ssl.keystore.location":
+                                       str(tmp_path / "broken.pem")})
             with pytest.raises(ConfigError) as e:
                 server.validate_reconfiguration(broken)
             assert e.value.setting == "ssl.keystore.location"
