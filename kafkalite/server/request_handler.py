@@ -48,21 +48,10 @@ class RequestHandlerPool:
         self.name_prefix = name_prefix
         self._lock = threading.Lock()
         self._started = False
-        # The handlers running, by number; each has its own stop flag (resize stops the last ones).
-        self.threads: list[threading.Thread] = []
-        self._stops: list[threading.Event] = []
-        self.stopped: list[threading.Thread] = []  # told to stop by a resize (joined at shutdown)
-        for _ in range(threads):
-            self._add_handler()
+        # The handlers running, by number (resize stops the last ones).
+        self.threads: list[_Handler] = [_Handler(self, i, name_prefix) for i in range(threads)]
+        self.stopped: list[_Handler] = []  # told to stop by a resize (joined at shutdown)
         self.idle_ns_total = 0
-
-    def _add_handler(self) -> threading.Thread:
-        stop = threading.Event()
-        t = threading.Thread(target=self._run, args=(stop,), name=f"{self.name_prefix}-{len(self.threads)}",
-                             daemon=True)
-        self.threads.append(t)
-        self._stops.append(stop)
-        return t
 
     def start(self) -> None:
         with self._lock:
@@ -89,16 +78,19 @@ class RequestHandlerPool:
                 return
             log.info("Resizing request handler thread pool size from %d to %d", current, count)
             if count > current:
-                for _ in range(count - current):
-                    t = self._add_handler()
+                for number in range(current, count):
+                    handler = _Handler(self, number, self.name_prefix)
+                    self.threads.append(handler)
                     if self._started:
-                        t.start()
+                        handler.start()
                 return
             for _ in range(current - count):
-                self._stops.pop().set()
-                self.stopped.append(self.threads.pop())
+                handler = self.threads.pop()
+                handler.stopping.set()
+                self.stopped.append(handler)
 
-    def _run(self, stop: threading.Event) -> None:
+    def run_handler(self, stop: threading.Event) -> None:
+        """A handler thread's loop, until ``stop`` is set or it takes a shutdown sentinel."""
         channel = self.channel
         busy = False
         while True:
@@ -163,3 +155,17 @@ class RequestHandlerPool:
         for t in threads:
             if t.is_alive():
                 t.join(max(0.0, deadline - time.monotonic()))
+
+
+class _Handler(threading.Thread):
+    """One handler thread of the pool (Kafka's KafkaRequestHandler), with its number and its own
+    stop flag."""
+
+    def __init__(self, pool: RequestHandlerPool, number: int, name_prefix: str) -> None:
+        super().__init__(name=f"{name_prefix}-{number}", daemon=True)
+        self.pool = pool
+        self.number = number
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        self.pool.run_handler(self.stopping)
