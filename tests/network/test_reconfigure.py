@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 import trustme
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafkalite.common.errors import ConfigError
 from kafkalite.metrics.components import socket_server_metrics
@@ -415,3 +417,77 @@ def test_key_store_changed_at_the_same_path_is_used_by_new_connections(tmp_path)
             still.close()
         finally:
             before.close()
+
+
+# --- any sequence of resizes ---------------------------------------------------------------------------
+
+
+@st.composite
+def resizes(draw: st.DrawFn) -> list[int]:
+    """Network thread counts, each within Kafka's half/double of the one before (from 3)."""
+    counts, current = [], 3
+    for _ in range(draw(st.integers(1, 5))):
+        current = draw(st.integers(max(1, current // 2), min(current * 2, 6)))
+        counts.append(current)
+    return counts
+
+
+@settings(max_examples=8)
+@given(resizes(), st.booleans())
+def test_any_resize_sequence_in_quick_succession_loses_and_reorders_nothing(counts, wait_between):
+    """Resizes one after another, without waiting for the retiring Processors to finish (a
+    retiring one may be handed connections by another that retires before it), or waiting for
+    each: every request answered in order, and exactly the Processors the last count names
+    remain, the others' threads ended."""
+    config = broker_config(num_network_threads="3")
+    with serving(config, io_threads=2) as (server, _):
+        acceptor = server.acceptors["PLAINTEXT"]
+        load = PipelinedLoad(server.bound_address("PLAINTEXT"), connections=30, in_flight=3,
+                             reconnect_every=15).start()
+        try:
+            assert wait_for(lambda: load.min_answered() >= 2, timeout=30), load.errors
+            old = values(config)
+            for count in counts:
+                new = values(config, num_network_threads=count)
+                apply(server, old, new)
+                old = new
+                if wait_between:
+                    mark = load.answered
+                    assert wait_for(lambda mark=mark: load.answered > mark + 100, timeout=30), load.errors
+            assert len(acceptor.processors) == counts[-1]
+            assert wait_for(lambda: set(server.processors) == set(acceptor.processors), timeout=30)
+            assert wait_for(lambda: not any(p.is_alive() for p in server.retired_processors))
+            mark = load.answered
+            assert wait_for(lambda: load.answered > mark + 100, timeout=30), load.errors
+        finally:
+            finished = load.stop()
+        assert finished and not load.errors, load.errors[:10]
+        assert load.sent == load.answered
+
+
+def test_tls_connections_move_with_their_session(tmp_path):
+    """A TLS connection moved off a removed Processor keeps its session (the channel's TLS state
+    moves with it): the client goes on over the same connection without a new handshake."""
+    ca = trustme.CA()
+    keystore = str(tmp_path / "server.pem")
+    _write_key_store(keystore, ca)
+    config = broker_config(listeners="PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                           ssl_keystore_location=keystore, num_network_threads="2")
+    with serving(config, io_threads=1) as (server, _):
+        acceptor = server.acceptors["SSL"]
+        socks = [_handshake(acceptor.port, ca)[0] for _ in range(4)]
+        try:
+            for i, sock in enumerate(socks):
+                assert _tls_call(sock, i) == i
+            leaving = acceptor.processors[1]
+            assert wait_for(lambda: len(leaving.connections) == 2)
+            apply(server, values(config), values(config, num_network_threads=1))
+            assert wait_for(lambda: not leaving.is_alive())
+            assert leaving.connections_handed_off == 2
+            assert acceptor.processors[0].connections_adopted == 2
+            for i, sock in enumerate(socks):
+                assert _tls_call(sock, 100 + i) == 100 + i
+            assert len(acceptor.processors[0].connections) == 4
+        finally:
+            for sock in socks:
+                sock.close()
