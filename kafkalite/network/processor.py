@@ -207,6 +207,17 @@ class Processor(threading.Thread):
         self.wakeup()
         return True
 
+    def wait_for_room(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) until the new-connection queue has room or the thread stops."""
+        q = self.new_connections
+        with q.not_full:
+            if len(q.queue) >= q.maxsize and self._running:
+                q.not_full.wait(timeout)
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
     def enqueue_responses(self, responses: list[Response]) -> None:
         """Responses from one handler batch: one hand-off and at most one wake-up."""
         now = time.monotonic_ns()
