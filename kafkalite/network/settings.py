@@ -181,6 +181,18 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
         validator=one_of("TLSv1.2", "TLSv1.3"), group="security", update_mode="per-broker",
     ),
     Setting(
+        "ssl.allow.dn.changes", "bool", False,
+        "Indicates whether changes to the certificate distinguished name should be allowed during a "
+        "dynamic reconfiguration of certificates or not.",
+        group="security",
+    ),
+    Setting(
+        "ssl.allow.san.changes", "bool", False,
+        "Indicates whether changes to the certificate subject alternative names should be allowed "
+        "during a dynamic reconfiguration of certificates or not.",
+        group="security",
+    ),
+    Setting(
         "sasl.enabled.mechanisms", "list", ["PLAIN"],
         "The SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners; kafkalite supports "
         "PLAIN only (Kafka's default is GSSAPI).",

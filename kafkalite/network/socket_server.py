@@ -40,7 +40,7 @@ from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
 from .sasl import load_users
 from .settings import NETWORK_SETTINGS, SocketServerSettings, TlsSettings
-from .tls import TlsConfigError, check_key_store, server_context
+from .tls import TlsConfigError, check_key_store, key_store_identity, server_context
 from .turns import Turns
 
 log = logging.getLogger("kafkalite.network.socket_server")
@@ -102,6 +102,10 @@ def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
+def _sans(names: frozenset[tuple[str, str]]) -> str:
+    return "[" + ", ".join(f"{kind}:{value}" for kind, value in sorted(names)) + "]"
+
+
 def _tls_stamps(tls: TlsSettings) -> tuple[Any, ...]:
     return (_file_stamp(tls.keystore_location), _file_stamp(tls.truststore_location))
 
@@ -117,6 +121,7 @@ class _Listener:
     settings: ProcessorSettings
     tls: TlsSettings | None = None  # TLS listeners: the settings their SSLContext was made from
     tls_stamps: tuple[Any, ...] = ()
+    tls_identity: tuple[str, frozenset[tuple[str, str]]] | None = None  # its certificate's DN, SANs
 
 
 class SocketServer:
@@ -207,6 +212,7 @@ class SocketServer:
         listener = self._listeners[endpoint.name] = _Listener(endpoint, plane, channel, pool, settings)
         if protocol in TLS_PROTOCOLS:
             listener.tls, listener.tls_stamps = cfg.tls, _tls_stamps(cfg.tls)
+            listener.tls_identity = key_store_identity(cfg.tls)
         processors = [self._new_processor(listener) for _ in range(count)]
         self.acceptors[endpoint.name] = Acceptor(
             endpoint.name, endpoint.security_protocol, endpoint.host, endpoint.port, processors,
@@ -370,9 +376,32 @@ class SocketServer:
                     try:
                         check_key_store(tls)
                         server_context(tls)
+                        self._check_compatible(name, listener, tls, new)
                     except TlsConfigError as e:
                         raise ConfigError(f"Validation of dynamic config update of SSLFactory failed "
                                           f"for listener {name}: {e}", e.setting) from None
+
+    @staticmethod
+    def _check_compatible(name: str, listener: _Listener, tls: TlsSettings, new: Mapping[str, Any]) -> None:
+        """Kafka's SslFactory checks of a new key and trust store: no trust store added where there
+        was none, and the certificate keeps its distinguished name and subject alternative names
+        unless ssl.allow.dn.changes / ssl.allow.san.changes."""
+        assert listener.tls is not None
+        had_trust = (listener.tls.truststore_location, listener.tls.truststore_certificates) != (None, None)
+        if not had_trust and (tls.truststore_location, tls.truststore_certificates) != (None, None):
+            raise TlsConfigError("Cannot add SSL truststore to an existing listener for which no "
+                                 "truststore was configured.", "ssl.truststore.location")
+        old, now = listener.tls_identity, key_store_identity(tls)
+        if old is None or now is None:
+            return
+        setting = ("ssl.keystore.location" if tls.keystore_location is not None
+                   else "ssl.keystore.certificate.chain")
+        if not listener_value(new, name, "ssl.allow.dn.changes") and old[0].lower() != now[0].lower():
+            raise TlsConfigError(f"Keystore DistinguishedName does not match:  existing={{alias=kafka, "
+                                 f"DN={old[0]}}}, new={{alias=kafka, DN={now[0]}}}", setting)
+        if not listener_value(new, name, "ssl.allow.san.changes") and not old[1] <= now[1]:
+            raise TlsConfigError(f"Keystore SubjectAltNames do not match:  existing={{alias=kafka, "
+                                 f"SAN={_sans(old[1])}}}, new={{alias=kafka, SAN={_sans(now[1])}}}", setting)
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Apply ``new`` (validated): thread counts, connection limits, security settings."""
@@ -407,6 +436,7 @@ class SocketServer:
                 else:
                     settings = dataclasses.replace(settings, tls_context=context)
                     listener.tls, listener.tls_stamps = tls, stamps
+                    listener.tls_identity = key_store_identity(tls)
                     log.info("Listener %s: new SSL connections use the key store %s", name,
                              tls.keystore_location or "ssl.keystore.key")
         if settings is not listener.settings:

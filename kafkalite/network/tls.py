@@ -9,6 +9,7 @@ object where the selector cannot see it.
 
 from __future__ import annotations
 
+import _ssl
 import os
 import re
 import ssl
@@ -100,6 +101,32 @@ def _load_inline_chain(context: ssl.SSLContext, chain: str, key: str, password: 
         context.load_cert_chain(path, password=password)
     finally:
         os.unlink(path)
+
+
+def key_store_identity(tls: TlsSettings) -> tuple[str, frozenset[tuple[str, str]]] | None:
+    """The subject of the key store's certificate (the first of its chain), written as Kafka's
+    X500Principal prints it (``CN=broker, OU=..., O=...``), and its subject alternative names:
+    what Kafka's SslFactory requires a key store replaced live to keep (ssl.allow.dn.changes,
+    ssl.allow.san.changes). None if the store cannot be read here (it is loaded elsewhere)."""
+    decode = getattr(_ssl, "_test_decode_cert", None)  # the ssl module's own certificate parser
+    if decode is None:
+        return None
+    try:
+        if tls.keystore_location is not None:
+            cert = decode(tls.keystore_location)
+        else:
+            fd, path = tempfile.mkstemp(prefix="kafkalite-keystore-", suffix=".pem")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(normalise_pem(tls.keystore_certificate_chain or ""))
+                cert = decode(path)
+            finally:
+                os.unlink(path)
+    except (OSError, ssl.SSLError):
+        return None
+    subject = ", ".join(f"{_SHORT_NAMES.get(k, k)}={v}"
+                        for rdn in reversed(cert.get("subject", ())) for k, v in rdn)
+    return subject, frozenset(cert.get("subjectAltName", ()))
 
 
 class TlsTransport:

@@ -344,9 +344,11 @@ def test_connection_limits_change_live():
 # --- key store reload ----------------------------------------------------------------------------
 
 
-def _write_key_store(path: str, ca: trustme.CA) -> None:
-    """A PEM key store for 127.0.0.1, written beside and renamed over ``path`` (as a tool would)."""
-    cert = ca.issue_cert("127.0.0.1")
+def _write_key_store(path: str, ca: trustme.CA, *names: str, unit: str = "network") -> None:
+    """A PEM key store for 127.0.0.1 (or ``names``), subject ``CN=broker, OU=<unit>, O=kafkalite``,
+    written beside and renamed over ``path`` (as a tool would)."""
+    cert = ca.issue_cert(*(names or ("127.0.0.1",)), common_name="broker", organization_name="kafkalite",
+                         organization_unit_name=unit)
     tmp = path + ".new"
     cert.private_key_and_cert_chain_pem.write_to_path(tmp)
     os.replace(tmp, path)
@@ -491,3 +493,37 @@ def test_tls_connections_move_with_their_session(tmp_path):
         finally:
             for sock in socks:
                 sock.close()
+
+
+@pytest.mark.parametrize(("change", "allow", "message"), [
+    ({"unit": "other"}, "ssl.allow.dn.changes",
+     "Keystore DistinguishedName does not match:  existing={alias=kafka, DN=CN=broker, OU=network, "
+     "O=kafkalite}, new={alias=kafka, DN=CN=broker, OU=other, O=kafkalite}"),
+    ({"names": ("localhost",)}, "ssl.allow.san.changes",
+     "Keystore SubjectAltNames do not match:  existing={alias=kafka, SAN=[IP Address:127.0.0.1]}, "
+     "new={alias=kafka, SAN=[DNS:localhost]}"),
+])
+def test_a_new_key_store_keeps_its_distinguished_name_and_alternative_names(tmp_path, change, allow,
+                                                                            message):
+    """Kafka's SslFactory: the certificate of a key store replaced live keeps its subject and its
+    subject alternative names, unless ssl.allow.dn.changes / ssl.allow.san.changes."""
+    ca = trustme.CA()
+    keystore = str(tmp_path / "server.pem")
+    _write_key_store(keystore, ca)
+    config = broker_config(listeners="PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                           ssl_keystore_location=keystore)
+    with serving(config, io_threads=1) as (server, _):
+        other = str(tmp_path / "other.pem")
+        _write_key_store(other, ca, *change.get("names", ()), unit=change.get("unit", "network"))
+        new = values(config, ssl_keystore_location=other)
+        with pytest.raises(ConfigError) as e:
+            server.validate_reconfiguration(new)
+        assert message in str(e.value)
+        assert e.value.setting == "ssl.keystore.location"
+        server.validate_reconfiguration(dict(new, **{allow: True}))
+        # Nor may a trust store appear where the listener had none.
+        trust = str(tmp_path / "ca.pem")
+        ca.cert_pem.write_to_path(trust)
+        with pytest.raises(ConfigError) as e:
+            server.validate_reconfiguration(values(config, ssl_truststore_location=trust))
+        assert "Cannot add SSL truststore to an existing listener" in str(e.value)
