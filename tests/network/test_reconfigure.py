@@ -48,7 +48,9 @@ def broker_config(**overrides: str) -> BrokerConfig:
 def values(config: BrokerConfig, **changes: Any) -> dict[str, Any]:
     """The effective settings as DynamicBrokerConfig hands them over: every setting, parsed."""
     out = config.values
-    out.update({k.replace("_", "."): v for k, v in changes.items()})
+    # Keyword names with underscores for dots; names with dots as they are (listener names may
+    # hold underscores).
+    out.update({k if "." in k else k.replace("_", "."): v for k, v in changes.items()})
     return out
 
 
@@ -527,3 +529,28 @@ def test_a_new_key_store_keeps_its_distinguished_name_and_alternative_names(tmp_
         with pytest.raises(ConfigError) as e:
             server.validate_reconfiguration(values(config, ssl_truststore_location=trust))
         assert "Cannot add SSL truststore to an existing listener" in str(e.value)
+
+
+def test_sasl_mechanisms_changed_for_new_connections(tmp_path):
+    """sasl.enabled.mechanisms (per-broker) applies to the next handshakes; a connection that
+    authenticated before goes on."""
+    from kafkalite.protocol.messages import sasl_authenticate, sasl_handshake
+
+    users = tmp_path / "users.properties"
+    users.write_text("alice=secret\n")
+    config = broker_config(listeners="PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+                           sasl_plain_users_file=str(users))
+    with serving(config, io_threads=1) as (server, _):
+        assert "listener.name.sasl_plaintext.sasl.enabled.mechanisms" in server.reconfigurable_configs
+        address = server.bound_address("SASL_PLAINTEXT")
+        with Client(*address) as before:
+            assert before.call(17, 1, sasl_handshake.REQUEST(mechanism="PLAIN")).error_code == 0
+            token = sasl_authenticate.REQUEST(auth_bytes=b"\0alice\0secret")
+            assert before.call(36, 1, token).error_code == 0
+            apply(server, values(config), values(config, **{
+                "listener.name.sasl_plaintext.sasl.enabled.mechanisms": ""}))
+            with Client(*address) as after:
+                refused = after.call(17, 1, sasl_handshake.REQUEST(mechanism="PLAIN"))
+                assert (refused.error_code, refused.mechanisms) == (33, [])  # UNSUPPORTED_SASL_MECHANISM
+            corr = before.send(18, 0, API_VERSIONS_V0)
+            assert before.receive(18, 0)[0] == corr
