@@ -378,8 +378,10 @@ class SocketServer:
                         server_context(tls)
                         self._check_compatible(name, listener, tls, new)
                     except TlsConfigError as e:
+                        prefixed = listener_prefix(name) + e.setting  # the name the change used
+                        setting = prefixed if new.get(prefixed) is not None else e.setting
                         raise ConfigError(f"Validation of dynamic config update of SSLFactory failed "
-                                          f"for listener {name}: {e}", e.setting) from None
+                                          f"for listener {name}: {e}", setting) from None
 
     @staticmethod
     def _check_compatible(name: str, listener: _Listener, tls: TlsSettings, new: Mapping[str, Any]) -> None:

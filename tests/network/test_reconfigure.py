@@ -415,7 +415,7 @@ def test_key_store_changed_at_the_same_path_is_used_by_new_connections(tmp_path)
                                        str(tmp_path / "broken.pem")})
             with pytest.raises(ConfigError) as e:
                 server.validate_reconfiguration(broken)
-            assert e.value.setting == "ssl.keystore.location"
+            assert e.value.setting == "listener.name.ssl.ssl.keystore.location"
             assert "cannot load the key store" in str(e.value)
             still, _ = _handshake(port, third)
             still.close()
