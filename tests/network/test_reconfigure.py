@@ -124,7 +124,7 @@ def completed_requests(server: SocketServer) -> float:
 # --- num.network.threads and num.io.threads under load ------------------------------------------
 
 
-def test_network_threads_3_to_5_to_1_under_200_pipelined_connections_lose_and_reorder_nothing():
+def test_network_threads_3_to_5_to_2_to_1_under_200_pipelined_connections_lose_and_reorder_nothing():
     config = broker_config(num_network_threads="3")
     with serving(config) as (server, handlers):
         listener = "PLAINTEXT"
@@ -139,7 +139,9 @@ def test_network_threads_3_to_5_to_1_under_200_pipelined_connections_lose_and_re
                 return wait_for(lambda: load.answered >= mark + 2000 and not load.errors, timeout=60)
 
             assert wait_for(lambda: load.min_answered() >= 5, timeout=60), load.errors
-            steps = [(5, 8), (2, 4), (1, 2)]  # (network threads, io threads): 3 → 5 → 2 → 1
+            # (network threads, io threads): 3 → 5 → 2 → 1 (5 → 1 in one step is under half: refused,
+            # as in Kafka; see the validation tests)
+            steps = [(5, 8), (2, 4), (1, 2)]
             for network, io in steps:
                 new = values(config, num_network_threads=network, num_io_threads=io)
                 before = list(acceptor.processors)
