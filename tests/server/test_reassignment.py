@@ -5,7 +5,9 @@ an acks=all idempotent producer, cancel, Kafka's errors, and the replication thr
 
 Broker 3 throttles what it fetches as a follower (follower.replication.throttled.rate) for the
 topics whose follower.replication.throttled.replicas name it: those reassignments stay in progress
-long enough to be listed and cancelled. One cluster for the module."""
+long enough to be listed and cancelled; broker 1 throttles what it sends as a leader for those whose
+leader.replication.throttled.replicas name it. One cluster for the module; a controller restart
+in the middle of a move on two brokers of their own."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ pytestmark = pytest.mark.integration
 
 ALTER, LIST = 45, 46
 FOLLOWER_RATE = 200_000  # bytes/s, broker 3's follower throttle
+LEADER_RATE = 300_000  # bytes/s, broker 1's leader throttle
 SETTINGS = {"auto.leader.rebalance.enable": "false", "replica.fetch.max.bytes": "65536",
             "replication.quota.window.size.seconds": "1"}
 
@@ -34,7 +37,8 @@ def cluster():
     from kafkalite.testing import Cluster
 
     with Cluster(3, storage="files", offsets_topic=False, settings=SETTINGS,
-                 broker_settings={3: {"follower.replication.throttled.rate": str(FOLLOWER_RATE)}}) as c:
+                 broker_settings={1: {"leader.replication.throttled.rate": str(LEADER_RATE)},
+                                  3: {"follower.replication.throttled.rate": str(FOLLOWER_RATE)}}) as c:
         yield c
 
 
@@ -225,6 +229,24 @@ def test_throttled_move_completes_at_about_the_rate(cluster):
     assert wait_for(lambda: not os.path.exists(log_dir(cluster, 2, "slow")), timeout=10)
 
 
+def test_leader_throttle_holds_back_a_new_replica(cluster):
+    """Broker 1 leads [1, 2] → [1, 3] with its replica in leader.replication.throttled.replicas:
+    its reads for broker 3 (not in the ISR) are counted and held back, never those for broker 2,
+    and the move completes."""
+    cluster.create_topic("led", assignment={0: [1, 2]},
+                         configs={"leader.replication.throttled.replicas": "0:1"})
+    fill(cluster, "led", 400)
+    quota = cluster.broker(1).replica_manager.quotas.leader
+    size = cluster.broker(1).replica_manager.get_partition("led", 0).log.size
+    before_bytes, before_throttled = quota.recorded_bytes, quota.throttled
+    assert results(alter(cluster.controller, {("led", 0): [1, 3]})) == {("led", 0): (E.NONE, None)}
+    assert wait_for(lambda: state(cluster, "led")[0] == [1, 3], timeout=60)
+    assert quota.throttled > before_throttled
+    # What broker 3 read was counted (it may read the same bytes twice when a fetch waits).
+    assert quota.recorded_bytes - before_bytes >= size
+    assert wait_for(lambda: not os.path.exists(log_dir(cluster, 2, "led")), timeout=10)
+
+
 def test_errors(cluster):
     cluster.create_topic("errs", assignment={0: [1, 2]})
     got = results(alter(cluster.controller, {
@@ -280,3 +302,64 @@ def test_store_keeps_reassignments(tmp_path):
         assert store.load_reassignments() == {}
     finally:
         store.close()
+
+
+def test_a_restarted_controller_resumes_a_move(tmp_path):
+    """Broker 1 runs the controller; [1] → [2] is held in progress by broker 2's follower throttle
+    (1 byte/s); both stop. Started again (broker 2 without the throttle), the controller still lists
+    the move, broker 2 catches up and it completes: broker 2 leads, broker 1's copy is deleted."""
+    from kafkalite.controller.store import ControllerStore
+    from tests.support.brokers import running_broker
+
+    dirs = {1: tmp_path / "1", 2: tmp_path / "2"}
+    fast = {"replica_fetch_max_bytes": "1024", "auto_leader_rebalance_enable": "false"}
+
+    def both(throttle: str | None):
+        one = running_broker(dirs[1], **fast)
+        broker_1 = one.__enter__()
+        extra = {"follower_replication_throttled_rate": throttle} if throttle else {}
+        controller = f"127.0.0.1:{broker_1.bound_port('INTERNAL')}"
+        two = running_broker(dirs[2], node_id="2", controller_quorum_bootstrap_servers=controller,
+                             **fast, **extra)
+        try:
+            broker_2 = two.__enter__()
+        except BaseException:
+            one.__exit__(None, None, None)
+            raise
+        return (one, broker_1), (two, broker_2)
+
+    (one, broker_1), (two, broker_2) = both("1")
+    try:
+        assert wait_for(lambda: set(broker_1.metadata_cache.snapshot.brokers) == {1, 2}, timeout=10)
+        broker_1.controller.create_topic("r", -1, -1, {0: [1]}, False,
+                                         {"follower.replication.throttled.replicas": "0:2"}).result(10)
+        assert wait_for(lambda: "r" in broker_1.metadata_cache.snapshot.topics, timeout=10)
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": f"127.0.0.1:{broker_1.bound_port('PLAINTEXT')}",
+                             "acks": "all"})
+        for i in range(50):  # one batch each: broker 2 fetches one at a time (replica.fetch.max.bytes)
+            producer.produce("r", value=b"v" * 1000, key=b"%d" % i)
+            assert producer.flush(20) == 0
+        assert results(alter(broker_1, {("r", 0): [2]})) == {("r", 0): (E.NONE, None)}
+        assert broker_1.controller.reassigning() == {"r": {0: ([2, 1], [2], [1])}}
+        assert wait_for(lambda: broker_2.replica_manager.quotas.follower.throttled > 0, timeout=10)
+    finally:
+        two.__exit__(None, None, None)
+        one.__exit__(None, None, None)
+    store = ControllerStore(str(dirs[1]))
+    try:
+        assert store.load_reassignments() == {("r", 0): ((2,), (1,))}
+    finally:
+        store.close()
+    (one, broker_1), (two, broker_2) = both(None)
+    try:
+        assert wait_for(lambda: broker_1.controller.reassigning() == {}, timeout=20)
+        ctx = broker_1.controller.context
+        assert ctx.partition_replica_assignment(TopicPartition("r", 0)) == [2]
+        assert ctx.partition_leadership[TopicPartition("r", 0)].leader == 2
+        assert wait_for(lambda: not os.path.exists(dirs[1] / "r-0"), timeout=10)
+        assert broker_2.replica_manager.get_partition("r", 0).log.log_end_offset == 50
+    finally:
+        two.__exit__(None, None, None)
+        one.__exit__(None, None, None)
