@@ -329,6 +329,7 @@ class KafkaController:
         self.batch.send_requests_to_brokers(ctx.epoch)
         # A restarted controller's reassignments may be done already; a new replica may lead one.
         self.reassignments.maybe_complete()
+        self.reassignments.brokers_started(new_ids)
 
     def _on_broker_failure(self, broker_ids: list[int]) -> None:
         ctx = self.context

@@ -26,6 +26,10 @@ Each step is written to the controller's store (the partition row with the trans
 and a ``reassignments`` row with adding/removing) before the brokers hear of it, so a restarted
 controller knows the reassignments in progress and completes them as ISR changes come.
 
+A removed (or, on cancel, an added) replica whose broker is down when the move ends gets its
+StopReplica with delete when that broker registers again (remembered in memory only: after a
+controller restart such a replica's files stay).
+
 Refusals, with Kafka's codes and words (ReplicationControlManager): UNKNOWN_TOPIC_OR_PARTITION,
 INVALID_REPLICA_ASSIGNMENT (empty, duplicate or unregistered brokers; a revert that needs an
 unclean election), INVALID_REPLICATION_FACTOR (v1's AllowReplicationFactorChange false and another
@@ -108,6 +112,8 @@ class Reassignments:
     def __init__(self, controller: KafkaController) -> None:
         self.controller = controller
         self.ongoing: dict[TopicPartition, PartitionReassignment] = {}
+        # Broker -> replicas removed from it while it was down: deleted when it registers again.
+        self.orphans: dict[int, set[TopicPartition]] = {}
 
     def load(self, stored: dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]) -> None:
         """The reassignments a restarted controller resumes (its store's)."""
@@ -309,6 +315,11 @@ class Reassignments:
             gone = [r for r in removed if r in live]
             if gone:
                 batch.add_stop_replica_request_for_brokers(gone, tp, True)
+            for broker in removed:
+                if broker not in live:
+                    self.orphans.setdefault(broker, set()).add(tp)
+            for broker in replicas:
+                self.orphans.get(broker, set()).discard(tp)
         batch.add_update_metadata_request_for_brokers(sorted(live), list(plans))
         batch.send_requests_to_brokers(ctx.epoch)
 
@@ -316,6 +327,25 @@ class Reassignments:
         """A deleted topic's reassignments end with it (the store's rows go with the topic)."""
         for tp in [tp for tp in self.ongoing if tp.topic == topic]:
             del self.ongoing[tp]
+        for orphans in self.orphans.values():
+            orphans.difference_update({tp for tp in orphans if tp.topic == topic})
+
+    def brokers_started(self, broker_ids: Iterable[int]) -> None:
+        """Delete the replicas moved off these brokers while they were down (Kafka's controller
+        retries such a StopReplica when the broker is back)."""
+        c = self.controller
+        batch = c.batch
+        batch.new_batch()
+        sent = False
+        for broker in broker_ids:
+            for tp in sorted(self.orphans.pop(broker, ())):
+                if broker not in c.context.partition_replica_assignment(tp):
+                    log.info("Deleting %s on broker %d, removed from it by a reassignment while it was "
+                             "down", tp, broker)
+                    batch.add_stop_replica_request_for_brokers([broker], tp, True)
+                    sent = True
+        if sent:
+            batch.send_requests_to_brokers(c.context.epoch)
 
     # --- ListPartitionReassignments -----------------------------------------------------------
 

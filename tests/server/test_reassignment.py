@@ -199,6 +199,15 @@ def test_throttled_move_is_listed_then_cancelled(cluster):
     assert state(cluster, "held")[0] == [2, 3, 1]
     assert listed(cluster.controller) == {("held", 0): ([2, 3, 1], [3], [1])}
     assert listed(cluster.controller, {"held": [0, 1], "nope": [0]}) == {("held", 0): ([2, 3, 1], [3], [1])}
+    from kafka import KafkaAdminClient
+    from kafka import TopicPartition as KTP
+
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=20000)
+    try:
+        assert admin.list_partition_reassignments({"held": [0]}) == {KTP("held", 0): {
+            "replicas": [2, 3, 1], "adding_replicas": [3], "removing_replicas": [1]}}
+    finally:
+        admin.close()
     assert wait_for(lambda: everyone_sees(cluster, "held", [2, 3, 1], 1), timeout=10)
     assert wait_for(lambda: quota.throttled > 0, timeout=10)  # the throttle holds broker 3 back
     assert os.path.isdir(log_dir(cluster, 3, "held"))
@@ -242,9 +251,21 @@ def test_leader_throttle_holds_back_a_new_replica(cluster):
     assert results(alter(cluster.controller, {("led", 0): [1, 3]})) == {("led", 0): (E.NONE, None)}
     assert wait_for(lambda: state(cluster, "led")[0] == [1, 3], timeout=60)
     assert quota.throttled > before_throttled
-    # What broker 3 read was counted (it may read the same bytes twice when a fetch waits).
-    assert quota.recorded_bytes - before_bytes >= size
+    assert quota.recorded_bytes - before_bytes >= size  # what broker 3 read was counted
     assert wait_for(lambda: not os.path.exists(log_dir(cluster, 2, "led")), timeout=10)
+
+
+def test_a_replica_removed_while_its_broker_is_down_is_deleted_when_it_is_back(cluster):
+    cluster.create_topic("away", assignment={0: [1, 2]})
+    fill(cluster, "away", 20)
+    cluster.kill(2)
+    try:
+        assert results(alter(cluster.controller, {("away", 0): [1, 3]})) == {("away", 0): (E.NONE, None)}
+        assert wait_for(lambda: state(cluster, "away")[0] == [1, 3], timeout=20)
+        assert os.path.isdir(log_dir(cluster, 2, "away"))  # broker 2 is down: nobody told it
+    finally:
+        cluster.restart(2)
+    assert wait_for(lambda: not os.path.exists(log_dir(cluster, 2, "away")), timeout=10)
 
 
 def test_errors(cluster):
