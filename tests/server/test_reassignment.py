@@ -209,6 +209,10 @@ def test_throttled_move_is_listed_then_cancelled(cluster):
     finally:
         admin.close()
     assert wait_for(lambda: everyone_sees(cluster, "held", [2, 3, 1], 1), timeout=10)
+    from confluent_kafka.admin import AdminClient
+
+    shown = AdminClient({"bootstrap.servers": cluster.bootstrap_servers}).list_topics("held", timeout=10)
+    assert shown.topics["held"].partitions[0].replicas == [2, 3, 1]  # Metadata: target + removing
     assert wait_for(lambda: quota.throttled > 0, timeout=10)  # the throttle holds broker 3 back
     assert os.path.isdir(log_dir(cluster, 3, "held"))
     assert results(alter(cluster.controller, {("held", 0): None})) == {("held", 0): (E.NONE, None)}
