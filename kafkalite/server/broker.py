@@ -58,6 +58,7 @@ from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
+from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
@@ -293,7 +294,7 @@ class Broker:
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
-            ElectionApis(controller, cache, send))
+            ElectionApis(controller, cache, send), ReassignmentApis(controller, send))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""

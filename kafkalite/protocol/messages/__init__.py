@@ -7,6 +7,7 @@ from .add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from .alter_partition import ALTER_PARTITION
+from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
@@ -33,6 +34,7 @@ from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP
 from .list_groups import LIST_GROUPS
 from .list_offsets import LIST_OFFSETS
+from .list_partition_reassignments import LIST_PARTITION_REASSIGNMENTS
 from .list_transactions import LIST_TRANSACTIONS
 from .metadata import METADATA
 from .offset_commit import OFFSET_COMMIT
@@ -83,6 +85,8 @@ ALL: tuple[Api, ...] = (
     CREATE_PARTITIONS,
     DELETE_GROUPS,
     ELECT_LEADERS,
+    ALTER_PARTITION_REASSIGNMENTS,
+    LIST_PARTITION_REASSIGNMENTS,
     OFFSET_DELETE,
     ALTER_PARTITION,
     DESCRIBE_CLUSTER,
