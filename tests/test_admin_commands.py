@@ -1,8 +1,8 @@
 """The operators' commands (``kafkalite topics``, ``consumer-groups``, ``configs``,
-``leader-election``) against a real cluster (kafkalite.testing, in process, one per module) and
-against librdkafka's mock cluster: each command's output parsed and checked against what
-confluent-kafka's clients see, offsets reset with every strategy (--dry-run changing nothing,
---execute committing), exit codes and one-line errors."""
+``leader-election``, ``reassign-partitions``) against a real cluster (kafkalite.testing, in
+process, one per module) and against librdkafka's mock cluster: each command's output parsed and
+checked against what confluent-kafka's clients see, offsets reset with every strategy (--dry-run
+changing nothing, --execute committing), a partition moved, exit codes and one-line errors."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient as ConfluentAdmin
 
 from kafkalite.cli import main
 from kafkalite.testing import Cluster
-from tests.support.wait import wait_for
+from tests.support.wait import wait_for, wait_for_value
 
 pytestmark = pytest.mark.integration
 
@@ -376,6 +376,94 @@ def elections(cluster: Cluster, tmp_path) -> None:
                                     "UNKNOWN_TOPIC_OR_PARTITION")
     failed(result, "1 replica(s) could not be elected")
     assert elect(cluster, "--election-type", "PREFERRED", "--topic", "elect").exit_code == 2
+
+
+# --- reassign-partitions ---------------------------------------------------------------------
+
+
+def reassign(cluster: Cluster, *args: str) -> Result:
+    return kafkalite(cluster, "reassign-partitions", *args)
+
+
+def test_reassign_partitions_generate_execute_verify(cluster, tmp_path):
+    cluster.create_topic("moved", assignment={0: [1, 2], 1: [2, 1]})
+    produce(cluster.bootstrap_servers, "moved", 5, 2)
+    to_move = tmp_path / "topics.json"
+    to_move.write_text(json.dumps({"topics": [{"topic": "moved"}], "version": 1}))
+    lines = ok(reassign(cluster, "--generate", "--topics-to-move-json-file", str(to_move), "--broker-list",
+                        "2,3")).splitlines()
+    assert (lines[0], lines[2], lines[3]) == ("Current partition replica assignment", "",
+                                              "Proposed partition reassignment configuration")
+    current, proposed = json.loads(lines[1]), json.loads(lines[4])
+    assert current == {"version": 1, "partitions": [
+        {"topic": "moved", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]},
+        {"topic": "moved", "partition": 1, "replicas": [2, 1], "log_dirs": ["any", "any"]}]}
+    assert [(p["topic"], p["partition"]) for p in proposed["partitions"]] == [("moved", 0), ("moved", 1)]
+    assert all(sorted(p["replicas"]) == [2, 3] for p in proposed["partitions"])
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "moved", "partition": 0,
+                                                              "replicas": [2, 3]}]}))
+    out = ok(reassign(cluster, "--execute", "--reassignment-json-file", str(plan))).splitlines()
+    assert out[0] == "Current partition replica assignment"
+    assert json.loads(out[2]) == {"version": 1, "partitions": [
+        {"topic": "moved", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]}]}
+    assert out[4] == "Save this to use as the --reassignment-json-file option during rollback"
+    assert out[-1] == "Successfully started partition reassignment for moved-0"
+
+    def verified() -> str | None:
+        result = reassign(cluster, "--verify", "--reassignment-json-file", str(plan))
+        return result.stdout if result.exit_code == 0 else None
+
+    out_verify = wait_for_value(verified, timeout=30)
+    assert out_verify is not None
+    assert out_verify.splitlines() == ["Status of partition reassignment:",
+                                       "Reassignment of partition moved-0 is completed."]
+    moved = parse_describe(ok(topics(cluster, "--describe", "--topic", "moved")))["moved"]
+    assert moved["partitions"][0]["Replicas"] == [2, 3]
+    assert ok(reassign(cluster, "--list")) == "No partition reassignments found.\n"
+    assert ok(reassign(cluster, "--cancel", "--reassignment-json-file", str(plan))).splitlines()[0] == (
+        "None of the specified partition reassignments are active.")
+    # Every record acknowledged before the move is still there, read from the new replicas' leader.
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "after-move",
+                         "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition("moved", 0, 0)])
+        got: list[bytes] = []
+
+        def take() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None and not message.error():
+                got.append(message.value())
+            return len(got) >= 5
+
+        assert wait_for(take, timeout=20)
+        assert got == [f"0-{i}".encode() for i in range(5)]
+    finally:
+        consumer.close()
+
+
+def test_reassign_partitions_refusals(cluster, tmp_path):
+    cluster.create_topic("unmoved", assignment={0: [1, 2]})
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "unmoved", "partition": 0,
+                                                              "replicas": [1, 9]}]}))
+    failed(reassign(cluster, "--execute", "--reassignment-json-file", str(plan)),
+           "INVALID_REPLICA_ASSIGNMENT")
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "unmoved", "partition": 0,
+                                                              "replicas": [1, 1]}]}))
+    bad = reassign(cluster, "--execute", "--reassignment-json-file", str(plan))
+    assert bad.exit_code == 2 and "Duplicate replica assignment found: unmoved-0" in bad.stderr
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "unmoved", "partition": 5,
+                                                              "replicas": [1, 2]}]}))
+    failed(reassign(cluster, "--execute", "--reassignment-json-file", str(plan)), "unmoved-5")
+    # A partition not being moved: --verify says the replicas differ, and fails.
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "unmoved", "partition": 0,
+                                                              "replicas": [2, 3]}]}))
+    result = reassign(cluster, "--verify", "--reassignment-json-file", str(plan))
+    assert result.exit_code == 1
+    assert "There is no active reassignment of partition unmoved-0, but replica set is 1,2 rather than 2,3." \
+        in result.stdout
 
 
 # --- any Kafka-protocol cluster --------------------------------------------------------------

@@ -18,6 +18,7 @@ from kafkalite.cli import (
     consumer_groups,
     fault,
     leader_election,
+    reassign_partitions,
     report,
     topics,
 )
@@ -56,3 +57,4 @@ for _command in (broker.broker, cluster.cluster, report.report, fault.fault, top
 # Kafka's script names: kafka-consumer-groups.sh, kafka-leader-election.sh.
 main.add_command(consumer_groups.consumer_groups, "consumer-groups")
 main.add_command(leader_election.leader_election, "leader-election")
+main.add_command(reassign_partitions.reassign_partitions, "reassign-partitions")

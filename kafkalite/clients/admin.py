@@ -5,7 +5,7 @@
 What Kafka's AdminClient does, without its threads: a bootstrap (the first of the bootstrap
 servers that answers Metadata), ApiVersions once per broker connection (each api sent at the
 highest version both sides know: min(broker max, our max), refused when the ranges do not meet),
-and routing: topic changes and elections to the controller (Metadata's controller id), group
+and routing: topic changes, elections and reassignments to the controller (Metadata's controller id), group
 requests to the group's coordinator (FindCoordinator), ListOffsets to each partition's leader,
 broker configs to that broker, everything else to any broker. Errors Kafka's clients retry
 (:data:`RETRIABLE`: the controller or a coordinator moved or is loading, a leader being elected,
@@ -27,6 +27,7 @@ from kafkalite.common.errors import ApiError
 from kafkalite.protocol import APIS_BY_KEY, ApiKey, ProtocolError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import (
+    alter_partition_reassignments,
     api_versions,
     create_partitions,
     create_topics,
@@ -38,6 +39,7 @@ from kafkalite.protocol.messages import (
     find_coordinator,
     list_groups,
     list_offsets,
+    list_partition_reassignments,
     metadata,
     offset_commit,
     offset_fetch,
@@ -737,6 +739,64 @@ class AdminClient:
 
         return self._retrying("ElectLeaders", attempt)
 
+    # --- reassignments ----------------------------------------------------------------------
+
+    def alter_partition_reassignments(self, targets: Mapping[tuple[str, int], Sequence[int] | None]
+                                      ) -> dict[tuple[str, int], Errors]:
+        """Start moving partitions to ``targets``' replicas (None: cancel the move in progress), at
+        the controller: each partition's error (None: accepted)."""
+        by_topic: dict[str, list[tuple[int, Sequence[int] | None]]] = {}
+        for (t, p), replicas in sorted(targets.items()):
+            by_topic.setdefault(t, []).append((p, replicas))
+        RT = alter_partition_reassignments.REQUEST["topics"]
+
+        def build(version: int) -> Any:
+            topics = [RT(name=t, partitions=[RT["partitions"](partition_index=p,
+                                                               replicas=None if rs is None else list(rs))
+                                             for p, rs in ps]) for t, ps in by_topic.items()]
+            return alter_partition_reassignments.REQUEST(timeout_ms=self._timeout_ms(), topics=topics)
+
+        def attempt() -> dict[tuple[str, int], Errors]:
+            _, r = self._send(self._controller().address, ApiKey.ALTER_PARTITION_REASSIGNMENTS, build)
+            if r.error_code != E.NONE:
+                raise AdminError(r.error_code, r.error_message, "AlterPartitionReassignments")
+            out: dict[tuple[str, int], Errors] = {}
+            for t in r.responses:
+                for p in t.partitions:
+                    if p.error_code in RETRIABLE:
+                        raise AdminError(p.error_code, p.error_message, f"{t.name}-{p.partition_index}")
+                    out[(t.name, p.partition_index)] = (None if p.error_code == E.NONE
+                                                        else AdminError(p.error_code, p.error_message))
+            return out
+
+        return self._retrying("AlterPartitionReassignments", attempt)
+
+    def list_partition_reassignments(self, partitions: Iterable[tuple[str, int]] | None
+                                     ) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+        """The reassignments in progress (of ``partitions``; None: all), at the controller:
+        {(topic, partition): (replicas, adding, removing)}."""
+        wanted: dict[str, list[int]] | None = None
+        if partitions is not None:
+            wanted = {}
+            for t, p in partitions:
+                wanted.setdefault(t, []).append(p)
+        LT = list_partition_reassignments.REQUEST["topics"]
+
+        def build(version: int) -> Any:
+            topics = None
+            if wanted is not None:
+                topics = [LT(name=t, partition_indexes=ps) for t, ps in wanted.items()]
+            return list_partition_reassignments.REQUEST(timeout_ms=self._timeout_ms(), topics=topics)
+
+        def attempt() -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
+            _, r = self._send(self._controller().address, ApiKey.LIST_PARTITION_REASSIGNMENTS, build)
+            if r.error_code != E.NONE:
+                raise AdminError(r.error_code, r.error_message, "ListPartitionReassignments")
+            return {(t.name, p.partition_index): (list(p.replicas), list(p.adding_replicas),
+                                                  list(p.removing_replicas))
+                    for t in r.topics for p in t.partitions}
+
+        return self._retrying("ListPartitionReassignments", attempt)
 
 def _same(body: Any) -> Callable[[int], Any]:
     """A request body the same in every version."""
