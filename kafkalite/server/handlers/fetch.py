@@ -143,9 +143,10 @@ class FetchApis:
                         datas.append(self._diverging(info, partition, *diverging))
                         errors = True  # answered now, whatever min_bytes says
                         continue
-                result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
-                                        params.isolation, min_one_message=readable == 0,
-                                        current_leader_epoch=info.current_leader_epoch)
+                with rm.storage_io(partition, "reading from"):
+                    result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
+                                            params.isolation, min_one_message=readable == 0,
+                                            current_leader_epoch=info.current_leader_epoch)
             except ApiError as e:
                 datas.append(_error(info, e.code))
                 errors = True

@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +103,10 @@ class ReplicaFetcherThread(threading.Thread):
         self._running = True
         self._failing = False  # logged once per run of failed fetches
         self.fetches = 0  # answered fetch requests, for tests and metrics
+        # Wraps the work on a partition's log files: an I/O error takes its log dir offline
+        # (the ReplicaManager's storage_io); nothing by default.
+        self.storage_io: Callable[[Partition, str], AbstractContextManager[None]] = \
+            lambda partition, what: nullcontext()
 
     # --- called by the manager ----------------------------------------------------------------
 
@@ -181,7 +186,8 @@ class ReplicaFetcherThread(threading.Thread):
                     if sent is None or self.partitions.get(key) is not sent:
                         continue  # removed or replaced while the fetch was out
                     try:
-                        self._process(key, sent, data)
+                        with self.storage_io(sent.partition, "fetching into"):
+                            self._process(key, sent, data)
                     except Exception as e:
                         log.error("%s: %s-%d: %s; retrying in %d ms", self.name, key[0], key[1], e,
                                   self.settings.fetch_backoff_ms)
@@ -286,6 +292,8 @@ class ReplicaFetcherManager:
         self.node_id = node_id
         self.settings = settings
         self.on_high_watermark = on_high_watermark
+        self.storage_io: Callable[[Partition, str], AbstractContextManager[None]] = \
+            lambda partition, what: nullcontext()
         self._threads: dict[tuple[int, int], ReplicaFetcherThread] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -306,6 +314,7 @@ class ReplicaFetcherManager:
                     thread = ReplicaFetcherThread(self.node_id, fid, initial.leader_id,
                                                   initial.leader_address, self.settings,
                                                   self.on_high_watermark)
+                    thread.storage_io = self.storage_io
                     self._threads[(initial.leader_id, fid)] = thread
                     thread.start()
                 thread.add_partitions({(topic, index): PartitionFetchState(partition, initial.leader_epoch,

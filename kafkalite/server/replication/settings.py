@@ -66,6 +66,13 @@ REPLICATION_SETTINGS: tuple[Setting, ...] = (
         "The socket receive buffer for network requests to the leader for replicating data.",
         group="replication",
     ),
+    Setting(
+        "replica.alter.log.dirs.io.max.bytes.per.second", "long", 2**63 - 1,
+        "A long representing the upper bound (bytes/sec) on disk IO used for moving replica between "
+        "log directories on the same broker. It is suggested that the limit be kept above 1MB/s for "
+        "accurate behaviour.",
+        validator=at_least(1), group="replication", update_mode="cluster-wide",
+    ),
 )
 
 _field = fields_from(REPLICATION_SETTINGS)
@@ -83,3 +90,5 @@ class ReplicationSettings:
     fetch_backoff_ms: int = _field("replica.fetch.backoff.ms")
     lag_time_max_ms: int = _field("replica.lag.time.max.ms")
     socket_timeout_ms: int = _field("replica.socket.timeout.ms")
+    # The ReplicaAlterLogDirsThread's copy rate (AlterReplicaLogDirs); changed live.
+    alter_log_dirs_io_max_bytes_per_second: int = _field("replica.alter.log.dirs.io.max.bytes.per.second")
