@@ -17,7 +17,15 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_replica_log_dirs as arld
 from kafkalite.protocol.messages import describe_log_dirs as dld
 from tests.support.brokers import connect, running_broker
-from tests.support.raw_requests import EARLIEST, batch, create_topic, fetch_one, list_offset, produce, read_log
+from tests.support.raw_requests import (
+    EARLIEST,
+    batch,
+    create_topic,
+    fetch_one,
+    list_offset,
+    produce,
+    read_log,
+)
 from tests.support.wait import wait_for
 
 ALTER_REPLICA_LOG_DIRS, DESCRIBE_LOG_DIRS = 34, 35
