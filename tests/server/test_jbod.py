@@ -7,7 +7,6 @@ Broker processes with real admin clients: tests/test_jbod_cluster.py."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_replica_log_dirs as arld
 from kafkalite.protocol.messages import describe_log_dirs as dld
 from tests.support.brokers import connect, running_broker
+from tests.support.failed_dir import replace_with_a_file
 from tests.support.raw_requests import (
     EARLIEST,
     batch,
@@ -143,8 +143,7 @@ def test_a_failed_dir_takes_only_its_partitions_offline(broker, dirs):
         on_ok = [p for p in range(4) if (ok / f"fails-{p}").is_dir()]
         assert on_failing and on_ok
         # Kafka's LogDirFailureTest: the dir is removed and a file takes its place; the next roll fails.
-        shutil.rmtree(failing)
-        failing.write_text("not a directory")
+        replace_with_a_file(failing)
         p = on_failing[0]
         codes = [produce(c, "fails", batch([b"y" * 600]), partition=p).error_code for _ in range(3)]
         assert E.KAFKA_STORAGE_ERROR in codes
