@@ -185,6 +185,11 @@ class Broker:
                                     if self.lifecycle is not None else None)
         rm.on_all_log_dirs_offline = self._all_log_dirs_failed
         rm.startup()
+        # replica.alter.log.dirs.io.max.bytes.per.second applies live (a dynamic cluster-wide setting)
+        # through the dynamic broker configuration, where the broker has one.
+        dynamic = getattr(self, "dynamic_config", None)
+        if dynamic is not None:
+            dynamic.add_reconfigurable(rm.alter_log_dirs)
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,

@@ -372,6 +372,11 @@ class LogManager:
             current = self._logs.get(tp)
             source = self._dir_of.get(tp)
         with self.io(dest.path, f"swapping in the future log of {topic}-{partition}"):
+            if current is not None:  # epochs begun with no batch yet (a leadership) are not copied
+                latest = future.latest_epoch
+                for entry in current.leader_epoch_cache.entries():
+                    if latest is None or entry.epoch > latest:
+                        future.maybe_assign_epoch_start_offset(entry.epoch, entry.start_offset)
             future.flush()
             future.close()
             target = dest.path / partition_dir_name(topic, partition)

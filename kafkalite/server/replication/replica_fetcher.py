@@ -252,8 +252,8 @@ class ReplicaFetcherThread(threading.Thread):
             target = min(leader_end, log_.log_end_offset) if mine is None else min(leader_end, mine[0])
         log.info("%s: %s-%d diverges from the leader's log (its epoch %d ends at %d): truncating to %d",
                  self.name, log_.topic, log_.partition, leader_epoch, leader_end, target)
-        log_.truncate_to(target)
-        state.fetch_offset = log_.log_end_offset
+        state.partition.truncate_to(target)
+        state.fetch_offset = state.partition.log.log_end_offset
 
     def _handle_out_of_range(self, key: TopicPartition, state: PartitionFetchState) -> None:
         """Kafka's handleOutOfRangeError: behind the leader's start, start over at it; ahead of
@@ -263,14 +263,14 @@ class ReplicaFetcherThread(threading.Thread):
         if leader_end < log_.log_end_offset:
             log.warning("%s: %s-%d is ahead of the leader's log end %d: truncating to it", self.name,
                         *key, leader_end)
-            log_.truncate_to(leader_end)
+            state.partition.truncate_to(leader_end)
         else:
             leader_start = self._leader_offset(key, state, EARLIEST)
             if leader_start > log_.log_end_offset:
                 log.info("%s: %s-%d is behind the leader's log start %d: starting over there", self.name,
                          *key, leader_start)
-                log_.truncate_fully_and_start_at(leader_start)
-        state.fetch_offset = log_.log_end_offset
+                state.partition.truncate_fully_and_start_at(leader_start)
+        state.fetch_offset = state.partition.log.log_end_offset
 
     def _leader_offset(self, key: TopicPartition, state: PartitionFetchState, timestamp: int) -> int:
         R = list_offsets.REQUEST
