@@ -52,8 +52,9 @@ def cluster(tmp_path_factory):
     try:
         assert C.wait_registered(nodes, 60), "cluster did not come up"
         yield {"nodes": nodes, "dir": directory, "bootstrap": f"127.0.0.1:{nodes[0].client_port}"}
-    finally:
-        C.stop(nodes)
+    finally:  # the controller's node last: the others' controlled shutdowns need it
+        C.stop(nodes[1:])
+        C.stop(nodes[:1])
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +94,13 @@ def log_dirs(admin, broker: int) -> dict[str, tuple[int, dict[tuple[str, int], t
 
 
 def dir_holding(cluster, node: int, topic: str, partition: int) -> Path:
-    (found,) = [d for d in dirs_of(cluster["dir"], node) if (d / f"{topic}-{partition}").is_dir()]
-    return found
+    """The dir of ``node`` holding the partition's log (once it has created it: the metadata may
+    name the replica a little before its LeaderAndIsr is applied)."""
+    def found() -> list[Path]:
+        return [d for d in dirs_of(cluster["dir"], node) if (d / f"{topic}-{partition}").is_dir()]
+
+    (holder,) = wait_for_value(lambda: found() or None, timeout=10) or []
+    return holder
 
 
 def other_dir(cluster, node: int, d: Path) -> Path:
@@ -197,6 +203,11 @@ def test_partitions_spread_over_each_brokers_dirs(cluster, admin):
     assert wait_for(lambda: all(ld >= 0 for ld, _ in metadata(cluster, "spread").values()), timeout=20)
     for node in (1, 2, 3):
         dirs = dirs_of(cluster["dir"], node)
+
+        def spread_held(node: int = node) -> bool:  # every replica created (LeaderAndIsr applied)
+            return sum(t == "spread" for _, parts in log_dirs(admin, node).values() for t, _ in parts) == 6
+
+        assert wait_for(spread_held, timeout=20)
         answer = log_dirs(admin, node)
         assert list(answer) == [str(d.absolute()) for d in dirs]
         assert {error for error, _ in answer.values()} == {E.NONE}
@@ -279,15 +290,17 @@ def test_a_move_resumes_after_a_restart(cluster, admin):
 def test_a_failed_dir_takes_only_its_partitions_offline(cluster, admin):
     node = 2
     create(admin, "shared", partitions=6, rf=2, **{"segment.bytes": "2048"})
-    create(admin, "solo", assignment={0: [node], 1: [node]}, **{"segment.bytes": "2048"})
+    create(admin, "solo", assignment={p: [node] for p in range(4)}, **{"segment.bytes": "2048"})
     assert wait_for(lambda: all(ld >= 0 for ld, _ in metadata(cluster, "shared").values())
                     and all(ld >= 0 for ld, _ in metadata(cluster, "solo").values()), timeout=20)
-    solo_dirs = {p: dir_holding(cluster, node, "solo", p) for p in (0, 1)}
+    solo_dirs = {p: dir_holding(cluster, node, "solo", p) for p in range(4)}
     failing = solo_dirs[0]
     healthy = other_dir(cluster, node, failing)
-    assert solo_dirs[1] == healthy  # the fewest-logs placement put them apart
+    # The fewest-logs placement put some in each dir (they differed by 2 at most before).
+    ok = next(p for p, d in solo_dirs.items() if d == healthy)
     before = metadata(cluster, "shared")
-    on_failing = [p for p, (_, isr) in before.items() if node in isr and (failing / f"shared-{p}").is_dir()]
+    on_failing = [p for p, (_, isr) in before.items()
+                  if node in isr and dir_holding(cluster, node, "shared", p) == failing]
     assert on_failing
     # Kafka's LogDirFailureTest: the dir is removed and a file takes its place.
     replace_with_a_file(failing)
@@ -301,17 +314,17 @@ def test_a_failed_dir_takes_only_its_partitions_offline(cluster, admin):
         assert list_offset(c, "solo", 0, EARLIEST).error_code == E.KAFKA_STORAGE_ERROR
         # The healthy dir of the same broker serves on.
         for _ in range(3):
-            assert produce(c, "solo", batch([b"y" * 1500]), partition=1).error_code == E.NONE
+            assert produce(c, "solo", batch([b"y" * 1500]), partition=ok).error_code == E.NONE
     answer = log_dirs(admin, node)
     assert answer[str(failing.absolute())] == (E.KAFKA_STORAGE_ERROR, {})
     assert answer[str(healthy.absolute())][0] == E.NONE
-    assert ("solo", 1) in answer[str(healthy.absolute())][1]
+    assert ("solo", ok) in answer[str(healthy.absolute())][1]
     # The controller moved the failed replicas' leadership away and took them out of the ISR.
     assert wait_for(lambda: all(metadata(cluster, "shared")[p][0] not in (node, -1)
                                 and node not in metadata(cluster, "shared")[p][1] for p in on_failing),
                     timeout=20), metadata(cluster, "shared")
     assert metadata(cluster, "solo")[0][0] == -1  # its only replica is offline
-    assert metadata(cluster, "solo")[1][0] == node
+    assert metadata(cluster, "solo")[ok][0] == node
     # Produce and consume on every partition of the replicated topic (other brokers lead the
     # failed ones now) and on the healthy dir's partition of broker 2.
     from confluent_kafka import Producer
@@ -319,14 +332,14 @@ def test_a_failed_dir_takes_only_its_partitions_offline(cluster, admin):
     producer = Producer({"bootstrap.servers": cluster["bootstrap"], "acks": "all"})
     for p in range(6):
         producer.produce("shared", b"after-%d" % p, partition=p)
-    producer.produce("solo", b"after", partition=1)
+    producer.produce("solo", b"after", partition=ok)
     assert producer.flush(30) == 0
     for p in range(6):
         assert consume_all(cluster, "shared", p, 1) == [b"after-%d" % p]
-    assert consume_all(cluster, "solo", 1, 4)[-1] == b"after"
+    assert consume_all(cluster, "solo", ok, 4)[-1] == b"after"
     assert cluster["nodes"][node - 1].process.poll() is None  # the broker stays up
-    assert alter(admin, "solo", 1, node, failing) == E.KAFKA_STORAGE_ERROR
-    assert alter(admin, "solo", 1, node, "/no/such/dir") == E.BY_NAME["LOG_DIR_NOT_FOUND"].code
+    assert alter(admin, "solo", ok, node, failing) == E.KAFKA_STORAGE_ERROR
+    assert alter(admin, "solo", ok, node, "/no/such/dir") == E.BY_NAME["LOG_DIR_NOT_FOUND"].code
 
 
 def test_a_broker_whose_every_dir_failed_stops_cleanly(tmp_path):
