@@ -39,7 +39,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
@@ -84,7 +84,10 @@ class KafkaController:
         self.batch = ControllerBrokerRequestBatch(
             self.context, self.channel.send_request, settings.inter_broker_protocol_version,
             self.node_id, inter_broker_listener=self.listener,
-            on_stop_replica_response=self._on_stop_replica_response)
+            on_stop_replica_response=self._on_stop_replica_response,
+            on_leader_and_isr_response=self._on_leader_and_isr_response)
+        # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).
+        self._offline_log_dirs: dict[int, frozenset[uuid.UUID]] = {}
         # Topic -> replicas (broker, partition) whose StopReplica (delete) is not answered yet.
         self._deleting: dict[str, set[tuple[int, TopicPartition]]] = {}
         # Topic -> its config overrides (CreateTopics' configs). Each value is replaced whole,
@@ -201,6 +204,9 @@ class KafkaController:
             self._store_failed("a broker epoch", e, "registration refused")
             return E.KAFKA_STORAGE_ERROR, -1
         broker = ControllerBroker(request.broker_id, epoch, endpoints, request.rack)
+        # A new incarnation: what its offline dirs held is learned again (Kafka's onBrokerStartup).
+        self.context.replicas_on_offline_dirs.pop(request.broker_id, None)
+        self._offline_log_dirs.pop(request.broker_id, None)
         bounced = request.broker_id in self.context.live_or_shutting_down_broker_ids
         if bounced:
             log.info("Broker %d bounced (new epoch %d)", request.broker_id, epoch)
@@ -210,15 +216,26 @@ class KafkaController:
         self._on_broker_startup([broker])
         return E.NONE, epoch
 
-    def heartbeat(self, broker_id: int, broker_epoch: int, want_shut_down: bool = False) -> tuple[int, bool]:
+    def heartbeat(self, broker_id: int, broker_epoch: int, want_shut_down: bool = False,
+                  offline_log_dirs: Iterable[uuid.UUID] = ()) -> tuple[int, bool]:
         """(error code, should_shut_down) for a BrokerHeartbeat. No event is needed for a known,
-        current broker; the first that asks to shut down starts its controlled shutdown."""
+        current broker; the first that asks to shut down starts its controlled shutdown; one that
+        names a log dir offline for the first time starts its log dir failure handling."""
         broker = self.context.live_broker(broker_id)
         if broker is None:
             return E.BROKER_ID_NOT_REGISTERED, False
         if broker.epoch != broker_epoch:
             return E.STALE_BROKER_EPOCH, False
         self._last_seen[broker_id] = time.monotonic()
+        offline = frozenset(offline_log_dirs)
+        known = self._offline_log_dirs.get(broker_id, frozenset())
+        if offline != known:
+            self._offline_log_dirs[broker_id] = offline
+            if offline - known:
+                log.info("Broker %d reports offline log dirs %s", broker_id,
+                         sorted(map(str, offline - known)))
+                self.submit(functools.partial(self._on_broker_log_dir_failure, broker_id, broker_epoch),
+                            what=f"log dir failure on broker {broker_id}")
         if not want_shut_down:
             return E.NONE, False
         if broker_id not in self.context.shutting_down_broker_ids:
@@ -305,7 +322,7 @@ class KafkaController:
             if lead is None or lead.leader != NO_LEADER:
                 continue
             replicas = ctx.partition_replica_assignment(tp)
-            isr = tuple(r for r in replicas if r in lead.isr and r in ctx.live_broker_ids)
+            isr = tuple(r for r in replicas if r in lead.isr and ctx.is_replica_online(r, tp))
             if not isr and self._unclean_allowed(tp.topic):
                 isr = tuple(r for r in replicas if r in ctx.live_broker_ids)[:1]
                 if isr:
@@ -352,7 +369,7 @@ class KafkaController:
                 continue
             isr = tuple(r for r in lead.isr if r not in dead)
             if lead.leader in dead or lead.leader == NO_LEADER:
-                leader = next((r for r in isr if r in ctx.live_broker_ids), NO_LEADER)
+                leader = next((r for r in isr if ctx.is_replica_online(r, tp)), NO_LEADER)
                 if leader == NO_LEADER and self._unclean_allowed(tp.topic):
                     live = [r for r in ctx.partition_replica_assignment(tp) if r in ctx.live_broker_ids]
                     if live:
@@ -397,6 +414,71 @@ class KafkaController:
         self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
                                                            changed)
         self.batch.send_requests_to_brokers(ctx.epoch)
+
+    # --- log dir failures -----------------------------------------------------------------------
+    # Kafka's controller learns which replicas are on a failed dir by sending the broker a
+    # LeaderAndIsr for all its replicas (KafkaController.onBrokerLogDirFailure): the broker answers
+    # KAFKA_STORAGE_ERROR for each offline one. Those replicas then go offline
+    # (onReplicasBecomeOffline): a partition they led gets a new leader among the other live ISR
+    # members, and they leave the ISR (the last ISR member stays, as Kafka keeps it).
+
+    def _on_broker_log_dir_failure(self, broker_id: int, broker_epoch: int) -> None:
+        ctx = self.context
+        broker = ctx.live_broker(broker_id)
+        if broker is None or broker.epoch != broker_epoch:
+            return
+        replicas = sorted(ctx.partitions_on_broker(broker_id))
+        if not replicas:
+            return
+        self.batch.new_batch()
+        for tp in replicas:
+            lead = ctx.partition_leadership.get(tp)
+            if lead is not None:
+                self.batch.add_leader_and_isr_request_for_brokers(
+                    [broker_id], tp, lead, ctx.partition_replica_assignment(tp), False)
+        self.batch.send_requests_to_brokers(ctx.epoch)
+
+    def _on_leader_and_isr_response(self, response: Any, broker_id: int) -> None:
+        # Called on the broker's send thread: the state change happens on the event thread.
+        errors = list(response.partition_errors or [])
+        names = {topic_id: name for name, topic_id in self.context.topic_ids.items()}
+        offline = {TopicPartition(e.topic_name, e.partition_index) for e in errors
+                   if e.error_code == E.KAFKA_STORAGE_ERROR}
+        for t in response.topics or []:
+            name = names.get(t.topic_id)
+            if name is not None:
+                offline |= {TopicPartition(name, e.partition_index) for e in t.partition_errors
+                            if e.error_code == E.KAFKA_STORAGE_ERROR}
+        if offline:
+            self.submit(functools.partial(self._on_replicas_offline, broker_id, offline),
+                        what=f"offline replicas on broker {broker_id}")
+
+    def _on_replicas_offline(self, broker_id: int, replicas: set[TopicPartition]) -> None:
+        ctx = self.context
+        if broker_id not in ctx.live_or_shutting_down_broker_ids:
+            return
+        known = ctx.replicas_on_offline_dirs.setdefault(broker_id, set())
+        new = {tp for tp in replicas if tp not in known and tp in ctx.partition_leadership}
+        if not new:
+            return
+        known |= new
+        log.warning("Broker %d: replicas %s are on offline log dirs: moving their leadership away",
+                    broker_id, sorted(map(str, new)))
+        changed = []
+        for tp in sorted(new):
+            lead = ctx.partition_leadership[tp]
+            isr = tuple(r for r in lead.isr if r != broker_id) or lead.isr
+            leader = lead.leader
+            if leader == broker_id:
+                leader = next((r for r in ctx.partition_replica_assignment(tp)
+                               if r in isr and r != broker_id and ctx.is_replica_online(r, tp)), NO_LEADER)
+            if leader == lead.leader and isr == lead.isr:
+                continue
+            ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                leader, lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
+            changed.append(tp)
+        if changed:
+            self._send_leadership_changes(changed)
 
     # --- controlled shutdown --------------------------------------------------------------------
 

@@ -120,8 +120,11 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
     _served(ApiKey.DESCRIBE_CONFIGS, "0-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
             note="BROKER (this broker's id) and TOPIC resources"),
+    _served(ApiKey.ALTER_REPLICA_LOG_DIRS, "1-2", EVERY, LogDirApis.alter_replica_log_dirs,
+            note="a future log in the destination, copied by the ReplicaAlterLogDirsThread, then swapped in"),
     _served(ApiKey.DESCRIBE_LOG_DIRS, "0-4", EVERY, LogDirApis.describe_log_dirs,
-            note="every log.dirs entry; no future logs; v4's volume bytes -1 with log.storage=memory"),
+            note="every log.dirs entry, future logs too; an offline dir KAFKA_STORAGE_ERROR; v4's "
+                 "volume bytes -1 with log.storage=memory"),
     _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
             note="answered by the Processor while a connection authenticates"),
     _served(ApiKey.CREATE_PARTITIONS, "0-3", EVERY, TopicApis.create_partitions, Waits.METADATA,

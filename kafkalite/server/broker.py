@@ -115,6 +115,7 @@ class Broker:
         self.fatal: str | None = None  # why the broker must stop (one line), set by any thread
         self.log_config = config.log_config()  # the broker's defaults for every log
         self.log_manager: LogManager | None = None
+        self._dir_ids: dict[str, uuid.UUID] = {}  # log dir -> its meta.properties directory.id
         self.scheduler: Scheduler | None = None
         self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
         self.topic_configs: TopicConfigCache | None = None
@@ -146,6 +147,7 @@ class Broker:
         cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id, cfg.is_controller,
                                              self.volume)
         self.cluster_id = cluster_id
+        self._read_dir_ids()
         controller_listeners = frozenset(cfg.controller_listener_names)
 
         def served_here(name: str, privileged: bool) -> dict:
@@ -178,6 +180,17 @@ class Broker:
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
             alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr),
             inter_broker_listener=cfg.inter_broker_listener_name, metrics=self.metrics)
+        # JBOD: a failed log dir is told to the controller at once (the next heartbeat names it);
+        # with every dir failed the broker stops (Kafka halts).
+        rm.log_dir_listeners.append(lambda path: self.lifecycle.propagate_directory_failure()
+                                    if self.lifecycle is not None else None)
+        rm.on_all_log_dirs_offline = self._all_log_dirs_failed
+        rm.startup()
+        # replica.alter.log.dirs.io.max.bytes.per.second applies live (a dynamic cluster-wide setting)
+        # through the dynamic broker configuration, where the broker has one.
+        dynamic = getattr(self, "dynamic_config", None)
+        if dynamic is not None:
+            dynamic.add_reconfigurable(rm.alter_log_dirs)
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,
@@ -346,6 +359,28 @@ class Broker:
         scheduler.schedule("isr-expiration", rm.maybe_shrink_isr, max(1, rm.settings.lag_time_max_ms // 2))
         scheduler.start()
 
+    def _all_log_dirs_failed(self, why: str) -> None:
+        self.fatal = why
+        self.request_stop()
+
+    def offline_log_dir_ids(self) -> list[uuid.UUID]:
+        """The directory.id (meta.properties) of each offline log dir, for BrokerHeartbeat's
+        OfflineLogDirs; a dir whose id could not be read gets a stable one made from its path."""
+        lm = self.log_manager
+        if lm is None:
+            return []
+        ids = []
+        for path in lm.offline_dirs:
+            known = self._dir_ids.get(str(path))
+            ids.append(known or uuid.uuid5(uuid.NAMESPACE_URL, f"kafkalite-log-dir:{path.absolute()}"))
+        return ids
+
+    def _read_dir_ids(self) -> None:
+        for d in self.config.log_dirs:
+            dir_id = meta_properties.directory_id(d, self.volume)
+            if dir_id is not None:
+                self._dir_ids[d] = dir_id
+
     def _alter_partitions(self) -> AlterPartitionManager:
         assert self.alter_partition_manager is not None
         return self.alter_partition_manager
@@ -387,6 +422,7 @@ class Broker:
 
         def adopt(cluster_id: str) -> None:
             meta_properties.write(cfg.log_dirs, cluster_id, self.node_id, self.volume)
+            self._read_dir_ids()
             self.cluster_id = cluster_id
             assert self.metadata_cache is not None
             self.metadata_cache.set_cluster_id(cluster_id)
@@ -406,7 +442,7 @@ class Broker:
         self.lifecycle = BrokerLifecycleManager(
             self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
             cfg.broker_rack, cfg.heartbeat_interval_ms, registered,
-            on_cluster_id=adopt, on_fatal=fatal)
+            on_cluster_id=adopt, on_fatal=fatal, offline_log_dirs=self.offline_log_dir_ids)
         self.lifecycle.start()
 
     def _advertised_endpoints(self) -> Iterator[Endpoint]:

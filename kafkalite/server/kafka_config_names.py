@@ -16,6 +16,8 @@ Where the list came from (apache/kafka and apache/kafka-site on GitHub):
 - the same on trunk in October 2024 (4.0.0-SNAPSHOT), which adds ShareCoordinatorConfig;
 - every broker configuration documented for Kafka 4.1 (``41/generated/kafka_config.html``), which
   adds the streams group, share group, OAuth assertion and ``add.partitions.to.txn.*`` settings.
+- the dynamic-only broker configurations of Kafka's ``DynamicConfig.Broker`` (set by AlterConfigs,
+  not in ``CONFIG_DEF``): ``replica.alter.log.dirs.io.max.bytes.per.second``.
 
 Names removed in 4.0 (``zookeeper.*``, ``control.plane.listener.name``,
 ``log.message.format.version``, ...) stay: a 3.9 file may hold them.
@@ -259,6 +261,7 @@ remote.log.storage.manager.class.name
 remote.log.storage.manager.class.path
 remote.log.storage.manager.impl.prefix
 remote.log.storage.system.enable
+replica.alter.log.dirs.io.max.bytes.per.second
 replica.fetch.backoff.ms
 replica.fetch.max.bytes
 replica.fetch.min.bytes

@@ -14,6 +14,11 @@ A broker that has never joined a cluster and has no cluster.id configured first 
 controller's Metadata for the cluster id and adopts it (``on_cluster_id`` keeps it in
 meta.properties). A broker of another cluster is refused with INCONSISTENT_CLUSTER_ID: that is not
 worth retrying, so ``on_fatal`` gets one line naming both ids.
+
+Each heartbeat (v1) names the broker's offline log dirs (``offline_log_dirs``: their
+directory.id), as KRaft brokers do; a dir that fails sends a heartbeat at once
+(``propagate_directory_failure``, Kafka's BrokerLifecycleManager.propagateDirectoryFailure). The
+controller moves the leadership of the partitions on that dir away.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ class BrokerLifecycleManager(threading.Thread):
                  endpoints: list[Any], rack: str | None, heartbeat_interval_ms: int,
                  on_registered: Callable[[int], None], timeout: float = 5.0,
                  on_cluster_id: Callable[[str], None] = lambda _: None,
-                 on_fatal: Callable[[str], None] = lambda _: None) -> None:
+                 on_fatal: Callable[[str], None] = lambda _: None,
+                 offline_log_dirs: Callable[[], list[uuid.UUID]] = lambda: []) -> None:
         super().__init__(name=f"broker-{node_id}-lifecycle-manager", daemon=True)
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -54,6 +60,7 @@ class BrokerLifecycleManager(threading.Thread):
         self.on_registered = on_registered
         self.on_cluster_id = on_cluster_id
         self.on_fatal = on_fatal
+        self.offline_log_dirs = offline_log_dirs
         self.controller = controller
         self.client = BlockingClient(controller[0], controller[1], f"broker-{node_id}", timeout)
         self.incarnation = uuid.uuid4()
@@ -72,6 +79,10 @@ class BrokerLifecycleManager(threading.Thread):
         self._want_shut_down = True
         self._wake.set()
         return self.shut_down_allowed.wait(timeout)
+
+    def propagate_directory_failure(self) -> None:
+        """Send the next heartbeat now: it names the dir that just failed."""
+        self._wake.set()
 
     def shutdown(self, timeout: float = 5.0) -> None:
         self._stopping.set()
@@ -140,7 +151,7 @@ class BrokerLifecycleManager(threading.Thread):
         want = self._want_shut_down
         request = broker_heartbeat.REQUEST(broker_id=self.node_id, broker_epoch=self.broker_epoch,
                                            current_metadata_offset=0, want_fence=False,
-                                           want_shut_down=want)
+                                           want_shut_down=want, offline_log_dirs=self.offline_log_dirs())
         response = self.client.send_and_receive(ApiKey.BROKER_HEARTBEAT, HEARTBEAT_VERSION, request)
         if response.error_code != E.NONE:
             log.info("Broker %d: heartbeat refused (%s); registering again", self.node_id,

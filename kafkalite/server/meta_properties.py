@@ -1,10 +1,13 @@
 """meta.properties: which cluster (and node) a log directory belongs to, as in Kafka's storage.
 
-Kafka writes ``version``, ``cluster.id`` and ``node.id`` into ``meta.properties`` at the top of each
-log directory and refuses to start when they disagree with the configuration. kafkalite keeps the
-file under the first log directory. Where the cluster id comes from, in order:
+Kafka writes ``version``, ``cluster.id``, ``node.id`` and ``directory.id`` into ``meta.properties``
+at the top of each log directory and refuses to start when they disagree with the configuration.
+kafkalite does the same in every dir of log.dirs (``directory.id``, a random UUID made once per
+dir and kept, is what the broker's heartbeat names a dir by when it goes offline: BrokerHeartbeat's
+OfflineLogDirs). A dir that cannot be written is skipped here: the log manager takes it offline.
+Where the cluster id comes from, in order:
 
-1. ``meta.properties``, if the directory has already joined a cluster; a configured ``cluster.id``
+1. ``meta.properties``, if a directory has already joined a cluster; a configured ``cluster.id``
    that differs is refused (:class:`ClusterIdMismatch`, one line naming both ids and the file);
 2. the configured ``cluster.id``;
 3. for a node that runs the controller, a new random id;
@@ -14,14 +17,18 @@ file under the first log directory. Where the cluster id comes from, in order:
 
 from __future__ import annotations
 
+import logging
 import os
+import uuid
 from pathlib import Path
 
 from kafkalite.common.properties import format_properties, parse_properties
-from kafkalite.common.uuids import new_base64_uuid
+from kafkalite.common.uuids import new_base64_uuid, uuid_from_base64
 from kafkalite.storage.volume import FILES, Volume
 
 FILE_NAME = "meta.properties"
+
+log = logging.getLogger("kafkalite.server.meta_properties")
 
 
 class ClusterIdMismatch(Exception):
@@ -43,19 +50,51 @@ def path_for(log_dirs: list[str]) -> str:
     return os.path.join(log_dirs[0], FILE_NAME)
 
 
-def stored_cluster_id(log_dirs: list[str], volume: Volume = FILES) -> str | None:
+def _read(log_dir: str, volume: Volume) -> dict[str, str] | None:
     try:
-        text = volume.read_bytes(Path(path_for(log_dirs))).decode("utf-8")
-    except FileNotFoundError:
+        text = volume.read_bytes(Path(log_dir) / FILE_NAME).decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    return parse_properties(text).get("cluster.id") or None
+    except OSError as e:  # an unreadable dir: the log manager takes it offline
+        log.warning("Cannot read %s: %s", Path(log_dir) / FILE_NAME, e)
+        return None
+    return parse_properties(text)
+
+
+def stored_cluster_id(log_dirs: list[str], volume: Volume = FILES) -> str | None:
+    """The cluster id of the first dir that has one."""
+    for log_dir in log_dirs:
+        props = _read(log_dir, volume)
+        if props and props.get("cluster.id"):
+            return props["cluster.id"]
+    return None
+
+
+def directory_id(log_dir: str, volume: Volume = FILES) -> uuid.UUID | None:
+    """The dir's ``directory.id``, None if it has none (yet)."""
+    props = _read(log_dir, volume)
+    value = props.get("directory.id") if props else None
+    if not value:
+        return None
+    try:
+        return uuid_from_base64(value)
+    except ValueError:
+        return None
 
 
 def write(log_dirs: list[str], cluster_id: str, node_id: int, volume: Volume = FILES) -> None:
-    """Write meta.properties whole (a temporary file renamed over it: never half a file)."""
-    volume.mkdir(Path(log_dirs[0]))
-    text = format_properties({"version": "1", "cluster.id": cluster_id, "node.id": str(node_id)})
-    volume.write_atomically(Path(path_for(log_dirs)), text.encode("utf-8"))
+    """Write each dir's meta.properties whole (a temporary file renamed over it: never half a
+    file), keeping the dir's directory.id or making one."""
+    for log_dir in log_dirs:
+        props = _read(log_dir, volume) or {}
+        dir_id = props.get("directory.id") or new_base64_uuid()
+        text = format_properties({"version": "1", "cluster.id": cluster_id, "node.id": str(node_id),
+                                  "directory.id": dir_id})
+        try:
+            volume.mkdir(Path(log_dir))
+            volume.write_atomically(Path(log_dir) / FILE_NAME, text.encode("utf-8"))
+        except OSError as e:
+            log.warning("Cannot write %s: %s", Path(log_dir) / FILE_NAME, e)
 
 
 def resolve(log_dirs: list[str], node_id: int, configured: str | None, generate: bool,

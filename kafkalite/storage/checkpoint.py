@@ -16,6 +16,7 @@ a crash leaves either the old file or the new one, never a mix.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
@@ -59,11 +60,15 @@ class CheckpointFile(Generic[T]):
         self.version = version
         self._to_line = to_line
         self._from_line = from_line
+        # One writer at a time (Kafka's CheckpointFile.write is synchronized): two writers of the
+        # same file through the same ``.tmp`` would rename it from under each other.
+        self._lock = threading.Lock()
 
     def write(self, entries: Iterable[T], sync: bool = True) -> None:
         items = list(entries)
         text = "".join([f"{self.version}\n{len(items)}\n", *(self._to_line(e) + "\n" for e in items)])
-        self.volume.write_atomically(self.path, text.encode(), sync)
+        with self._lock:
+            self.volume.write_atomically(self.path, text.encode(), sync)
 
     def read(self) -> list[T]:
         """The entries; an absent or empty file has none (Kafka creates it empty)."""

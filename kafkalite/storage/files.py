@@ -77,3 +77,23 @@ DELETE_DIR_SUFFIX = "-delete"  # a deleted partition's directory until it is rem
 def delete_dir_name(topic: str, partition: int, unique: str) -> str:
     """``<topic>-<partition>.<unique>-delete`` (LocalLog.logDeleteDirName)."""
     return f"{topic}-{partition}.{unique}{DELETE_DIR_SUFFIX}"
+
+
+FUTURE_DIR_SUFFIX = "-future"  # a replica being moved to this log dir (AlterReplicaLogDirs, KIP-113)
+
+
+def future_dir_name(topic: str, partition: int, unique: str) -> str:
+    """``<topic>-<partition>.<unique>-future`` (LocalLog.logFutureDirName)."""
+    return f"{topic}-{partition}.{unique}{FUTURE_DIR_SUFFIX}"
+
+
+def parse_log_dir_name(name: str) -> tuple[str, int]:
+    """(topic, partition) of a log's directory: ``<topic>-<partition>``, or a deleted or future
+    log's ``<topic>-<partition>.<unique>-delete|-future`` (UnifiedLog.parseTopicPartitionName).
+    Raises ValueError otherwise."""
+    if name.endswith((DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX)):
+        base, dot, _ = name.rpartition(".")
+        if not dot:
+            raise ValueError(f"{name!r} is not a deleted or future log's directory name")
+        name = base
+    return parse_partition_dir_name(name)

@@ -29,7 +29,7 @@ from kafkalite.storage.files import (
     SWAP_FILE_SUFFIX,
     log_file,
     offset_index_file,
-    parse_partition_dir_name,
+    parse_log_dir_name,
     time_index_file,
     transaction_index_file,
 )
@@ -56,7 +56,7 @@ class LocalLog:
     def __init__(self, directory: Path, config: LogConfig, now_ms: Callable[[], int], volume: Volume) -> None:
         self.dir = directory
         self.volume = volume
-        self.topic, self.partition = parse_partition_dir_name(directory.name)
+        self.topic, self.partition = parse_log_dir_name(directory.name)
         self.config = config
         self.now_ms = now_ms
         self._segments: dict[int, LogSegment] = {}

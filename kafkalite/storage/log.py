@@ -51,7 +51,7 @@ from kafkalite.storage.errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from kafkalite.storage.files import LEADER_EPOCH_CHECKPOINT_FILENAME, parse_partition_dir_name
+from kafkalite.storage.files import LEADER_EPOCH_CHECKPOINT_FILENAME, parse_log_dir_name
 from kafkalite.storage.index import NO_TIMESTAMP
 from kafkalite.storage.leader_epoch import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from kafkalite.storage.local_log import EMPTY, LocalLog, TimestampedBatch
@@ -129,7 +129,7 @@ class Log:
     ) -> None:
         self.dir = directory
         self.volume = volume
-        self.topic, self.partition = parse_partition_dir_name(directory.name)
+        self.topic, self.partition = parse_log_dir_name(directory.name)
         self._now_ms = now_ms
         self._lock = threading.RLock()
         self.truncations = 0  # how many times the log was truncated (the cleaner's check)

@@ -86,6 +86,7 @@ DATA_PATH_VERSIONS = {
     # The admin apis: every version kio has (hand-built bytes in their test_golden_*.py files).
     ApiKey.DESCRIBE_CLUSTER: (0, 1, 2),
     ApiKey.DESCRIBE_LOG_DIRS: (1, 2, 3, 4),  # kio has no v0: test_golden_describe_log_dirs.py checks it is v1
+    ApiKey.ALTER_REPLICA_LOG_DIRS: (1, 2),
     ApiKey.ELECT_LEADERS: (0, 1, 2),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0,),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 1),

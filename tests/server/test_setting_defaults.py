@@ -32,6 +32,8 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("storage/index.py", INT32_MAX): "an index's relative offsets are int32",
     ("storage/producer_state.py", INT32_MAX): "sequence numbers wrap at the int32 bound",
     ("storage/transaction_index.py", INT64_MAX): "an aborted transaction's offsets are int64",
+    ("server/replication/alter_log_dirs.py", INT64_MAX):
+        "no throttle: a rate of Long.MAX_VALUE bytes/s is Kafka's unlimited quota",
     ("controller/controller.py", INT64_MAX): "MAX_PRODUCER_ID, Kafka's Long.MAX_VALUE",
     ("server/replication/settings.py", INT64_MAX):
         "UNLIMITED_RATE, Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (the rows' default)",

@@ -8,6 +8,7 @@ from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from .alter_partition import ALTER_PARTITION
 from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
+from .alter_replica_log_dirs import ALTER_REPLICA_LOG_DIRS
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
@@ -80,6 +81,7 @@ ALL: tuple[Api, ...] = (
     WRITE_TXN_MARKERS,
     TXN_OFFSET_COMMIT,
     DESCRIBE_CONFIGS,
+    ALTER_REPLICA_LOG_DIRS,
     DESCRIBE_LOG_DIRS,
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,

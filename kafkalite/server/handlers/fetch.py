@@ -153,12 +153,11 @@ class FetchApis:
                         errors = True  # answered now, whatever min_bytes says
                         continue
                 throttled = params.is_from_follower and self._leader_throttled(partition, params.replica_id)
-                if throttled == THROTTLED:  # no records while the leader's quota is exceeded
-                    result = partition.read(info.fetch_offset, 0, params.isolation, min_one_message=False,
-                                            current_leader_epoch=info.current_leader_epoch)
-                else:
-                    result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
-                                            params.isolation, min_one_message=readable == 0,
+                # no records while the leader's quota is exceeded
+                limit = 0 if throttled == THROTTLED else min(info.max_bytes, max(budget, 0))
+                with rm.storage_io(partition, "reading from"):
+                    result = partition.read(info.fetch_offset, limit, params.isolation,
+                                            min_one_message=readable == 0 and throttled != THROTTLED,
                                             current_leader_epoch=info.current_leader_epoch)
             except ApiError as e:
                 datas.append(_error(info, e.code))

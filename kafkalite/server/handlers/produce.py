@@ -358,7 +358,10 @@ class DelayedProduce(DelayedOperation):
         left = []
         for topic, result, required in self.waiting:
             partition = rm.partitions.get((topic, result.index))
-            if partition is None or not partition.is_leader:
+            if partition is None and (topic, result.index) in rm.offline_partitions:
+                result.error_code = E.KAFKA_STORAGE_ERROR  # its log dir went offline meanwhile
+                result.error_message = f"Partition {topic}-{result.index} is in an offline log directory"
+            elif partition is None or not partition.is_leader:
                 result.error_code = E.NOT_LEADER_OR_FOLLOWER
                 result.error_message = f"Leader not local for partition {topic}-{result.index}"
             else:

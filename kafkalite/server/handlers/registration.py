@@ -42,6 +42,7 @@ class RegistrationApis:
         if self.controller is None:
             return respond(request, R(error_code=E.NOT_CONTROLLER))
         body = request.body
-        error, shut_down = self.controller.heartbeat(body.broker_id, body.broker_epoch, body.want_shut_down)
+        error, shut_down = self.controller.heartbeat(body.broker_id, body.broker_epoch, body.want_shut_down,
+                                                     body.offline_log_dirs or ())
         return respond(request, R(throttle_time_ms=0, error_code=error, is_caught_up=error == 0,
                                   is_fenced=error != 0, should_shut_down=shut_down))

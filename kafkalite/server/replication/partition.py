@@ -341,6 +341,15 @@ class Partition:
                 log.maybe_increment_log_start_offset(leader_log_start_offset)
             return info
 
+    def truncate_to(self, offset: int) -> None:
+        """Cut the log at ``offset`` (a follower's truncation), under the lock a move's swap takes."""
+        with self._lock:
+            self.log.truncate_to(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        with self._lock:
+            self.log.truncate_fully_and_start_at(offset)
+
     # --- read ---------------------------------------------------------------------------------
 
     def read(self, fetch_offset: int, max_bytes: int, isolation: FetchIsolation,

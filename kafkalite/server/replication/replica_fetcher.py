@@ -32,6 +32,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +117,10 @@ class ReplicaFetcherThread(threading.Thread):
         self._running = True
         self._failing = False  # logged once per run of failed fetches
         self.fetches = 0  # answered fetch requests, for tests and metrics
+        # Wraps the work on a partition's log files: an I/O error takes its log dir offline
+        # (the ReplicaManager's storage_io); nothing by default.
+        self.storage_io: Callable[[Partition, str], AbstractContextManager[None]] = \
+            lambda partition, what: nullcontext()
 
     # --- called by the manager ----------------------------------------------------------------
 
@@ -203,7 +208,8 @@ class ReplicaFetcherThread(threading.Thread):
                     if sent is None or self.partitions.get(key) is not sent:
                         continue  # removed or replaced while the fetch was out
                     try:
-                        self._process(key, sent, data)
+                        with self.storage_io(sent.partition, "fetching into"):
+                            self._process(key, sent, data)
                     except Exception as e:
                         log.error("%s: %s-%d: %s; retrying in %d ms", self.name, key[0], key[1], e,
                                   self.settings.fetch_backoff_ms)
@@ -274,8 +280,8 @@ class ReplicaFetcherThread(threading.Thread):
             target = min(leader_end, log_.log_end_offset) if mine is None else min(leader_end, mine[0])
         log.info("%s: %s-%d diverges from the leader's log (its epoch %d ends at %d): truncating to %d",
                  self.name, log_.topic, log_.partition, leader_epoch, leader_end, target)
-        log_.truncate_to(target)
-        state.fetch_offset = log_.log_end_offset
+        state.partition.truncate_to(target)
+        state.fetch_offset = state.partition.log.log_end_offset
 
     def _handle_out_of_range(self, key: TopicPartition, state: PartitionFetchState) -> None:
         """Kafka's handleOutOfRangeError: behind the leader's start, start over at it; ahead of
@@ -285,14 +291,14 @@ class ReplicaFetcherThread(threading.Thread):
         if leader_end < log_.log_end_offset:
             log.warning("%s: %s-%d is ahead of the leader's log end %d: truncating to it", self.name,
                         *key, leader_end)
-            log_.truncate_to(leader_end)
+            state.partition.truncate_to(leader_end)
         else:
             leader_start = self._leader_offset(key, state, EARLIEST)
             if leader_start > log_.log_end_offset:
                 log.info("%s: %s-%d is behind the leader's log start %d: starting over there", self.name,
                          *key, leader_start)
-                log_.truncate_fully_and_start_at(leader_start)
-        state.fetch_offset = log_.log_end_offset
+                state.partition.truncate_fully_and_start_at(leader_start)
+        state.fetch_offset = state.partition.log.log_end_offset
 
     def _leader_offset(self, key: TopicPartition, state: PartitionFetchState, timestamp: int) -> int:
         R = list_offsets.REQUEST
@@ -316,6 +322,8 @@ class ReplicaFetcherManager:
         self.settings = settings
         self.on_high_watermark = on_high_watermark
         self.quota = quota
+        self.storage_io: Callable[[Partition, str], AbstractContextManager[None]] = \
+            lambda partition, what: nullcontext()
         self._threads: dict[tuple[int, int], ReplicaFetcherThread] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -336,6 +344,7 @@ class ReplicaFetcherManager:
                     thread = ReplicaFetcherThread(self.node_id, fid, initial.leader_id,
                                                   initial.leader_address, self.settings,
                                                   self.on_high_watermark, self.quota)
+                    thread.storage_io = self.storage_io
                     self._threads[(initial.leader_id, fid)] = thread
                     thread.start()
                 thread.add_partitions({(topic, index): PartitionFetchState(partition, initial.leader_epoch,

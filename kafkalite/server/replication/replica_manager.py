@@ -10,6 +10,15 @@ Fencing, as Kafka does it:
   for that partition; a partition this broker is not a replica of: UNKNOWN_TOPIC_OR_PARTITION;
 - StopReplica with a leader epoch not above the one held: FENCED_LEADER_EPOCH for that partition,
   except the sentinels -1 (no epoch) and -2 (topic being deleted), which always apply.
+
+Log dirs (JBOD, KIP-112/113): a partition whose log dir went offline is *offline* here (Kafka's
+HostedPartition.Offline): Produce, Fetch, ListOffsets and LeaderAndIsr get KAFKA_STORAGE_ERROR for
+it until the broker restarts. The LogDirFailureHandler thread takes each dir the log manager's
+failure channel reports (``handle_log_dir_failure``): its partitions' fetchers and moves stop, they
+become offline, waiting requests answer, the log manager forgets the dir's logs, and
+``log_dir_listeners`` hear of it (the broker's heartbeat tells the controller, which moves their
+leadership away). With no dir left online the broker shuts down (``on_all_log_dirs_offline``).
+``alter_replica_log_dirs`` is AlterReplicaLogDirs; the ReplicaAlterLogDirsThread moves the data.
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from kafkalite.common.errors import ApiError
@@ -27,11 +38,15 @@ from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.metrics.components import replica_manager_metrics
 from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import error_codes as E
+from kafkalite.storage.checkpoint import TopicPartition as LogTopicPartition
+from kafkalite.storage.files import future_dir_name
 from kafkalite.storage.log import AppendOrigin, LogAppendInfo
+from kafkalite.storage.log_dir_failure import KafkaStorageError
 from kafkalite.storage.log_manager import LogManager
 
 from ..metadata_cache import MetadataCache
 from ..purgatory import DelayedOperationPurgatory
+from .alter_log_dirs import ReplicaAlterLogDirsThread
 from .partition import NO_LEADER_EPOCH, Partition, PartitionState, not_leader
 from .quota import ReplicationQuotas
 from .replica_fetcher import InitialFetchState, ReplicaFetcherManager, ReplicationSettings
@@ -126,6 +141,23 @@ class ReplicaManager:
         self._leader_unknown: set[tuple[str, int]] = set()
         self._leader_unknown_lock = threading.Lock()
         self.leadership_listeners: list[Callable[[str, int, bool], None]] = []
+        # Partitions whose log dir is offline (Kafka's HostedPartition.Offline).
+        self.offline_partitions: set[tuple[str, int]] = set()
+        self.log_dir_listeners: list[Callable[[Path], None]] = []  # told of each dir gone offline
+        self.on_all_log_dirs_offline: Callable[[str], None] = lambda why: None
+        self.alter_log_dirs = ReplicaAlterLogDirsThread(
+            log_manager, self.partitions.get, self.settings.fetch_max_bytes,
+            self.settings.alter_log_dirs_io_max_bytes_per_second, self._log_moved)
+        self._stopping = threading.Event()
+        self._failure_handler = threading.Thread(target=self._handle_log_dir_failures,
+                                                 name="LogDirFailureHandler", daemon=True)
+        self.fetcher_manager.storage_io = self.storage_io
+
+    def startup(self) -> None:
+        """The ReplicaAlterLogDirsThread and the LogDirFailureHandler (Kafka's
+        ReplicaManager.startup); a dir that failed while the logs loaded is handled now."""
+        self.alter_log_dirs.start()
+        self._failure_handler.start()
 
     def get_partition(self, topic: str, index: int) -> Partition:
         """The partition if this broker hosts it, else the error a data request gets: NOT_LEADER_
@@ -134,6 +166,9 @@ class ReplicaManager:
         partition = self.partitions.get((topic, index))
         if partition is not None:
             return partition
+        if (topic, index) in self.offline_partitions:
+            raise ApiError(E.KAFKA_STORAGE_ERROR,
+                           f"Partition {topic}-{index} is in an offline log directory")
         topic_info = self.metadata_cache.snapshot.topics.get(topic)
         if topic_info is not None and index in topic_info.partitions:
             raise not_leader(topic, index, self.node_id)
@@ -174,7 +209,9 @@ class ReplicaManager:
             for topic, topic_id, s in states:
                 key = (topic, s.partition_index)
                 current = self.partitions.get(key)
-                if self.node_id not in s.replicas:
+                if key in self.offline_partitions:
+                    code = E.KAFKA_STORAGE_ERROR
+                elif self.node_id not in s.replicas:
                     code = E.UNKNOWN_TOPIC_OR_PARTITION
                 elif current is not None and topic_id != ZERO_UUID and current.topic_id not in (
                         ZERO_UUID, topic_id):
@@ -187,7 +224,9 @@ class ReplicaManager:
                     try:
                         if current is None:
                             self.partitions[key] = self._create_partition(topic, topic_id, s.partition_index,
-                                                                          state)
+                                                                          state, bool(s.is_new))
+                            if self.log_manager.get_future_log(*key) is not None:  # a move goes on
+                                self.alter_log_dirs.add_partitions([key])
                         else:
                             current.make_leader_or_follower(state)
                         self.deleted.discard(key)
@@ -195,6 +234,8 @@ class ReplicaManager:
                         code = E.NONE
                     except OSError as e:  # a log dir that cannot hold it: that partition only
                         log.error("Cannot create the log of %s-%d: %s", topic, s.partition_index, e)
+                        if isinstance(e, KafkaStorageError) and not s.is_new:
+                            self.offline_partitions.add(key)  # its log may be on an offline dir
                         code = E.KAFKA_STORAGE_ERROR
                 results.append(PartitionResult(topic, topic_id, s.partition_index, code))
         self._update_fetchers(changed, leaders or {})
@@ -242,8 +283,8 @@ class ReplicaManager:
             self.fetcher_manager.add_fetcher_for_partitions(follow)
 
     def _create_partition(self, topic: str, topic_id: uuid.UUID, index: int,
-                          state: PartitionState) -> Partition:
-        partition_log = self.log_manager.get_or_create(topic, index)
+                          state: PartitionState, is_new: bool = True) -> Partition:
+        partition_log = self.log_manager.get_or_create(topic, index, is_new=is_new)
         return Partition(topic, index, topic_id, partition_log, self.node_id, state, self.alter_isr,
                          self.settings.lag_time_max_ms, isr_changes=self.isr_changes)
 
@@ -262,7 +303,11 @@ class ReplicaManager:
             for topic, index, epoch, delete in partitions:
                 key = (topic, index)
                 current = self.partitions.get(key)
-                if (current is not None and epoch not in (NO_EPOCH, EPOCH_DURING_DELETE)
+                if key in self.offline_partitions:
+                    code = E.KAFKA_STORAGE_ERROR  # as Kafka answers for an offline partition
+                    if delete:
+                        self.offline_partitions.discard(key)
+                elif (current is not None and epoch not in (NO_EPOCH, EPOCH_DURING_DELETE)
                         and epoch <= current.leader_epoch):
                     code = E.FENCED_LEADER_EPOCH
                 else:
@@ -279,6 +324,7 @@ class ReplicaManager:
                 results.append(PartitionResult(topic, ZERO_UUID, index, code))
         if stopped:
             self.fetcher_manager.remove_fetcher_for_partitions(stopped)
+            self.alter_log_dirs.remove_partitions(stopped)
         for key in stopped:
             self._complete_delayed(key)
         self._tell_listeners(stopped)
@@ -301,7 +347,8 @@ class ReplicaManager:
         the high watermark's move), and acks=all produces if the high watermark moved. The
         offsets given, and the partition (for its log start offset)."""
         partition = self.get_partition(topic, index)
-        info = partition.append_records_to_leader(records, required_acks, origin)
+        with self.storage_io(partition, "appending to"):
+            info = partition.append_records_to_leader(records, required_acks, origin)
         key = partition_key(topic, index)
         self.fetch_purgatory.check_and_complete(key)
         for replica in partition.followers_yet_to_fetch():
@@ -378,6 +425,10 @@ class ReplicaManager:
 
     def shutdown(self, timeout: float) -> None:
         self._metrics.close()
+        self._stopping.set()
+        self.alter_log_dirs.shutdown(timeout)
+        if self._failure_handler.is_alive():
+            self._failure_handler.join(timeout)
         self.fetcher_manager.shutdown(timeout)
         self.produce_purgatory.shutdown(timeout)
         self.fetch_purgatory.shutdown(timeout)
@@ -413,3 +464,110 @@ class ReplicaManager:
                     known.append(key)
             if known:
                 self._update_fetchers(known, leaders)
+
+    # --- log dirs: failures (Kafka's handleLogDirFailure) ------------------------------------------
+
+    @contextmanager
+    def storage_io(self, partition: Partition, what: str) -> Iterator[None]:
+        """Work on a partition's log files: an I/O error takes its dir offline (the failure
+        channel) and is answered KAFKA_STORAGE_ERROR."""
+        topic, index = partition.topic, partition.index
+        try:
+            with self.log_manager.io(partition.log.dir.parent, f"{what} {topic}-{index}"):
+                yield
+        except KafkaStorageError as e:
+            raise ApiError(E.KAFKA_STORAGE_ERROR, str(e)) from e
+
+    def _handle_log_dir_failures(self) -> None:
+        channel = self.log_manager.failure_channel
+        while not self._stopping.is_set():
+            path = channel.take_next_offline_log_dir(timeout=0.2)
+            if path is None:
+                continue
+            try:
+                self.handle_log_dir_failure(path)
+            except Exception:
+                log.exception("Broker %d: handling the failure of log dir %s failed", self.node_id, path)
+
+    def handle_log_dir_failure(self, path: Path) -> None:
+        """Kafka's ReplicaManager.handleLogDirFailure for a dir gone offline."""
+        with self._lock:
+            offline = [key for key, p in self.partitions.items() if p.log.dir.parent == path]
+            futures = [(key.topic, key.partition) for key in self.log_manager.all_future_logs()
+                       if self.log_manager.dir_of(*key, future=True) == path]
+            self.fetcher_manager.remove_fetcher_for_partitions(offline)
+            self.alter_log_dirs.remove_partitions(offline + futures)
+            for key in offline:
+                del self.partitions[key]
+                self.offline_partitions.add(key)
+            self.log_manager.handle_log_dir_failure(path)
+        log.warning("Broker %d stopped fetcher for partitions %s and stopped moving logs for partitions %s "
+                    "because they are in the failed log directory %s.", self.node_id,
+                    ",".join(f"{t}-{i}" for t, i in sorted(offline)),
+                    ",".join(f"{t}-{i}" for t, i in sorted(futures)), path)
+        for key in offline:  # waiting produces and fetches answer (KAFKA_STORAGE_ERROR)
+            self._complete_delayed(key)
+        self._tell_listeners(offline)
+        if not self.log_manager.online_dirs:
+            why = (f"Shutdown broker because all log dirs in "
+                   f"{', '.join(map(str, self.log_manager.log_dirs))} have failed")
+            log.error("Broker %d: %s", self.node_id, why)
+            self.on_all_log_dirs_offline(why)
+            return
+        for listener in self.log_dir_listeners:
+            listener(path)
+
+    # --- log dirs: AlterReplicaLogDirs ------------------------------------------------------------
+
+    def alter_replica_log_dirs(self, destinations: dict[tuple[str, int], str]) -> dict[tuple[str, int], int]:
+        """Kafka's ReplicaManager.alterReplicaLogDirs: for each partition, the dir its replica is
+        to move to; the error code of each."""
+        results = {}
+        lm = self.log_manager
+        with self._lock:
+            for key, destination in destinations.items():
+                topic, index = key
+                path = lm.find_dir(destination)
+                if len(future_dir_name(topic, index, uuid.uuid4().hex)) > 255:
+                    code = E.INVALID_TOPIC_EXCEPTION  # the future log's name would be too long
+                elif path is None:
+                    code = E.BY_NAME["LOG_DIR_NOT_FOUND"].code
+                elif not lm.is_online(path):
+                    code = E.KAFKA_STORAGE_ERROR
+                elif key in self.offline_partitions:
+                    code = E.KAFKA_STORAGE_ERROR
+                else:
+                    code = self._alter_log_dir(key, path)
+                if code != E.NONE:
+                    log.warning("Broker %d: unable to alter the log dir of %s-%d to %s: %s", self.node_id,
+                                topic, index, destination, E.BY_CODE[code].name)
+                results[key] = code
+        return results
+
+    def _alter_log_dir(self, key: tuple[str, int], path: Path) -> int:
+        lm = self.log_manager
+        future_dir = lm.dir_of(*key, future=True)
+        if future_dir is not None and future_dir != path:  # another destination: that move stops
+            self.alter_log_dirs.remove_partitions([key])
+            lm.abort_future(*key)
+        partition = self.partitions.get(key)
+        if partition is None:
+            # Not hosted (yet): the log is created there when the partition comes; Kafka answers
+            # REPLICA_NOT_AVAILABLE meanwhile.
+            lm.preferred_dirs[LogTopicPartition(*key)] = path
+            return E.REPLICA_NOT_AVAILABLE
+        if lm.dir_of(*key) == path:
+            return E.NONE  # already there
+        if lm.offline_dirs:
+            return E.KAFKA_STORAGE_ERROR  # Kafka creates no future log while a dir is offline
+        try:
+            lm.get_or_create_future(*key, path)
+        except KafkaStorageError:
+            return E.KAFKA_STORAGE_ERROR
+        self.alter_log_dirs.add_partitions([key])
+        return E.NONE
+
+    def _log_moved(self, key: tuple[str, int]) -> None:
+        """The ReplicaAlterLogDirsThread swapped a partition's future log in."""
+        self._complete_delayed(key)  # fetches waiting on the old log look at the new one
+

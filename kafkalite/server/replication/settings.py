@@ -97,6 +97,13 @@ REPLICATION_SETTINGS: tuple[Setting, ...] = (
         "The time span of each sample for replication quotas.",
         validator=at_least(1), group="replication",
     ),
+    Setting(
+        "replica.alter.log.dirs.io.max.bytes.per.second", "long", UNLIMITED_RATE,
+        "A long representing the upper bound (bytes/sec) on disk IO used for moving replica between "
+        "log directories on the same broker. It is suggested that the limit be kept above 1MB/s for "
+        "accurate behaviour.",
+        validator=at_least(1), group="replication", update_mode="cluster-wide",
+    ),
 )
 
 _field = fields_from(REPLICATION_SETTINGS)
@@ -118,3 +125,5 @@ class ReplicationSettings:
     follower_throttled_rate: int = _field("follower.replication.throttled.rate")
     quota_window_num: int = _field("replication.quota.window.num")
     quota_window_size_seconds: int = _field("replication.quota.window.size.seconds")
+    # The ReplicaAlterLogDirsThread's copy rate (AlterReplicaLogDirs); changed live.
+    alter_log_dirs_io_max_bytes_per_second: int = _field("replica.alter.log.dirs.io.max.bytes.per.second")
