@@ -25,6 +25,7 @@ from kafkalite.protocol import APIS_BY_KEY, ApiKey
 from kafkalite.protocol.messages import elect_leaders
 from kafkalite.testing import Cluster
 from tests.support.broker_process import free_port
+from tests.support.wait import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +174,16 @@ def test_groups_offsets_and_elections(cluster):
         assert names == {("grouped", 0): "ELECTION_NOT_NEEDED", ("grouped", 9): "UNKNOWN_TOPIC_OR_PARTITION"}
         assert admin.delete_groups(["g-admin"]) == {"g-admin": None}
         assert admin.describe_group("g-admin").state == "Dead"
+
+
+@pytest.mark.integration
+def test_reassignments_go_to_the_controller(cluster):
+    cluster.create_topic("reassigned", assignment={0: [1, 2]})
+    with AdminClient(address(cluster, 3)) as admin, cluster.capture(broker=1) as at_controller:
+        assert admin.alter_partition_reassignments({("reassigned", 0): [2, 3]}) == {("reassigned", 0): None}
+        assert wait_for(lambda: not admin.list_partition_reassignments([("reassigned", 0)]), timeout=20)
+        assert admin.describe_topics(["reassigned"])["reassigned"].partitions[0].replicas == [2, 3]
+        cancelled = admin.alter_partition_reassignments({("reassigned", 0): None})[("reassigned", 0)]
+        assert cancelled is not None and cancelled.name == "NO_REASSIGNMENT_IN_PROGRESS"
+    seen = {r.api_name for r in at_controller}
+    assert {"AlterPartitionReassignments", "ListPartitionReassignments"} <= seen
