@@ -201,7 +201,8 @@ class TxnVerifier(Protocol):
                partitions: list[tuple[str, int]], done: Callable[[dict[tuple[str, int], int]], None],
                produce_version: int) -> None:
         """``done({partition: error})`` once known: the errors (Produce's codes for
-        ``produce_version``) of the partitions not in the producer's ongoing transaction."""
+        ``produce_version``) of the partitions not in the producer's ongoing transaction; from
+        Produce v12 on, of the partitions that could not be added to it (KIP-890 part 2)."""
 
 
 class _Entry:
