@@ -216,7 +216,8 @@ def _txn_produce(c, txn, pid, epoch, partition, version, sequence=0):
     from kafkalite.protocol.records import Record, build_batch
     R = pm.REQUEST
     records = build_batch([Record(offset_delta=0, timestamp_delta=0, key=None, value=b"v%d" % version)],
-                          producer_id=pid, producer_epoch=epoch, base_sequence=sequence, is_transactional=True)
+                          producer_id=pid, producer_epoch=epoch, base_sequence=sequence,
+                          is_transactional=True)
     r = c.call(0, version, R(transactional_id=txn, acks=-1, timeout_ms=10000, topic_data=[
         R["topic_data"](name="t", partition_data=[R["topic_data"]["partition_data"](index=partition,
                                                                                   records=records)])]))
@@ -232,6 +233,7 @@ def test_produce_v12_adds_its_partition_to_the_transaction(client):
     assert describe(client, "wire-produce-v12")[0].transaction_state == "Empty"
     assert _txn_produce(client, "wire-produce-v12", pid, 0, 1, version=12) == E.NONE
     [d] = describe(client, "wire-produce-v12")
-    assert (d.transaction_state, [(t.topic, list(t.partitions)) for t in d.topics]) == ("Ongoing", [("t", [1])])
+    assert d.transaction_state == "Ongoing"
+    assert [(t.topic, list(t.partitions)) for t in d.topics] == [("t", [1])]
     r = end(client, "wire-produce-v12", pid, 0, commit=True, version=5)
     assert (r.error_code, r.producer_epoch) == (E.NONE, 1)
