@@ -231,3 +231,38 @@ def test_a_removed_version_closes_the_connection(broker, key, version, body):
         assert c.closed_by_server(timeout=10)
     with connect(broker) as c:  # the broker serves on
         assert c.call(3, 12, metadata.REQUEST(topics=None)).brokers
+
+
+def test_kafkalites_own_requests_use_versions_it_serves():
+    """The broker's and controller's own clients (kafkalite's codec) send versions the release
+    serves: the replica fetcher, the controller link, the coordinators' senders, registration."""
+    from kafkalite.controller.request_batch import (
+        leader_and_isr_version,
+        stop_replica_version,
+        update_metadata_version,
+    )
+    from kafkalite.server import lifecycle, topic_configs
+    from kafkalite.server.coordinator import producer_id_manager
+    from kafkalite.server.coordinator.transaction import markers, verification
+    from kafkalite.server.handlers import metadata as metadata_handlers
+    from kafkalite.server.replication import alter_partition_manager, replica_fetcher
+
+    served = apis_for("INTERNAL", True, True, frozenset())
+    sent = {
+        ApiKey.FETCH: replica_fetcher.FETCH_VERSION,
+        ApiKey.LIST_OFFSETS: replica_fetcher.LIST_OFFSETS_VERSION,
+        ApiKey.ALTER_PARTITION: alter_partition_manager.ALTER_PARTITION_VERSION,
+        ApiKey.METADATA: lifecycle.METADATA_VERSION,
+        ApiKey.BROKER_REGISTRATION: lifecycle.REGISTRATION_VERSION,
+        ApiKey.BROKER_HEARTBEAT: lifecycle.HEARTBEAT_VERSION,
+        ApiKey.DESCRIBE_CONFIGS: topic_configs.DESCRIBE_CONFIGS_VERSION,
+        ApiKey.CREATE_TOPICS: metadata_handlers.CREATE_TOPICS_VERSION,
+        ApiKey.ALLOCATE_PRODUCER_IDS: producer_id_manager.ALLOCATE_VERSION,
+        ApiKey.WRITE_TXN_MARKERS: markers.WRITE_TXN_MARKERS_VERSION,
+        ApiKey.ADD_PARTITIONS_TO_TXN: verification.ADD_PARTITIONS_VERSION,
+        ApiKey.LEADER_AND_ISR: leader_and_isr_version("3.9"),
+        ApiKey.STOP_REPLICA: stop_replica_version("3.9"),
+        ApiKey.UPDATE_METADATA: update_metadata_version("3.9"),
+    }
+    for key, version in sent.items():
+        assert version in served[key], (key.api_name, version)
