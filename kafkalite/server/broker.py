@@ -153,6 +153,9 @@ class Broker:
         def served_here(name: str, privileged: bool) -> dict:
             return apis_for(name, privileged, cfg.is_controller, controller_listeners)
 
+        def advertised_here(name: str, privileged: bool) -> dict:
+            return apis_for(name, privileged, cfg.is_controller, controller_listeners, advertised=True)
+
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
             self.request_log.start()
@@ -217,7 +220,7 @@ class Broker:
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
-        self.apis = self._kafka_apis(served_here)
+        self.apis = self._kafka_apis(advertised_here)
         # The markers of partitions this broker leads: written in-process by WriteTxnMarkers' logic.
         assert self.txn_markers is not None
         self.txn_markers.local_writer = self.apis.area(TxnMarkerApis).write_markers
@@ -281,8 +284,9 @@ class Broker:
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)
             self._metrics.append(register("no-controller", controller_state(0)))
 
-    def _kafka_apis(self, served_here: ApiTable) -> KafkaApis:
-        """KafkaApis with one object of every area (handlers/), each given what it serves from."""
+    def _kafka_apis(self, advertised_here: ApiTable) -> KafkaApis:
+        """KafkaApis with one object of every area (handlers/), each given what it serves from
+        (ApiVersions: what each listener advertises)."""
         cache, rm, controller = self.metadata_cache, self.replica_manager, self.controller
         send = self.send_response
         assert cache is not None and rm is not None and self.topic_configs is not None
@@ -292,7 +296,7 @@ class Broker:
         topics = TopicApis(controller, cache, self.topic_purgatory, send, describer)
         cache.add_listener(topics.on_metadata_change)
         return KafkaApis(
-            ApiVersionsApis(served_here), MetadataApis(cache, self._auto_topic_creator()),
+            ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator()),
             ControlApis(rm, self.topic_configs, send),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),

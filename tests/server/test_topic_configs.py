@@ -152,9 +152,10 @@ def test_describe_configs_from_any_broker(tmp_path):
         assert describe(two, "nope")["error"] == E.UNKNOWN_TOPIC_OR_PARTITION
         assert describe(one, "nope")["error"] == E.UNKNOWN_TOPIC_OR_PARTITION
         assert describe(two, "bad/name")["error"] == E.INVALID_TOPIC_EXCEPTION
-        v0 = describe(two, "described", version=0, keys=["segment.bytes", "retention.bytes"])["configs"]
-        assert {n: (e.value, e.is_default) for n, e in v0.items()} == {
-            "segment.bytes": ("4096", False), "retention.bytes": ("-1", True)}
+        # v0 (is_default instead of config_source) was removed in Kafka 4.0 (KIP-896).
+        v1 = describe(two, "described", version=1, keys=["segment.bytes", "retention.bytes"])["configs"]
+        assert {n: (e.value, e.config_source) for n, e in v1.items()} == {
+            "segment.bytes": ("4096", 1), "retention.bytes": ("-1", 5)}
         assert describe(two, "described", keys=[])["configs"] == {}
 
 
