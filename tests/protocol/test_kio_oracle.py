@@ -88,6 +88,9 @@ DATA_PATH_VERSIONS = {
     ApiKey.DESCRIBE_LOG_DIRS: (1, 2, 3, 4),  # kio has no v0: test_golden_describe_log_dirs.py checks it is v1
     ApiKey.ELECT_LEADERS: (0, 1, 2),
     ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0,),
+    ApiKey.ALTER_CONFIGS: (0, 1, 2),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 # Apis whose non-flexible versions kio no longer has: hand-built bytes check those

@@ -6,6 +6,7 @@ from ..schema import Api
 from .add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
+from .alter_configs import ALTER_CONFIGS
 from .alter_partition import ALTER_PARTITION
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
@@ -27,10 +28,12 @@ from .end_txn import END_TXN
 from .fetch import FETCH
 from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
+from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
 from .init_producer_id import INIT_PRODUCER_ID
 from .join_group import JOIN_GROUP
 from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP
+from .list_config_resources import LIST_CONFIG_RESOURCES
 from .list_groups import LIST_GROUPS
 from .list_offsets import LIST_OFFSETS
 from .list_transactions import LIST_TRANSACTIONS
@@ -78,11 +81,13 @@ ALL: tuple[Api, ...] = (
     WRITE_TXN_MARKERS,
     TXN_OFFSET_COMMIT,
     DESCRIBE_CONFIGS,
+    ALTER_CONFIGS,
     DESCRIBE_LOG_DIRS,
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
     ELECT_LEADERS,
+    INCREMENTAL_ALTER_CONFIGS,
     OFFSET_DELETE,
     ALTER_PARTITION,
     DESCRIBE_CLUSTER,
@@ -92,6 +97,7 @@ ALL: tuple[Api, ...] = (
     DESCRIBE_TRANSACTIONS,
     LIST_TRANSACTIONS,
     ALLOCATE_PRODUCER_IDS,
+    LIST_CONFIG_RESOURCES,
     DESCRIBE_TOPIC_PARTITIONS,
 )
 
