@@ -2,7 +2,8 @@
 (``TopicConfigCache``). What the settings are (Kafka's names, types, bounds, broker-level synonyms
 and meaning) is the storage's table, ``kafkalite.storage.config.TOPIC_SETTINGS``.
 
-The controller keeps every topic's overrides (CreateTopics' configs). LeaderAndIsr carries none
+The controller keeps every topic's overrides (CreateTopics' configs, then AlterConfigs'), and pushes
+a topic's new set to every broker when it changes (``update``: docs/configs.md). LeaderAndIsr carries none
 (in ZooKeeper-era Kafka a broker read them from ZooKeeper), so a broker that is not the
 controller asks the controller for them with DescribeConfigs when LeaderAndIsr first brings a
 partition of the topic (or a client describes the topic), and keeps them until the topic leaves

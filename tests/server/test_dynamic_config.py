@@ -235,3 +235,36 @@ def test_logger_levels_set_deleted_and_refused(test_logger):
     # One bad op refuses them all: the good one before it is not applied.
     e = refused(lambda: loggers.alter([Op(name, SET, "ERROR"), Op(name + ".x.y.z", SET, "INFO")], False))
     assert test_logger.level == logging.NOTSET
+
+
+# --- what DescribeConfigs shows --------------------------------------------------------------------
+
+
+def test_described_sources_synonyms_and_listener_overrides():
+    from kafkalite.protocol.messages import describe_configs as dc
+    from kafkalite.server.handlers.configs import ConfigDescriber
+
+    d = dynamic(log_retention_hours="100")
+    override = "listener.name.PLAINTEXT.log.retention.ms"
+    d.update("", {"log.retention.hours": "50", "log.segment.bytes": "5000"})
+    d.update("1", {"log.retention.hours": "25", override: "9"})
+    describer = ConfigDescriber(d.static, d)
+    entries = {e.name: e for e in describer.broker_entries(None, synonyms=True)}
+    hours = entries["log.retention.hours"]
+    assert (hours.value, hours.config_source, hours.read_only) == ("25", dc.SOURCE_DYNAMIC_BROKER_CONFIG, False)
+    assert [(s.source, s.value) for s in hours.synonyms] == [
+        (dc.SOURCE_DYNAMIC_BROKER_CONFIG, "25"), (dc.SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG, "50"),
+        (dc.SOURCE_STATIC_BROKER_CONFIG, "100"), (dc.SOURCE_DEFAULT_CONFIG, "168")]
+    assert entries[override].value == "9" and entries[override].config_source == dc.SOURCE_DYNAMIC_BROKER_CONFIG
+    assert entries["node.id"].read_only and entries["node.id"].config_source == dc.SOURCE_STATIC_BROKER_CONFIG
+    # The cluster default lists what is set there, without this broker's own values.
+    defaults = {e.name: e for e in describer.default_entries(None, synonyms=True)}
+    assert sorted(defaults) == ["log.retention.hours", "log.segment.bytes"]
+    assert [s.source for s in defaults["log.retention.hours"].synonyms] == [
+        dc.SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG, dc.SOURCE_STATIC_BROKER_CONFIG, dc.SOURCE_DEFAULT_CONFIG]
+    # A topic without overrides: the broker's value in effect, with where it comes from.
+    topic = {e.name: e for e in describer.topic_entries({}, synonyms=True)}
+    assert topic["retention.ms"].value == str(25 * 3600 * 1000)
+    assert topic["retention.ms"].config_source == dc.SOURCE_DYNAMIC_BROKER_CONFIG
+    assert topic["segment.bytes"].value == "5000"
+    assert topic["segment.bytes"].config_source == dc.SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG

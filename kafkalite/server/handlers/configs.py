@@ -49,7 +49,7 @@ from kafkalite.protocol.messages import list_config_resources as lcr
 from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
 
 from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig
-from ..dynamic_config import BrokerLoggers, DynamicBrokerConfig
+from ..dynamic_config import BrokerLoggers, DynamicBrokerConfig, setting_for
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from ..topic_configs import ControllerLink, TopicConfigCache
@@ -116,9 +116,11 @@ class ConfigDescriber:
         sources.append((dynamic.default_configs, dc.SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG))
         for props, source in sources:
             for n in names:
-                if n in props:
-                    text = None if SETTINGS_BY_NAME[n].type == "password" else props[n]
+                found = setting_for(n)
+                if n in props and found is not None:
+                    text = None if found[0].type == "password" else props[n]
                     out.append(SYNONYM(name=n, value=text, source=source))
+        names = [n for n in names if n in SETTINGS_BY_NAME]  # a listener override is only dynamic
         out += [SYNONYM(name=n, value=self._text(SETTINGS_BY_NAME[n], self.static_values[n]),
                         source=dc.SOURCE_STATIC_BROKER_CONFIG) for n in names if n in self.explicit]
         for n in names:
@@ -146,14 +148,20 @@ class ConfigDescriber:
 
     def broker_entries(self, keys: list[str] | None, synonyms: bool = False,
                        docs: bool = False) -> list[Entry]:
-        """This broker's settings in effect; read-only unless its update mode says otherwise."""
+        """This broker's settings in effect, and the listener overrides set dynamically; read-only
+        unless the update mode says otherwise."""
         out = []
         values = self.values
-        for s in sorted(SETTINGS, key=lambda s: s.name):
-            if keys is not None and s.name not in keys:  # null asks for all, [] for none
+        dynamic = self.dynamic
+        dynamic_names = dynamic.broker_configs.keys() | dynamic.default_configs.keys()
+        overrides = list(dynamic_names - SETTINGS_BY_NAME.keys())
+        for name in sorted([s.name for s in SETTINGS] + overrides):
+            found = setting_for(name)
+            if found is None or (keys is not None and name not in keys):  # null asks for all, [] for none
                 continue
-            out.append(self._entry(s.name, self._text(s, values[s.name]), self._synonyms_from(s.name, True),
-                                   s.update_mode == "read-only", s.type == "password", CONFIG_TYPES[s.type],
+            s, mode = found
+            out.append(self._entry(name, self._text(s, values.get(name)), self._synonyms_from(name, True),
+                                   mode == "read-only", s.type == "password", CONFIG_TYPES[s.type],
                                    s.doc if docs else None, synonyms))
         return out
 
@@ -163,11 +171,12 @@ class ConfigDescriber:
         Kafka lists them."""
         out = []
         for name in sorted(self.dynamic.default_configs):
-            s = SETTINGS_BY_NAME.get(name)
-            if s is None or (keys is not None and name not in keys):
+            found = setting_for(name)
+            if found is None or (keys is not None and name not in keys):
                 continue
+            s, mode = found
             text = None if s.type == "password" else self.dynamic.default_configs[name]
-            out.append(self._entry(name, text, self._synonyms_from(name, False), s.update_mode == "read-only",
+            out.append(self._entry(name, text, self._synonyms_from(name, False), mode == "read-only",
                                    s.type == "password", CONFIG_TYPES[s.type], s.doc if docs else None,
                                    synonyms))
         return out
