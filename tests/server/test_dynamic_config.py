@@ -251,11 +251,12 @@ def test_described_sources_synonyms_and_listener_overrides():
     describer = ConfigDescriber(d.static, d)
     entries = {e.name: e for e in describer.broker_entries(None, synonyms=True)}
     hours = entries["log.retention.hours"]
-    assert (hours.value, hours.config_source, hours.read_only) == ("25", dc.SOURCE_DYNAMIC_BROKER_CONFIG, False)
+    assert (hours.value, hours.config_source, hours.read_only) == (
+        "25", dc.SOURCE_DYNAMIC_BROKER_CONFIG, False)
     assert [(s.source, s.value) for s in hours.synonyms] == [
         (dc.SOURCE_DYNAMIC_BROKER_CONFIG, "25"), (dc.SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG, "50"),
         (dc.SOURCE_STATIC_BROKER_CONFIG, "100"), (dc.SOURCE_DEFAULT_CONFIG, "168")]
-    assert entries[override].value == "9" and entries[override].config_source == dc.SOURCE_DYNAMIC_BROKER_CONFIG
+    assert (entries[override].value, entries[override].config_source) == ("9", dc.SOURCE_DYNAMIC_BROKER_CONFIG)
     assert entries["node.id"].read_only and entries["node.id"].config_source == dc.SOURCE_STATIC_BROKER_CONFIG
     # The cluster default lists what is set there, without this broker's own values.
     defaults = {e.name: e for e in describer.default_entries(None, synonyms=True)}
