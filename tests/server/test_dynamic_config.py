@@ -256,7 +256,8 @@ def test_described_sources_synonyms_and_listener_overrides():
     assert [(s.source, s.value) for s in hours.synonyms] == [
         (dc.SOURCE_DYNAMIC_BROKER_CONFIG, "25"), (dc.SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG, "50"),
         (dc.SOURCE_STATIC_BROKER_CONFIG, "100"), (dc.SOURCE_DEFAULT_CONFIG, "168")]
-    assert (entries[override].value, entries[override].config_source) == ("9", dc.SOURCE_DYNAMIC_BROKER_CONFIG)
+    shown = entries[override]
+    assert (shown.value, shown.config_source) == ("9", dc.SOURCE_DYNAMIC_BROKER_CONFIG)
     assert entries["node.id"].read_only and entries["node.id"].config_source == dc.SOURCE_STATIC_BROKER_CONFIG
     # The cluster default lists what is set there, without this broker's own values.
     defaults = {e.name: e for e in describer.default_entries(None, synonyms=True)}
