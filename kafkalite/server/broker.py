@@ -47,6 +47,7 @@ from .dynamic_config import (
     CleanerThreads,
     DynamicBrokerConfig,
     LogDefaults,
+    ProducerIdExpiration,
     TransactionVerification,
 )
 from .faults.injector import FaultInjector
@@ -187,6 +188,7 @@ class Broker:
             self.controller.configs.topic_defaults = dynamic.log_config
         dynamic.add_reconfigurable(LogDefaults(self.topic_configs, self.log_manager))
         dynamic.add_reconfigurable(CleanerThreads(self.log_manager))
+        dynamic.add_reconfigurable(ProducerIdExpiration(self.log_manager))
         self.replica_manager = rm = ReplicaManager(
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
             alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr),

@@ -298,6 +298,22 @@ class CleanerThreads:
         self.log_manager.cleaner.reconfigure(view(CleanerConfig, new))
 
 
+class ProducerIdExpiration:
+    """producer.id.expiration.ms (Kafka's ProducerStateManagerConfig): every log's producer state
+    forgets idle producers by the new value from its next check."""
+
+    reconfigurable_configs = frozenset({"producer.id.expiration.ms"})
+
+    def __init__(self, log_manager: LogManager) -> None:
+        self.log_manager = log_manager
+
+    def validate_reconfiguration(self, new: Mapping[str, Any]) -> None:
+        pass
+
+    def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.log_manager.set_producer_id_expiration_ms(new["producer.id.expiration.ms"])
+
+
 class TransactionVerification:
     """transaction.partition.verification.enable (KIP-890): the produce path's verifier."""
 

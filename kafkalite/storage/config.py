@@ -215,6 +215,7 @@ STORAGE_SETTINGS: tuple[Setting, ...] = (
         "producer.id.expiration.ms", "int", 86400000,
         "The time in ms that a topic partition leader will wait before expiring producer IDs.",
         validator=at_least(1), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "producer.id.expiration.check.interval.ms", "int", 600000,

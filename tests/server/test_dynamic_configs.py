@@ -242,6 +242,22 @@ def test_cleaner_threads_grow_and_shrink_live(cluster):
     every_broker(cluster, lambda b: b.log_manager.cleaner.num_threads == 1)
 
 
+def test_producer_id_expiration_and_verification_apply_live(cluster):
+    assert incremental(cluster.broker(2), BROKER, "", [("producer.id.expiration.ms", SET, "60000"),
+                                                       ("transaction.partition.verification.enable", SET,
+                                                        "false")]) == OK
+    for b in BROKERS:
+        broker = cluster.broker(b)
+        log_ = broker.log_manager.get_log("sized", 0)
+        assert wait_for(lambda log_=log_: log_.producer_state.producer_id_expiration_ms == 60000)
+        assert broker.txn_verifier.enabled is False
+    assert incremental(cluster.broker(2), BROKER, "", [("producer.id.expiration.ms", DELETE, None),
+                                                       ("transaction.partition.verification.enable", DELETE,
+                                                        None)]) == OK
+    every_broker(cluster, lambda b: b.txn_verifier.enabled is True
+                 and b.log_manager.get_log("sized", 0).producer_state.producer_id_expiration_ms == 86400000)
+
+
 # --- refusals --------------------------------------------------------------------------------------
 
 
