@@ -179,6 +179,9 @@ class SocketServerView(Protocol):
     @property
     def memory_pool(self) -> MemoryPoolView | None: ...
 
+    @property
+    def retired_processors(self) -> Sequence[ProcessorView]: ...
+
 
 def socket_server_metrics(ss: SocketServerView) -> MetricSource:
     """The Processors', Acceptors' and memory pool's metrics, and the request metrics the
@@ -187,7 +190,9 @@ def socket_server_metrics(ss: SocketServerView) -> MetricSource:
 
     def collect() -> Iterator[Metric]:
         yield from _network(ss, fractions)
-        yield from _requests(ss.processors)
+        # Processors removed by a lower num.network.threads leave their own series, but the
+        # requests they completed still count.
+        yield from _requests([*ss.processors, *ss.retired_processors])
 
     return collect
 

@@ -2,8 +2,13 @@
 
 Binds the listen socket when created (so a port of 0 is known before start-up), then accepts,
 configures each socket and hands it round-robin to the listener's Processors: each Processor is
-tried once without blocking and the last try blocks, as Kafka does. Time spent blocked there is
-measured (AcceptorBlockedPercent).
+tried once without blocking, and when every queue is full the Acceptor waits for room in the
+next one, as Kafka's last try blocks. Time spent blocked there is measured
+(AcceptorBlockedPercent).
+
+The listener's Processors change while it runs (num.network.threads, see SocketServer): new ones
+are added at the end, and the last ones removed before they retire, under the lock the
+hand-over takes, so that no connection is given to a Processor once it is leaving.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ class Acceptor(threading.Thread):
         self.listener = listener
         self.plane = plane
         self.security_protocol = security_protocol
-        self.processors = processors
+        self.processors = processors  # changed under _lock only (add_processors, remove_processors)
+        self._lock = threading.Lock()
         self.quotas = quotas
         self.send_buffer_bytes = send_buffer_bytes
         self._server = self._bind(host, port, recv_buffer_bytes, backlog)
@@ -125,22 +131,43 @@ class Acceptor(threading.Thread):
         if self.send_buffer_bytes != -1:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
 
+    def add_processors(self, processors: list[Processor]) -> None:
+        """Processors (started) that take connections from now on."""
+        with self._lock:
+            self.processors.extend(processors)
+
+    def remove_processors(self, count: int) -> list[Processor]:
+        """Stop giving connections to the last ``count`` Processors (at least one stays); the
+        removed ones, which the caller retires."""
+        with self._lock:
+            count = min(count, len(self.processors) - 1)
+            if count <= 0:
+                return []
+            removed = self.processors[-count:]
+            del self.processors[-count:]
+            return removed
+
     def _assign(self, sock: socket.socket, ip: str) -> None:
-        retries_left = len(self.processors)
+        """Round robin: each Processor's queue is tried once without waiting, under the lock (so
+        that none is given a connection once removed); when all are full, the Acceptor waits for
+        room in the next one's queue without the lock (a resize never waits behind a full queue)
+        and tries again."""
         while True:
-            processor = self.processors[self._next % len(self.processors)]
-            self._next += 1
-            retries_left -= 1
-            may_block = retries_left == 0
-            start = time.monotonic_ns() if may_block else 0
-            if processor.accept(sock, ip, may_block):
-                if may_block:
-                    self.blocked_ns += time.monotonic_ns() - start
-                return
-            if may_block:  # the last Processor is shutting down: nobody will take it
+            with self._lock:
+                processors = self.processors
+                for _ in range(len(processors)):
+                    processor = processors[self._next % len(processors)]
+                    self._next += 1
+                    if processor.accept(sock, ip, may_block=False):
+                        return
+                waiting_on = processors[self._next % len(processors)]
+            if not waiting_on.is_running:  # shutting down: nobody will take it
                 sock.close()
                 self.quotas.dec(self.listener, ip)
                 return
+            start = time.monotonic_ns()
+            waiting_on.wait_for_room(SELECT_TIMEOUT)
+            self.blocked_ns += time.monotonic_ns() - start
 
     def shutdown(self, timeout: float = 5.0) -> None:
         self._running = False

@@ -11,6 +11,13 @@ steps in Kafka's order:
     process_completed_sends, process_disconnected, close_excess_connections
 
 An error in any step for one connection closes that connection only; the Processor lives on.
+
+A Processor leaves a listener that has fewer network threads (``retire``) without closing a
+connection: it reads no new requests, lets each connection's request with the handlers be
+answered and its response sent, and then hands the connection as it is (a KafkaChannel: socket,
+requests read but not handed over, the frame begun, TLS and SASL state) to one of the listener's
+remaining Processors (``adopt``), which goes on where it stopped. When it holds none the thread
+ends. See docs/architecture.md ("Resizing the network threads").
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from kafkalite.common.config_def import fields_from
 from kafkalite.common.file_slice import FileSlice
@@ -162,6 +169,16 @@ class Processor(threading.Thread):
         self._index = itertools.count()
         self._running = True
         self._accepting_requests = True
+        # Leaving the listener (retire): where its connections go (the listener's Processors
+        # then), told when it has none left, and those handed to it by a retiring one.
+        self._successors: Callable[[], Sequence[Processor]] | None = None
+        self._on_retired: Callable[[Processor], None] | None = None
+        self._next_successor = 0
+        self._adopted: collections.deque[KafkaChannel] = collections.deque()
+        self._adopt_lock = threading.Lock()
+        self._ended = False  # takes no more connections (adopt refuses)
+        self.connections_handed_off = 0
+        self.connections_adopted = 0
         self.started = threading.Event()
         # Counters read by metrics and tests (written by this thread only).
         self.idle_ns_total = 0
@@ -190,6 +207,17 @@ class Processor(threading.Thread):
         self.wakeup()
         return True
 
+    def wait_for_room(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) until the new-connection queue has room or the thread stops."""
+        q = self.new_connections
+        with q.not_full:
+            if len(q.queue) >= q.maxsize and self._running:
+                q.not_full.wait(timeout)
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
     def enqueue_responses(self, responses: list[Response]) -> None:
         """Responses from one handler batch: one hand-off and at most one wake-up."""
         now = time.monotonic_ns()
@@ -213,6 +241,32 @@ class Processor(threading.Thread):
         """Hand no more requests over (graceful shutdown); responses still go out."""
         self._accepting_requests = False
         self.wakeup()
+
+    def retire(self, successors: Callable[[], Sequence[Processor]],
+               on_retired: Callable[[Processor], None] | None = None) -> None:
+        """Leave the listener without closing a connection: read no more requests, and hand each
+        connection, once its request with the handlers is answered and the response sent, to one
+        of ``successors()`` (asked at each hand-off: the listener's Processors then); the thread
+        ends when none is left and calls ``on_retired``. The Acceptor must have stopped giving it
+        connections first."""
+        self._successors = successors
+        self._on_retired = on_retired
+        self._accepting_requests = False
+        self.wakeup()
+
+    @property
+    def retiring(self) -> bool:
+        return self._successors is not None
+
+    def adopt(self, conn: KafkaChannel) -> bool:
+        """Take over a connection a retiring Processor hands over (quiet: nothing with the
+        handlers, nothing being sent); False if this one has ended."""
+        with self._adopt_lock:
+            if self._ended:
+                return False
+            self._adopted.append(conn)
+        self.wakeup()
+        return True
 
     def shutdown(self, timeout: float = 5.0) -> None:
         self._running = False
@@ -248,6 +302,8 @@ class Processor(threading.Thread):
                         self.process_completed_sends()
                     if self._auth_failures:
                         self.complete_failed_authentications()
+                    if self._successors is not None:  # retiring: connections that went quiet leave
+                        self.hand_off_connections()
                     self.poll()
                     self.process_completed_receives()
                     pool = self.memory_pool
@@ -259,14 +315,20 @@ class Processor(threading.Thread):
                 except Exception:
                     log.exception("Processor %d got an unexpected error", self.id)
         finally:
+            with self._adopt_lock:
+                self._ended = True
             self._close_all()
             self._give_turn()
+            if self._on_retired is not None:
+                self._on_retired(self)
 
     def configure_new_connections(self) -> None:
         if self._drop_why is not None:
             why, self._drop_why = self._drop_why, None
             for conn in list(self.connections.values()):
                 self._close(conn, why)
+        if self._adopted:
+            self._take_adopted()
         if not self.new_connections.queue:  # (no lock for the common case: nothing new)
             return
         for _ in range(CONNECTION_QUEUE_SIZE):  # at most 20 per iteration, as Kafka
@@ -397,7 +459,7 @@ class Processor(threading.Thread):
     def _poll_timeout(self) -> float:
         # Called with _polling set: whatever another thread queued before seeing the flag is seen
         # here, and whatever it queues after is announced by a wake-up.
-        if self._responses or not self._running or self._drop_why is not None:
+        if self._responses or not self._running or self._drop_why is not None or self._adopted:
             return 0.0
         # (A look at the Queue's deque, without its lock: only this thread takes from it.)
         if self.new_connections.queue or self._completed_sends or self._disconnected:
@@ -745,6 +807,62 @@ class Processor(threading.Thread):
             oldest = min(self.connections.values(), key=_last_active)  # least recently active
             self._close(oldest, "over max.connections")
 
+    # --- leaving the listener (retire) and taking connections over (adopt) -------------------------
+
+    def hand_off_connections(self) -> None:
+        """Retiring: hand every quiet connection to a successor; end the loop once none is left
+        (nor any connection queued by the Acceptor before it stopped choosing this one)."""
+        for conn in list(self.connections.values()):
+            if conn.mute_state is NOT_MUTED and conn.send_buffer is None and conn.id not in self._inflight:
+                self._hand_off(conn)
+        if self.connections or self.new_connections.queue or self._auth_failures:
+            return
+        with self._adopt_lock:
+            if self._adopted:
+                return  # a retiring neighbour's hand-off raced with ours: next loop
+            self._ended = True
+        self._running = False
+        log.info("Processor %d handed its connections over (%d) and leaves listener %s", self.id,
+                 self.connections_handed_off, self.listener)
+
+    def _hand_off(self, conn: KafkaChannel) -> None:
+        """Give a quiet connection (no request with the handlers, nothing being sent) to one of
+        the successors, round robin; closed if none takes it (they are all shutting down)."""
+        assert self._successors is not None
+        # Out of this Processor's selector and books; its counts in the quotas stay.
+        self.connections.pop(conn.id)
+        self._ready.pop(conn, None)
+        if conn in self._memory_muted:
+            self._memory_muted.remove(conn)
+        if conn.events:
+            self._selector.unregister(conn.sock)
+            conn.events = 0
+        successors = [p for p in self._successors() if p is not self]
+        for _ in range(len(successors)):
+            target = successors[self._next_successor % len(successors)]
+            self._next_successor += 1
+            if target.adopt(conn):
+                self.connections_handed_off += 1
+                return
+        self.connections[conn.id] = conn
+        self._close(conn, "no network thread is left to take it over")
+
+    def _take_adopted(self) -> None:
+        """Register the connections handed over by a retiring Processor, in the state they left
+        it: requests already read are handed over from here, in order, and the frame begun goes
+        on with the next read."""
+        while self._adopted:
+            conn = self._adopted.popleft()
+            self.connections[conn.id] = conn
+            self.connections_adopted += 1
+            if conn.pending:
+                self._ready[conn] = None
+            if conn.closing:  # the peer had closed: what it sent is answered, then it closes
+                if not conn.pending:
+                    self._disconnected.append((conn, "closed by the peer"))
+                continue
+            self._set_interest(conn, EVENT_READ)
+
     # --- helpers ----------------------------------------------------------------------------
 
     def _unmuted(self, conn: KafkaChannel) -> None:
@@ -825,6 +943,9 @@ class Processor(threading.Thread):
             pass
 
     def _close_all(self) -> None:
+        while self._adopted:  # handed over but not taken: registered only to be closed
+            conn = self._adopted.popleft()
+            self.connections[conn.id] = conn
         for conn in list(self.connections.values()):
             self._close(conn, "the processor is shutting down", level=logging.DEBUG)
         while True:

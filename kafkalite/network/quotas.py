@@ -1,6 +1,14 @@
 """Connection counts (Kafka's ConnectionQuotas): max.connections per broker, max.connections.per.ip
 and its overrides. The Acceptor waits for a slot under max.connections; a per-IP excess closes the
-new connection at once."""
+new connection at once.
+
+The three limits change live (``update``), as Kafka's updateBrokerMaxConnections,
+updateMaxConnectionsPerIp and updateMaxConnectionsPerIpOverride: the per-IP limits apply to the
+next connections (those open stay open, even past a lowered limit); a lowered max.connections also
+makes the Processors close their least recently active connections while the broker is over it
+(``max_connections_exceeded``, Kafka's closeExcessConnections), and a raised one wakes an Acceptor
+waiting for a slot.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +39,14 @@ class ConnectionQuotas:
         self._per_ip: collections.Counter[str] = collections.Counter()
         self._per_listener: collections.Counter[str] = collections.Counter()
         self.total = 0
+
+    def update(self, max_connections: int, max_per_ip: int, per_ip_overrides: dict[str, int]) -> None:
+        """New limits (max.connections, max.connections.per.ip and its overrides)."""
+        with self._lock:
+            self.max_connections = max_connections
+            self.max_per_ip = max_per_ip
+            self.overrides = dict(per_ip_overrides)
+            self._lock.notify_all()  # an Acceptor waiting in wait_for_slot looks again
 
     def limit_for(self, ip: str) -> int:
         return self.overrides.get(ip, self.max_per_ip)

@@ -67,7 +67,7 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
         "num.network.threads", "int", 3,
         "The number of threads that the server uses for receiving requests from the network and sending "
         "responses to the network, per listener (except the control plane listener).",
-        validator=at_least(1), group="network",
+        validator=at_least(1), group="network", update_mode="cluster-wide",
     ),
     Setting(
         "queued.max.requests", "int", 500,
@@ -111,79 +111,92 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
         "max.connections", "int", 2147483647,
         "The maximum number of connections we allow in the broker at any time, in addition to any per-ip "
         "limits configured using max.connections.per.ip.",
-        validator=at_least(0), group="network",
+        validator=at_least(0), group="network", update_mode="cluster-wide",
     ),
     Setting(
         "max.connections.per.ip", "int", 2147483647,
         "The maximum number of connections we allow from each ip address (0 only if "
         "max.connections.per.ip.overrides is set); new connections from the ip are dropped at the limit.",
-        validator=at_least(0), group="network",
+        validator=at_least(0), group="network", update_mode="cluster-wide",
     ),
     Setting(
         "max.connections.per.ip.overrides", "map", {},
         "A comma-separated list of per-ip or hostname overrides to the default maximum number of "
         "connections, for example hostName:100,127.0.0.1:200.",
         validator=each_value(at_least(0)), group="network", item_type="int",
+        update_mode="cluster-wide",
     ),
     # --- security -------------------------------------------------------------------------------
     Setting(
         "ssl.keystore.type", "string", "PEM",
         "The file format of the key store; kafkalite reads PEM only (Kafka's default is JKS).",
-        validator=one_of("PEM"), group="security",
+        validator=one_of("PEM"), group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.keystore.location", "string", None,
         "The PEM file holding the private key and the certificate chain of SSL and SASL_SSL "
         "listeners (or set ssl.keystore.key and ssl.keystore.certificate.chain).",
-        group="security",
+        group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.keystore.certificate.chain", "password", None,
         "The certificate chain in PEM format, in place of ssl.keystore.location.",
-        group="security",
+        group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.keystore.key", "password", None,
         "The private key in PEM format, in place of ssl.keystore.location; encrypted keys need "
         "ssl.key.password.",
-        group="security",
+        group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.key.password", "password", None,
         "The password of the private key in the key store; unset for an unencrypted key.",
-        group="security",
+        group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.truststore.type", "string", "PEM",
         "The file format of the trust store; kafkalite reads PEM only (Kafka's default is JKS).",
-        validator=one_of("PEM"), group="security",
+        validator=one_of("PEM"), group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.truststore.location", "string", None,
         "The PEM file of the certificates trusted to sign client certificates (for ssl.client.auth).",
-        group="security",
+        group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.truststore.certificates", "password", None,
         "Trusted certificates in PEM format, in place of ssl.truststore.location.",
-        group="security",
+        group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.client.auth", "string", "none",
         "Whether SSL listeners ask clients for a certificate: required (a client without a trusted "
         "one is refused in the handshake), requested (checked if sent) or none.",
-        validator=one_of("required", "requested", "none"), group="security",
+        validator=one_of("required", "requested", "none"), group="security", update_mode="per-broker",
     ),
     Setting(
         "ssl.enabled.protocols", "list", ["TLSv1.2", "TLSv1.3"],
         "The TLS versions enabled for SSL connections.",
-        validator=one_of("TLSv1.2", "TLSv1.3"), group="security",
+        validator=one_of("TLSv1.2", "TLSv1.3"), group="security", update_mode="per-broker",
+    ),
+    Setting(
+        "ssl.allow.dn.changes", "bool", False,
+        "Indicates whether changes to the certificate distinguished name should be allowed during a "
+        "dynamic reconfiguration of certificates or not.",
+        group="security",
+    ),
+    Setting(
+        "ssl.allow.san.changes", "bool", False,
+        "Indicates whether changes to the certificate subject alternative names should be allowed "
+        "during a dynamic reconfiguration of certificates or not.",
+        group="security",
     ),
     Setting(
         "sasl.enabled.mechanisms", "list", ["PLAIN"],
         "The SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners; kafkalite supports "
         "PLAIN only (Kafka's default is GSSAPI).",
-        validator=one_of("PLAIN"), group="security",
+        validator=one_of("PLAIN"), group="security", update_mode="per-broker",
     ),
     Setting(
         "sasl.plain.users.file", "string", None,

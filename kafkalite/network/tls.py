@@ -9,6 +9,7 @@ object where the selector cannot see it.
 
 from __future__ import annotations
 
+import _ssl
 import os
 import re
 import ssl
@@ -26,7 +27,29 @@ _PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re
 
 
 class TlsConfigError(ValueError):
-    """A key store or trust store that cannot be loaded; the message names the setting."""
+    """A key store or trust store that cannot be loaded; the message names the setting (also kept
+    in ``setting``)."""
+
+    def __init__(self, message: str, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+def check_key_store(tls: TlsSettings) -> None:
+    """TlsConfigError unless the key store is given one way: ssl.keystore.location, or
+    ssl.keystore.key with ssl.keystore.certificate.chain (the broker's configuration checks the
+    same at startup; this is for settings changed live)."""
+    inline = tls.keystore_certificate_chain is not None or tls.keystore_key is not None
+    if tls.keystore_location is not None and inline:
+        raise TlsConfigError("set either ssl.keystore.location or ssl.keystore.key with "
+                             "ssl.keystore.certificate.chain, not both", "ssl.keystore.location")
+    if inline and (tls.keystore_certificate_chain is None or tls.keystore_key is None):
+        raise TlsConfigError("ssl.keystore.key and ssl.keystore.certificate.chain must be set "
+                             "together", "ssl.keystore.key")
+    if tls.keystore_location is None and not inline:
+        raise TlsConfigError("an SSL listener needs a key store: set ssl.keystore.location or "
+                             "ssl.keystore.key and ssl.keystore.certificate.chain",
+                             "ssl.keystore.location")
 
 
 def normalise_pem(text: str) -> str:
@@ -55,7 +78,7 @@ def server_context(tls: TlsSettings) -> ssl.SSLContext:
                                password)
     except (OSError, ssl.SSLError) as e:
         setting = "ssl.keystore.location" if location is not None else "ssl.keystore.key"
-        raise TlsConfigError(f"cannot load the key store ({setting}): {e}") from None
+        raise TlsConfigError(f"cannot load the key store ({setting}): {e}", setting) from None
     context.verify_mode = CLIENT_AUTH[tls.client_auth]
     trust_file, trust_text = tls.truststore_location, tls.truststore_certificates
     try:
@@ -65,7 +88,7 @@ def server_context(tls: TlsSettings) -> ssl.SSLContext:
             context.load_verify_locations(cadata=normalise_pem(trust_text))
     except (OSError, ssl.SSLError) as e:
         setting = "ssl.truststore.location" if trust_file is not None else "ssl.truststore.certificates"
-        raise TlsConfigError(f"cannot load the trust store ({setting}): {e}") from None
+        raise TlsConfigError(f"cannot load the trust store ({setting}): {e}", setting) from None
     return context
 
 
@@ -78,6 +101,32 @@ def _load_inline_chain(context: ssl.SSLContext, chain: str, key: str, password: 
         context.load_cert_chain(path, password=password)
     finally:
         os.unlink(path)
+
+
+def key_store_identity(tls: TlsSettings) -> tuple[str, frozenset[tuple[str, str]]] | None:
+    """The subject of the key store's certificate (the first of its chain), written as Kafka's
+    X500Principal prints it (``CN=broker, OU=..., O=...``), and its subject alternative names:
+    what Kafka's SslFactory requires a key store replaced live to keep (ssl.allow.dn.changes,
+    ssl.allow.san.changes). None if the store cannot be read here (it is loaded elsewhere)."""
+    decode = getattr(_ssl, "_test_decode_cert", None)  # the ssl module's own certificate parser
+    if decode is None:
+        return None
+    try:
+        if tls.keystore_location is not None:
+            cert = decode(tls.keystore_location)
+        else:
+            fd, path = tempfile.mkstemp(prefix="kafkalite-keystore-", suffix=".pem")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(normalise_pem(tls.keystore_certificate_chain or ""))
+                cert = decode(path)
+            finally:
+                os.unlink(path)
+    except (OSError, ssl.SSLError):
+        return None
+    subject = ", ".join(f"{_SHORT_NAMES.get(k, k)}={v}"
+                        for rdn in reversed(cert.get("subject", ())) for k, v in rdn)
+    return subject, frozenset(cert.get("subjectAltName", ()))
 
 
 class TlsTransport:

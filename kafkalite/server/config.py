@@ -91,7 +91,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "num.io.threads", "int", 8,
         "The number of threads that the server uses for processing requests, which may include disk I/O.",
-        validator=at_least(1), group="server",
+        validator=at_least(1), group="server", update_mode="cluster-wide",
     ),
     Setting(
         "broker.rack", "string", None,

@@ -6,6 +6,11 @@ RequestChannel). No handler waits: a request that cannot be answered yet (Create
 topics show, a broker's registration until the controller has handled it) is parked (the
 purgatory, or a callback) and its handler returns None; whichever thread completes it answers
 it through the channel.
+
+num.io.threads changes live (``resize``, Kafka's resizeThreadPool; the broker's
+DynamicBrokerConfig calls ``reconfigure``): new handlers start, or the highest-numbered ones are
+told to stop and leave at their next poll of the channel (0.3 s at most when idle), after the
+batch in hand.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kafkalite.network.request_channel import (
     CloseConnectionResponse,
@@ -21,31 +27,77 @@ from kafkalite.network.request_channel import (
     RequestChannel,
     Response,
 )
+from kafkalite.network.socket_server import check_thread_count
 from kafkalite.network.turns import Turns
 
 log = logging.getLogger("kafkalite.server.request_handler")
 
 
+NUM_IO_THREADS = "num.io.threads"
+
+
 class RequestHandlerPool:
+    # The data plane's pool takes num.io.threads live (the control plane's has one thread).
+    reconfigurable_configs = frozenset({NUM_IO_THREADS})
+
     def __init__(self, channel: RequestChannel, handle: Callable[[Request], Response | None], threads: int,
                  name_prefix: str = "data-plane-kafka-request-handler", turns: Turns | None = None) -> None:
         self.channel = channel
         self.handle = handle
         self.turns = turns or Turns()  # held per batch, shared with the Processors (turns.py)
-        self.threads = [
-            threading.Thread(target=self._run, name=f"{name_prefix}-{i}", daemon=True)
-            for i in range(threads)
-        ]
+        self.name_prefix = name_prefix
+        self._lock = threading.Lock()
+        self._started = False
+        # The handlers running, by number (resize stops the last ones).
+        self.threads: list[_Handler] = [_Handler(self, i, name_prefix) for i in range(threads)]
+        self.stopped: list[_Handler] = []  # told to stop by a resize (joined at shutdown)
         self.idle_ns_total = 0
 
     def start(self) -> None:
-        for t in self.threads:
-            t.start()
+        with self._lock:
+            self._started = True
+            for t in self.threads:
+                t.start()
 
-    def _run(self) -> None:
+    # --- num.io.threads live (common/reconfigurable.py) ----------------------------------------
+
+    def validate_reconfiguration(self, new: Mapping[str, Any]) -> None:
+        check_thread_count(NUM_IO_THREADS, len(self.threads), new[NUM_IO_THREADS])
+
+    def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.resize(new[NUM_IO_THREADS])
+
+    def resize(self, count: int) -> None:
+        """Kafka's resizeThreadPool: start handlers numbered from the current count, or stop the
+        highest-numbered ones (each leaves at its next poll, after the batch in hand)."""
+        if count < 1:
+            raise ValueError(f"a handler pool needs at least one thread, not {count}")
+        with self._lock:
+            current = len(self.threads)
+            if count == current:
+                return
+            log.info("Resizing request handler thread pool size from %d to %d", current, count)
+            if count > current:
+                for number in range(current, count):
+                    handler = _Handler(self, number, self.name_prefix)
+                    self.threads.append(handler)
+                    if self._started:
+                        handler.start()
+                return
+            for _ in range(current - count):
+                handler = self.threads.pop()
+                handler.stopping.set()
+                self.stopped.append(handler)
+
+    def run_handler(self, stop: threading.Event) -> None:
+        """A handler thread's loop, until ``stop`` is set or it takes a shutdown sentinel."""
         channel = self.channel
         busy = False
         while True:
+            if stop.is_set():
+                if busy:  # counted busy since its last take: stop counting (and wake one)
+                    channel.handler_stopping([])
+                return
             start = time.monotonic_ns()
             batch = channel.receive_requests(timeout=0.3, done=busy)
             self.idle_ns_total += time.monotonic_ns() - start
@@ -94,9 +146,26 @@ class RequestHandlerPool:
         return busy
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        for _ in self.threads:
+        with self._lock:
+            threads = [t for t in [*self.threads, *self.stopped] if t.is_alive()]
+        # One sentinel per live thread: one told to stop may still be polling and take one.
+        for _ in threads:
             self.channel.send_shutdown_request()
         deadline = time.monotonic() + timeout
-        for t in self.threads:
+        for t in threads:
             if t.is_alive():
                 t.join(max(0.0, deadline - time.monotonic()))
+
+
+class _Handler(threading.Thread):
+    """One handler thread of the pool (Kafka's KafkaRequestHandler), with its number and its own
+    stop flag."""
+
+    def __init__(self, pool: RequestHandlerPool, number: int, name_prefix: str) -> None:
+        super().__init__(name=f"{name_prefix}-{number}", daemon=True)
+        self.pool = pool
+        self.number = number
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        self.pool.run_handler(self.stopping)

@@ -85,8 +85,14 @@ def plain(count: int = 1) -> bytearray:
 class Model:
     """A log's transactions as a function of what was appended: for each producer its open
     transaction's first offset; the ended ones (first, marker, aborted); the aborted ones with
-    Kafka's last stable offset at their abort."""
+    Kafka's last stable offset at their abort.
 
+    A producer state snapshot (taken at each roll) does not hold the ended transactions whose
+    marker the high watermark has not passed (Kafka's unreplicatedTxns): a truncation that reloads
+    from a snapshot forgets those ended before it, which then no longer hold the last stable offset
+    back, as in Kafka's truncateAndReload."""
+
+    forgotten_below: int = 0  # markers below it were reloaded from a snapshot, not replayed
     ongoing: dict[int, int] = field(default_factory=dict)  # pid -> first offset
     ended: list[tuple[int, int, int, bool]] = field(default_factory=list)  # pid, first, marker, aborted
     aborted: list[AbortedTxn] = field(default_factory=list)
@@ -104,15 +110,18 @@ class Model:
                 lso = others[0] if others else offset + 1
                 self.aborted.append(AbortedTxn(pid, first, offset, lso))
 
-    def truncated(self, end: int) -> Model:
-        model = Model()
+    def truncated(self, end: int, snapshots: list[int]) -> Model:
+        """What is left after truncating to ``end`` a log with producer state ``snapshots``: the
+        reload starts at the latest snapshot at or below ``end`` and replays the batches after it."""
+        model = Model(forgotten_below=max((s for s in snapshots if s <= end), default=0))
         for kind, pid, offset in self.appended:
             if offset < end:
                 model.append(kind, pid, offset)
         return model
 
     def last_stable_offset(self, hw: int) -> int:
-        unstable = list(self.ongoing.values()) + [first for _, first, last, _ in self.ended if last >= hw]
+        unstable = list(self.ongoing.values()) + [first for _, first, last, _ in self.ended
+                                                  if last >= hw and last >= self.forgotten_below]
         first = min(unstable, default=None)
         return first if first is not None and first < hw else hw
 
@@ -218,11 +227,25 @@ def test_truncation_reloads_the_open_transactions_and_cuts_the_aborted_index(tmp
     model = run(log, ops)
     boundaries = sorted({0} | {offset for _, _, offset in model.appended})
     target = data.draw(st.sampled_from(boundaries))
+    truncated = model.truncated(target, log.producer_state.snapshot_offsets)
     log.truncate_to(target)
-    truncated = model.truncated(target)
     check(log, truncated)
     # The log goes on from there as the model does.
     run(log, [("txn", 1), ("abort", 1), ("txn", 2), ("hw", 0)], truncated)
+    check(log, truncated)
+
+
+def test_a_truncation_reloaded_from_a_snapshot_forgets_the_unreplicated_ended_transactions(tmp_path):
+    # Hypothesis' find: a transaction committed at 3 (the high watermark) and a roll at 4 that
+    # snapshots the producers; truncating to 4 reloads that snapshot, which (as Kafka's) does not
+    # hold the ended transactions above the high watermark: the LSO is the high watermark, not 1.
+    log = open_log(tmp_path)
+    ops = [("plain", 0), ("txn", 1), ("plain", 0), ("hw", 0), ("commit", 1), ("roll", 0), ("txn", 1)]
+    model = run(log, ops)
+    assert log.last_stable_offset == 1 and log.producer_state.snapshot_offsets == [4]
+    truncated = model.truncated(4, log.producer_state.snapshot_offsets)
+    log.truncate_to(4)
+    assert log.last_stable_offset == 3
     check(log, truncated)
 
 
