@@ -236,6 +236,10 @@ class Broker:
                                              cfg.num_io_threads, turns=ss.turns))
         for pool in self.pools:
             pool.start()
+        # Live num.network.threads, connection limits, listener security (the SocketServer) and
+        # num.io.threads (the data plane's pool; the control plane's keeps its one thread).
+        self.dynamic_config.add_reconfigurable(ss)
+        self.dynamic_config.add_reconfigurable(self.pools[-1])
         self._register_metrics()
         self._start_lifecycle()
         if cfg.metrics_endpoint is not None:

@@ -35,6 +35,7 @@ from kafkalite.common.config_def import Setting, view
 from kafkalite.common.errors import ApiError, ConfigError
 from kafkalite.common.reconfigurable import Reconfigurable
 from kafkalite.controller.configs import Op, apply_ops
+from kafkalite.network.socket_server import check_thread_count
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import incremental_alter_configs as iac
 from kafkalite.storage.config import TOPIC_SETTINGS, CleanerConfig, LogConfig
@@ -44,10 +45,11 @@ from .config import SETTINGS_BY_NAME, BrokerConfig
 
 log = logging.getLogger("kafkalite.server.dynamic_config")
 
-# Kafka's DynamicThreadPool.ReconfigurableConfigs (num.network.threads follows the same rule in
-# its DataPlaneAcceptor): a new count is at least 1, at least half and at most double the current.
-THREAD_POOL_CONFIGS = ("num.io.threads", "num.network.threads", "num.replica.fetchers",
-                       "num.recovery.threads.per.data.dir", "background.threads")
+# Kafka's DynamicThreadPool.ReconfigurableConfigs: a new count is at least 1, at least half and at
+# most double the current (check_thread_count; num.network.threads is checked per listener by the
+# SocketServer, as Kafka's DataPlaneAcceptor does).
+THREAD_POOL_CONFIGS = ("num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
+                       "background.threads")
 
 
 LISTENER_PREFIX = "listener.name."
@@ -78,17 +80,6 @@ def setting_for(name: str) -> tuple[Setting, str] | None:
 def kafka_set(names: Sequence[str]) -> str:
     """A set of names as Kafka's messages print a Scala Set."""
     return "Set(" + ", ".join(names) + ")"
-
-
-def check_thread_count(name: str, old: int, new: int) -> None:
-    """Kafka's DynamicThreadPool.validateReconfiguration; ConfigError in its words."""
-    what = f"Dynamic thread count update validation failed for {name}={new}"
-    if new <= 0:
-        raise ConfigError(f"{what}, value should be at least 1", name)
-    if new < old // 2:
-        raise ConfigError(f"{what}, value should be at least half the current value {old}", name)
-    if new > old * 2:
-        raise ConfigError(f"{what}, value should not be greater than double the current value {old}", name)
 
 
 class DynamicBrokerConfig:

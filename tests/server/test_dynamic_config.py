@@ -102,7 +102,7 @@ def test_read_only_refused_in_kafkas_words():
 
 
 def test_per_broker_setting_refused_at_the_cluster_default():
-    name = "listener.name.PLAINTEXT.log.retention.ms"  # a listener override: per-broker (Kafka)
+    name = "listener.name.plaintext.log.retention.ms"  # a listener override: per-broker (Kafka)
     assert setting_for(name)[1] == "per-broker"
     e = refused(lambda: dynamic().new_set("", [Op(name, SET, "5")], True))
     assert e.code == E.INVALID_REQUEST
@@ -245,7 +245,7 @@ def test_described_sources_synonyms_and_listener_overrides():
     from kafkalite.server.handlers.configs import ConfigDescriber
 
     d = dynamic(log_retention_hours="100")
-    override = "listener.name.PLAINTEXT.log.retention.ms"
+    override = "listener.name.plaintext.log.retention.ms"
     d.update("", {"log.retention.hours": "50", "log.segment.bytes": "5000"})
     d.update("1", {"log.retention.hours": "25", override: "9"})
     describer = ConfigDescriber(d.static, d)

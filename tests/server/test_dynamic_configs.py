@@ -258,6 +258,30 @@ def test_producer_id_expiration_and_verification_apply_live(cluster):
                  and b.log_manager.get_log("sized", 0).producer_state.producer_id_expiration_ms == 86400000)
 
 
+def test_network_and_handler_threads_resize_through_the_registry(cluster):
+    """The SocketServer and the data plane's RequestHandlerPool are registered components: a
+    cluster-wide num.io.threads and one broker's listener override of num.network.threads reach
+    them, and their own checks refuse what Kafka refuses."""
+    assert incremental(cluster.broker(2), BROKER, "", [("num.io.threads", SET, "4")]) == OK
+    every_broker(cluster, lambda b: len(b.pools[-1].threads) == 4)
+    per_listener = "listener.name.plaintext.num.network.threads"
+    assert incremental(cluster.broker(2), BROKER, "2", [(per_listener, SET, "2")]) == OK
+    assert wait_for(lambda: cluster.broker(2).socket_server.processor_count("PLAINTEXT") == 2)
+    assert cluster.broker(2).socket_server.processor_count("INTERNAL") == 1
+    assert cluster.broker(3).socket_server.processor_count("PLAINTEXT") == 1
+    code, message = incremental(cluster.broker(2), BROKER, "", [("num.io.threads", SET, "9")])
+    assert (code, message) == (E.INVALID_REQUEST, "Dynamic thread count update validation failed for "
+                                                  "num.io.threads=9, value should not be greater than double "
+                                                  "the current value 4")
+    code, message = incremental(cluster.broker(2), BROKER, "", [("ssl.keystore.location", SET, "/x")])
+    assert (code, message) == (E.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
+                                                  "broker id must be specified: Set(ssl.keystore.location)")
+    assert incremental(cluster.broker(2), BROKER, "2", [(per_listener, DELETE, None)]) == OK
+    assert incremental(cluster.broker(1), BROKER, "", [("num.io.threads", DELETE, None)]) == OK
+    every_broker(cluster, lambda b: len(b.pools[-1].threads) == 2)
+    assert wait_for(lambda: cluster.broker(2).socket_server.processor_count("PLAINTEXT") == 1)
+
+
 # --- refusals --------------------------------------------------------------------------------------
 
 
@@ -288,7 +312,7 @@ def test_refusals_with_kafkas_errors(cluster):
         E.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
     assert incremental(b2, BROKER, "2", [("log.dirs", SET, "/x")]) == (
         E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.dirs)")
-    per_broker = "listener.name.PLAINTEXT.log.retention.ms"
+    per_broker = "listener.name.plaintext.log.retention.ms"
     assert incremental(b2, BROKER, "", [(per_broker, SET, "5")]) == (
         E.INVALID_REQUEST, "Cannot update these configs at default cluster level, broker id must be "
                            f"specified: Set({per_broker})")
