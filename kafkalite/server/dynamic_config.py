@@ -129,14 +129,14 @@ class DynamicBrokerConfig:
                 found = setting_for(name)
                 if found is None or found[1] == "read-only":
                     if not lenient:
-                        raise ApiError(E.INVALID_CONFIG, f"Unknown broker config name: {name}")
+                        raise ApiError(E.INVALID_REQUEST, f"Unknown broker configs: Set({name})")
                     continue
                 setting = found[0]
                 try:
                     values[name] = setting.parse(text)
                 except ConfigError as e:
                     if not lenient:
-                        raise ApiError(E.INVALID_CONFIG, str(e)) from None
+                        raise ApiError(E.INVALID_REQUEST, str(e)) from None
                     log.error("Dynamic config %s=%r not applied: %s", name, text, e)
         return values
 
@@ -148,8 +148,19 @@ class DynamicBrokerConfig:
         per_broker = resource_name != ""
         with self._lock:
             default_configs, broker_configs = dict(self.default_configs), dict(self.broker_configs)
-            old = self._values
         current = (broker_configs if per_broker else default_configs) if incremental else {}
+
+        # Kafka's ConfigAdminManager.prepareIncrementalConfigs: APPEND and SUBTRACT of a LIST
+        # setting start from its current dynamic value, else its default.
+        for o in ops:
+            if o.op in (iac.OP_APPEND, iac.OP_SUBTRACT):
+                found = setting_for(o.name)
+                if found is None:
+                    raise ApiError(E.INVALID_CONFIG, f"Unknown config name: {o.name}")
+                if found[0].type != "list":
+                    verb = "append" if o.op == iac.OP_APPEND else "subtract"
+                    raise ApiError(E.INVALID_CONFIG,
+                                   f"Config value {verb} is not allowed for config key: {o.name}")
 
         def is_list(name: str) -> bool:
             found = setting_for(name)
@@ -157,12 +168,7 @@ class DynamicBrokerConfig:
 
         def base(name: str) -> str | None:
             found = setting_for(name)
-            if found is None:
-                return None
-            value = old.get(name)
-            if value is None and name.startswith(LISTENER_PREFIX):
-                value = old.get(found[0].name)  # a listener override starts from the base setting
-            return found[0].render(value)
+            return None if found is None else found[0].render(found[0].default)
 
         new = apply_ops(current, ops, is_list, base)
         values = {k: v for k, v in new.items() if v is not None}  # a null value removes the setting
@@ -173,19 +179,16 @@ class DynamicBrokerConfig:
                  default_configs: Mapping[str, str] | None = None,
                  broker_configs: Mapping[str, str] | None = None) -> None:
         """ApiError unless ``props`` may become the set of this broker (``per_broker``) or of the
-        cluster default: names, update modes, values, then every component concerned."""
+        cluster default, checked in the order of Kafka's DynamicBrokerConfig.validate: names,
+        update modes, values, the level (per broker or not), then every component concerned. As
+        Kafka's ConfigAdminManager, every refusal is INVALID_REQUEST with the reason."""
         modes = {n: found[1] for n in props if (found := setting_for(n)) is not None}
         unknown = sorted(n for n in props if n not in modes)
-        if unknown:
-            raise ApiError(E.INVALID_CONFIG, f"Unknown broker config name: {', '.join(unknown)}")
+        if unknown:  # Kafka keeps unknown names as custom configs; kafkalite would act on none
+            raise ApiError(E.INVALID_REQUEST, f"Unknown broker configs: {kafka_set(unknown)}")
         fixed = sorted(n for n in props if modes[n] == "read-only")
         if fixed:
             raise ApiError(E.INVALID_REQUEST, f"Cannot update these configs dynamically: {kafka_set(fixed)}")
-        if not per_broker:
-            own = sorted(n for n in props if modes[n] == "per-broker")
-            if own:
-                raise ApiError(E.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
-                                                  f"broker id must be specified: {kafka_set(own)}")
         with self._lock:
             default_configs = dict(self.default_configs if default_configs is None else default_configs)
             broker_configs = dict(self.broker_configs if broker_configs is None else broker_configs)
@@ -194,6 +197,11 @@ class DynamicBrokerConfig:
             new = self._effective(default_configs, props, lenient=False)
         else:
             new = self._effective(props, broker_configs, lenient=False)
+        if not per_broker:
+            own = sorted(n for n in props if modes[n] == "per-broker")
+            if own:
+                raise ApiError(E.INVALID_REQUEST, "Cannot update these configs at default cluster level, "
+                                                  f"broker id must be specified: {kafka_set(own)}")
         changed = {n for n in new.keys() | old.keys() if new.get(n) != old.get(n)}
         try:
             for name in THREAD_POOL_CONFIGS:
@@ -327,6 +335,8 @@ ROOT_LOGGER = "root"
 LEVELS = {"OFF": logging.CRITICAL + 10, "FATAL": logging.CRITICAL, "ERROR": logging.ERROR,
           "WARN": logging.WARNING, "INFO": logging.INFO, "DEBUG": logging.DEBUG, "TRACE": 5, "ALL": 1}
 _BY_LEVEL = sorted(((v, k) for k, v in LEVELS.items()), reverse=True)
+# What a level may be set to (Kafka's LogLevelConfig.VALID_LOG_LEVELS, case as written).
+VALID_LEVELS = frozenset({"FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"})
 
 
 def level_name(level: int) -> str:
@@ -360,32 +370,34 @@ class BrokerLoggers:
         return {n: level_name(self._logger(n).getEffectiveLevel()) for n in names}
 
     def alter(self, ops: Sequence[Op], validate_only: bool) -> None:
-        """Check every op first (Kafka's ConfigAdminManager.validateLogLevelConfigs), then apply."""
+        """Check every op first (Kafka's RuntimeLoggerManager.validateLogLevelConfigs), then apply."""
         known = set(self.names())
         changes: list[tuple[logging.Logger, int]] = []
         for o in ops:
-            if o.name not in known:
+            if o.op in (iac.OP_SET, iac.OP_DELETE) and o.name not in known:
                 raise ApiError(E.INVALID_CONFIG, f"Logger {o.name} does not exist!")
             if o.op == iac.OP_SET:
-                level = (o.value or "").strip().upper()
-                if level not in LEVELS:
+                if o.value not in VALID_LEVELS:
+                    valid = ", ".join(sorted(VALID_LEVELS))
                     raise ApiError(E.INVALID_CONFIG,
                                    f"Cannot set the log level of {o.name} to {o.value} as it is not a "
-                                   f"supported log level. Valid log levels are {', '.join(LEVELS)}")
-                changes.append((self._logger(o.name), LEVELS[level]))
+                                   f"supported log level. Valid log levels are {valid}")
+                changes.append((self._logger(o.name), LEVELS[o.value]))
             elif o.op == iac.OP_DELETE:
                 if o.name == ROOT_LOGGER:
                     raise ApiError(E.INVALID_REQUEST,
                                    f"Removing the log level of the {ROOT_LOGGER} logger is not allowed")
                 changes.append((self._logger(o.name), logging.NOTSET))
-            else:
-                op_name = iac.OP_NAMES.get(o.op, str(o.op))
+            elif o.op in (iac.OP_APPEND, iac.OP_SUBTRACT):
+                op_name = iac.OP_NAMES[o.op]
                 raise ApiError(E.INVALID_REQUEST,
-                               f"Operation {op_name} is not supported for resource type BROKER_LOGGER")
+                               f"{op_name} operation is not allowed for the BROKER_LOGGER resource")
+            else:
+                raise ApiError(E.INVALID_REQUEST,
+                               f"Unknown operation type {o.op} is not allowed for the BROKER_LOGGER resource")
         if validate_only:
             return
         for logger, new_level in changes:
             logger.setLevel(new_level)
-            log.info("Log level of %s set to %s", logger.name,
-                     level_name(new_level) if new_level else "its parent's")
-
+            log.warning("Updated the log level of %s to %s", logger.name,
+                        level_name(new_level) if new_level else "its parent's")

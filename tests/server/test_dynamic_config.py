@@ -118,13 +118,15 @@ def test_every_per_broker_row_is_refused_at_the_default():
             assert refused(lambda s=s: dynamic().validate({s.name: "x"}, False)).code == E.INVALID_REQUEST
 
 
-def test_invalid_and_unknown_values_are_invalid_config():
+def test_invalid_and_unknown_broker_values_are_invalid_request():
+    """As Kafka's ConfigAdminManager: a broker change DynamicBrokerConfig cannot validate is
+    INVALID_REQUEST with the reason (KAFKA-13609); topics' are INVALID_CONFIG (the controller's)."""
     e = refused(lambda: dynamic().new_set("", [Op("log.segment.bytes", SET, "ten")], True))
-    assert e.code == E.INVALID_CONFIG and "log.segment.bytes" in e.message
+    assert e.code == E.INVALID_REQUEST and "log.segment.bytes" in e.message
     e = refused(lambda: dynamic().new_set("", [Op("log.segment.bytes", SET, "10")], True))
-    assert e.code == E.INVALID_CONFIG and "at least 14" in e.message
+    assert e.code == E.INVALID_REQUEST and "at least 14" in e.message
     e = refused(lambda: dynamic().new_set("", [Op("no.such.setting", SET, "1")], True))
-    assert e.code == E.INVALID_CONFIG and "no.such.setting" in e.message
+    assert (e.code, e.message) == (E.INVALID_REQUEST, "Unknown broker configs: Set(no.such.setting)")
 
 
 def test_append_and_subtract_only_on_lists():
@@ -135,8 +137,10 @@ def test_append_and_subtract_only_on_lists():
     assert d.new_set("", [Op("log.cleanup.policy", SUBTRACT, "delete")], True) == {
         "log.cleanup.policy": "compact"}
     e = refused(lambda: d.new_set("", [Op("log.segment.bytes", APPEND, "1")], True))
-    assert e.code == E.INVALID_CONFIG
-    assert e.message == "Can't APPEND to key log.segment.bytes because its type is not LIST."
+    assert (e.code, e.message) == (E.INVALID_CONFIG,
+                                   "Config value append is not allowed for config key: log.segment.bytes")
+    e = refused(lambda: d.new_set("", [Op("no.such", SUBTRACT, "1")], True))
+    assert (e.code, e.message) == (E.INVALID_CONFIG, "Unknown config name: no.such")
 
 
 def test_alter_configs_replaces_the_whole_set_incremental_keeps_the_rest():
@@ -218,20 +222,24 @@ def test_loggers_listed_with_kafkas_level_names(test_logger):
 def test_logger_levels_set_deleted_and_refused(test_logger):
     loggers = BrokerLoggers()
     name = test_logger.name
-    loggers.alter([Op(name, SET, "trace")], validate_only=False)
+    loggers.alter([Op(name, SET, "TRACE")], validate_only=False)
     assert test_logger.level == 5 and loggers.levels([name])[name] == "TRACE"
+    e = refused(lambda: loggers.alter([Op(name, SET, "trace")], False))  # Kafka's names, as written
+    assert e.message == (f"Cannot set the log level of {name} to trace as it is not a supported log level. "
+                         "Valid log levels are DEBUG, ERROR, FATAL, INFO, TRACE, WARN")
     loggers.alter([Op(name, SET, "ERROR")], validate_only=True)
     assert test_logger.level == 5  # validate_only changes nothing
     loggers.alter([Op(name, DELETE, None)], validate_only=False)
     assert test_logger.level == logging.NOTSET  # follows its parent again
     e = refused(lambda: loggers.alter([Op(name, SET, "LOUD")], False))
-    assert e.code == E.INVALID_CONFIG and "LOUD" in e.message and "not a supported log level" in e.message
+    assert e.code == E.INVALID_CONFIG and "to LOUD as it is not a supported log level" in e.message
     e = refused(lambda: loggers.alter([Op("kafkalite.no.such.logger.here", SET, "INFO")], False))
     assert (e.code, e.message) == (E.INVALID_CONFIG, "Logger kafkalite.no.such.logger.here does not exist!")
     e = refused(lambda: loggers.alter([Op("root", DELETE, None)], False))
     assert e.code == E.INVALID_REQUEST and "root" in e.message
     e = refused(lambda: loggers.alter([Op(name, APPEND, "INFO")], False))
-    assert e.code == E.INVALID_REQUEST
+    assert (e.code, e.message) == (E.INVALID_REQUEST,
+                                   "APPEND operation is not allowed for the BROKER_LOGGER resource")
     # One bad op refuses them all: the good one before it is not applied.
     e = refused(lambda: loggers.alter([Op(name, SET, "ERROR"), Op(name + ".x.y.z", SET, "INFO")], False))
     assert test_logger.level == logging.NOTSET

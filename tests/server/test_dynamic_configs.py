@@ -301,7 +301,7 @@ def test_refusals_with_kafkas_errors(cluster):
     assert confluent_error(alter("TOPIC", "alpha", "retention.ms", "soon")) == KafkaError.INVALID_CONFIG
     assert confluent_error(alter("TOPIC", "alpha", "no.such.config", "1")) == KafkaError.INVALID_CONFIG
     assert confluent_error(alter("BROKER", "1", "log.dirs", "/elsewhere")) == KafkaError.INVALID_REQUEST
-    assert confluent_error(alter("BROKER", "3", "log.segment.bytes", "ten")) == KafkaError.INVALID_CONFIG
+    assert confluent_error(alter("BROKER", "3", "log.segment.bytes", "ten")) == KafkaError.INVALID_REQUEST
     # The reasons, as Kafka words them.
     b2 = cluster.broker(2)
     assert incremental(b2, TOPIC, "no-such-topic", [("retention.ms", SET, "1")]) == (
@@ -317,13 +317,26 @@ def test_refusals_with_kafkas_errors(cluster):
         E.INVALID_REQUEST, "Cannot update these configs at default cluster level, broker id must be "
                            f"specified: Set({per_broker})")
     assert incremental(b2, BROKER, "3", [("log.retention.ms", SET, "5")]) == (
-        E.INVALID_REQUEST, "Unexpected broker id, expected 2 or empty string, but received 3")
-    # AlterConfigs has no BROKER_LOGGER.
-    R = ac.REQUEST
+        E.INVALID_REQUEST, "Unexpected broker id, expected 2, but received 3")
+    assert incremental(b2, dc.RESOURCE_BROKER_LOGGER, "3", [("root", SET, "INFO")]) == (
+        E.INVALID_REQUEST, "Unexpected node id. Expected 2, but received 3")
+    assert incremental(b2, TOPIC, "alpha", [("retention.ms", SET, None)]) == (
+        E.INVALID_REQUEST, "Null value not supported for : retention.ms")
+    # A resource twice in one request: both refused, as Kafka's preprocess does.
+    R = iac.REQUEST
+    twice = [R["resources"](resource_type=TOPIC, resource_name="alpha", configs=[
+        R["resources"]["configs"](name="retention.ms", config_operation=SET, value=v)]) for v in ("1", "2")]
     with connect(b2) as c:
-        (r,) = c.call(ApiKey.ALTER_CONFIGS, 2, R(validate_only=False, resources=[R["resources"](
+        request = R(validate_only=False, resources=twice)
+        answers = c.call(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, request).responses
+    assert [(r.error_code, r.error_message) for r in answers] == [
+        (E.INVALID_REQUEST, "Each resource must appear at most once.")] * 2
+    # AlterConfigs has no BROKER_LOGGER.
+    A = ac.REQUEST
+    with connect(b2) as c:
+        (r,) = c.call(ApiKey.ALTER_CONFIGS, 2, A(validate_only=False, resources=[A["resources"](
             resource_type=dc.RESOURCE_BROKER_LOGGER, resource_name="2", configs=[])])).responses
-    assert r.error_code == E.INVALID_REQUEST
+    assert (r.error_code, r.error_message) == (E.INVALID_REQUEST, "Unknown resource type 8")
     # Nothing changed anywhere.
     for b in BROKERS:
         assert cluster.broker(b).dynamic_config.default_configs == {}
@@ -352,7 +365,7 @@ def test_validate_only_checks_and_changes_nothing(cluster):
     assert incremental(cluster.broker(2), BROKER, "", [("log.segment.bytes", SET, "5000")],
                        validate_only=True) == OK
     assert incremental(cluster.broker(2), BROKER, "", [("log.segment.bytes", SET, "5")],
-                       validate_only=True)[0] == E.INVALID_CONFIG
+                       validate_only=True)[0] == E.INVALID_REQUEST
     for b in BROKERS:
         assert topic_value(cluster.broker(b), "alpha", "retention.ms")[0] != "5"
         assert cluster.broker(b).dynamic_config.default_configs == {}

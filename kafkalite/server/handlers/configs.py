@@ -257,7 +257,8 @@ class ConfigApis:
         return None
 
     def _check_broker_id(self, name: str, expected: int, empty_allowed: bool = True) -> None:
-        """Kafka's ConfigAdminManager: a broker resource names the broker that gets it (or '')."""
+        """DescribeConfigs' check (Kafka's ConfigHelper): a broker resource names this broker, or
+        '' (not for BROKER_LOGGER)."""
         if not name:
             if empty_allowed:
                 return
@@ -267,8 +268,25 @@ class ConfigApis:
         except ValueError:
             raise ApiError(E.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}") from None
         if broker_id != expected:
-            raise ApiError(E.INVALID_REQUEST, f"Unexpected broker id, expected {expected} or empty "
-                                              f"string, but received {name}")
+            if empty_allowed:
+                raise ApiError(E.INVALID_REQUEST, f"Unexpected broker id, expected {expected} or empty "
+                                                  f"string, but received {name}")
+            raise ApiError(E.INVALID_REQUEST,
+                           f"Unexpected broker id, expected {expected} but received {name}")
+
+    def _check_node_id(self, name: str, logger: bool = False) -> None:
+        """The alter apis' check (Kafka's ConfigAdminManager, RuntimeLoggerManager): the resource
+        names this node."""
+        try:
+            node_id = int(name)
+        except ValueError:
+            raise ApiError(E.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}") from None
+        if node_id != self.node_id:
+            if logger:
+                raise ApiError(E.INVALID_REQUEST,
+                               f"Unexpected node id. Expected {self.node_id}, but received {node_id}")
+            raise ApiError(E.INVALID_REQUEST,
+                           f"Unexpected broker id, expected {self.node_id}, but received {name}")
 
     def _describe(self, res: Any, result: Any, synonyms: bool, docs: bool) -> bool:
         """Fill ``result``; True if the topic's overrides must be asked for first."""
@@ -323,7 +341,16 @@ class ConfigApis:
         forwarded_by = self._origin(request, FORWARDED)
         results: list[tuple[int, str | None]] = [(E.NONE, None)] * len(req.resources)
         pending: list[tuple[int, ResourceChange]] = []
+        seen: dict[tuple[int, str], int] = {}
+        repeated: set[int] = set()
         for i, res in enumerate(req.resources):
+            first = seen.setdefault((res.resource_type, res.resource_name), i)
+            if first != i:
+                repeated.update((first, i))
+        for i, res in enumerate(req.resources):
+            if i in repeated:
+                results[i] = (E.INVALID_REQUEST, "Each resource must appear at most once.")
+                continue
             ops = tuple(Op(c.name, c.config_operation if incremental else iac.OP_SET, c.value)
                         for c in res.configs)
             try:
@@ -369,19 +396,21 @@ class ConfigApis:
 
     def _preprocess(self, kind: int, name: str, ops: tuple[Op, ...], incremental: bool,
                     validate_only: bool, forwarded_by: int | None) -> ResourceChange | None:
-        """What this broker checks and does itself (None: nothing left for the controller)."""
+        """What this broker checks and does itself, as Kafka's ConfigAdminManager.preprocess
+        (None: nothing left for the controller)."""
         check_duplicates(ops)
-        if kind == dc.RESOURCE_BROKER_LOGGER:
-            if not incremental:
-                raise ApiError(E.INVALID_REQUEST, "AlterConfigs is deprecated and does not support the "
-                                                  "resource type BROKER_LOGGER")
-            self._check_broker_id(name, self.node_id, empty_allowed=False)
+        nulls = [o.name for o in ops if o.value is None and o.op != iac.OP_DELETE]
+        if nulls:
+            raise ApiError(E.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}")
+        if kind == dc.RESOURCE_BROKER_LOGGER and incremental:
+            self._check_node_id(name, logger=True)
             self.loggers.alter(ops, validate_only)
             return None
         if kind == dc.RESOURCE_BROKER:
             if forwarded_by is not None:  # checked by the broker that forwarded it
                 return ResourceChange(kind, name, ops, incremental)
-            self._check_broker_id(name, self.node_id)
+            if name:
+                self._check_node_id(name)
             new = self.dynamic.new_set(name, ops, incremental)
             current = self.dynamic.broker_configs if name else self.dynamic.default_configs
             # To the controller as the changes from the set this broker knows to the new one.
@@ -393,7 +422,10 @@ class ConfigApis:
         if kind == dc.RESOURCE_TOPIC:
             validate_topic_name(name)
             return ResourceChange(kind, name, ops, incremental)
-        raise ApiError(E.INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_NAMES.get(kind, 'UNKNOWN')}")
+        if kind in (lcr.RESOURCE_CLIENT_METRICS, lcr.RESOURCE_GROUP):
+            raise ApiError(E.INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_NAMES[kind]}")
+        # AlterConfigs has no BROKER_LOGGER: Kafka's "unknown" then.
+        raise ApiError(E.INVALID_REQUEST, f"Unknown resource type {kind}")
 
     def _forward(self, api_key: int, changes: list[ResourceChange], validate_only: bool, incremental: bool,
                  answered: Callable[[list[tuple[int, str | None]]], None]) -> None:
