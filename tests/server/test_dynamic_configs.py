@@ -16,6 +16,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_configs as ac
 from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.protocol.messages import incremental_alter_configs as iac
+from kafkalite.protocol.messages import list_config_resources as lcr
 from kafkalite.protocol.messages import produce as pm
 from kafkalite.protocol.records import Record, build_batch
 from kafkalite.server.broker import Broker
@@ -413,6 +414,14 @@ def test_list_config_resources_with_kafka_python(cluster):
         assert kp.list_config_resources(["GROUP"]) == {}
     finally:
         kp.close()
+    L = lcr.REQUEST
+    with connect(cluster.broker(3)) as c:
+        v0 = c.call(ApiKey.LIST_CONFIG_RESOURCES, 0, L())  # ListClientMetricsResources: none here
+        assert (v0.error_code, v0.config_resources) == (E.NONE, [])
+        unknown = c.call(ApiKey.LIST_CONFIG_RESOURCES, 1, L(resource_types=[TOPIC, 64]))
+        assert (unknown.error_code, unknown.config_resources) == (E.UNSUPPORTED_VERSION, [])
+        both = c.call(ApiKey.LIST_CONFIG_RESOURCES, 1, L(resource_types=[TOPIC, BROKER]))
+    assert [r.resource_type for r in both.config_resources][:3] == [BROKER] * 3  # Kafka's order
 
 
 # --- last: the whole cluster restarted -------------------------------------------------------------

@@ -478,7 +478,8 @@ class ConfigApis:
     def list_config_resources(self, request: Request) -> Response:
         """Kafka 4.1's: v0 lists client metrics resources (kafkalite has none); v1 the types asked
         (none: every type), in Kafka's order: groups with configs (none), client metrics (none),
-        every broker as BROKER_LOGGER and as BROKER, every topic; a type Kafka does not list
+        every broker with an endpoint on the request's listener as BROKER_LOGGER and as BROKER,
+        every topic; a type Kafka does not list
         there fails the whole request UNSUPPORTED_VERSION."""
         req, version = request.body, request.api_version
         L = lcr.RESPONSE
@@ -489,8 +490,10 @@ class ConfigApis:
             return respond(request, L(throttle_time_ms=0, error_code=E.UNSUPPORTED_VERSION,
                                       config_resources=[]))
         snapshot = self.cache.snapshot
-        names = {dc.RESOURCE_BROKER_LOGGER: [str(b) for b in sorted(snapshot.brokers)],
-                 dc.RESOURCE_BROKER: [str(b) for b in sorted(snapshot.brokers)],
+        # Kafka's metadataCache.getBrokerNodes(listener): the brokers reachable on this listener.
+        brokers = [str(b) for b, info in sorted(snapshot.brokers.items())
+                   if any(e.name == request.listener for e in info.endpoints)]
+        names = {dc.RESOURCE_BROKER_LOGGER: brokers, dc.RESOURCE_BROKER: brokers,
                  dc.RESOURCE_TOPIC: sorted(snapshot.topics)}
         resources = [L["config_resources"](resource_name=name, resource_type=kind)
                      for kind in LISTED_TYPES if not asked or kind in asked for name in names.get(kind, [])]
