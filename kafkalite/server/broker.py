@@ -302,7 +302,7 @@ class Broker:
             ApiVersionsApis(served_here), MetadataApis(cache, self._auto_topic_creator()),
             ControlApis(rm, self.topic_configs, send),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
-                       self.controller_link), topics,
+                       self.controller_link, frozenset(self.config.controller_listener_names)), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
             FetchApis(rm, send, self.topic_stats), OffsetApis(rm),

@@ -444,3 +444,25 @@ def test_configs_survive_a_restart_of_the_whole_cluster(cluster):
                         == 123456789)
     assert cluster.broker(2).log_manager.get_log("sized", 0).config.segment_ms == 3600000
     assert cluster.broker(3).log_manager.get_log("sized", 0).config.segment_ms == WEEK_MS
+
+
+def test_forwarded_over_a_controller_listener(tmp_path):
+    """Brokers registering on the controller's CONTROLLER listener (controller.listener.names, as
+    in docs/configuration.md's example) forward their changes there: a broker id's set still
+    reaches that broker."""
+    from tests.support.broker_process import free_port
+    from tests.support.brokers import running_broker
+
+    cport = free_port()
+    controller = f"127.0.0.1:{cport}"
+    with running_broker(tmp_path / "1", listeners=f"PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,"
+                        f"CONTROLLER://127.0.0.1:{cport}",
+                        listener_security_protocol_map="PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,"
+                                                       "CONTROLLER:PLAINTEXT",
+                        controller_listener_names="CONTROLLER",
+                        controller_quorum_bootstrap_servers=controller) as one:
+        with running_broker(tmp_path / "2", node_id="2", controller_quorum_bootstrap_servers=controller) as two:
+            assert two.controller is None and two.controller_link.address == ("127.0.0.1", cport)
+            assert incremental(two, BROKER, "2", [("log.segment.bytes", SET, "5000")]) == OK
+            assert wait_for(lambda: two.dynamic_config.values["log.segment.bytes"] == 5000)
+            assert one.dynamic_config.broker_configs == {}

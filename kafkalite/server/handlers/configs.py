@@ -207,7 +207,7 @@ class ConfigDescriber:
 class ConfigApis:
     def __init__(self, node_id: int, describer: ConfigDescriber, topic_configs: TopicConfigCache,
                  metadata_cache: MetadataCache, send_response: SendResponse, controller: Any = None,
-                 link: ControllerLink | None = None) -> None:
+                 link: ControllerLink | None = None, node_listeners: frozenset[str] = frozenset()) -> None:
         self.node_id = node_id
         self.describer = describer
         self.dynamic = describer.dynamic
@@ -217,6 +217,8 @@ class ConfigApis:
         self.send_response = send_response
         self.controller = controller  # on the controller's node
         self.link = link  # elsewhere
+        # Where other nodes' requests arrive besides the privileged listener: controller.listener.names.
+        self.node_listeners = node_listeners
 
     # --- DescribeConfigs ------------------------------------------------------------------------
 
@@ -327,8 +329,9 @@ class ConfigApis:
         return self._alter(request, incremental=True)
 
     def _origin(self, request: Request, pattern: re.Pattern[str]) -> int | None:
-        """The node id in the client id of a request from another node (on the privileged listener)."""
-        if not request.privileged:
+        """The node id in the client id of a request from another node (on the privileged listener
+        or a controller listener)."""
+        if not request.privileged and request.listener not in self.node_listeners:
             return None
         match = pattern.fullmatch(request.header.client_id or "")
         return int(match.group(1)) if match else None
