@@ -461,7 +461,8 @@ def test_forwarded_over_a_controller_listener(tmp_path):
                                                        "CONTROLLER:PLAINTEXT",
                         controller_listener_names="CONTROLLER",
                         controller_quorum_bootstrap_servers=controller) as one:
-        with running_broker(tmp_path / "2", node_id="2", controller_quorum_bootstrap_servers=controller) as two:
+        with running_broker(tmp_path / "2", node_id="2",
+                            controller_quorum_bootstrap_servers=controller) as two:
             assert two.controller is None and two.controller_link.address == ("127.0.0.1", cport)
             assert incremental(two, BROKER, "2", [("log.segment.bytes", SET, "5000")]) == OK
             assert wait_for(lambda: two.dynamic_config.values["log.segment.bytes"] == 5000)
