@@ -113,13 +113,14 @@ class ConfigurationControl:
 
     ``topic_configs`` is the controller's dict of topic overrides (shared: CreateTopics writes it
     too). ``topic_defaults`` gives the broker defaults a topic setting has without an override
-    (the base of an APPEND); the broker sets it to its dynamic configuration's."""
+    (the base of an APPEND, unclean.leader.election.enable without an override); the broker sets
+    it to its dynamic configuration's."""
 
     def __init__(self, topic_configs: dict[str, dict[str, str]], store: Any) -> None:
         self.topic_configs = topic_configs
         self.broker_configs: dict[str, dict[str, str]] = {}
         self.store = store
-        self.topic_defaults: Callable[[], LogConfig] = LogConfig
+        self.topic_defaults: Callable[[], LogConfig] | None = None  # None: Kafka's defaults
 
     def load(self) -> None:
         self.broker_configs.update(self.store.load_broker_configs())
@@ -158,7 +159,7 @@ class ConfigurationControl:
         if not topic_exists(name):
             raise ApiError(E.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         current = self.topic_configs.get(name, {}) if change.incremental else {}
-        defaults = self.topic_defaults().to_properties()
+        defaults = (self.topic_defaults or LogConfig)().to_properties()
         new = apply_ops(current, change.ops, _topic_is_list, defaults.get)
         nulls = [k for k, v in new.items() if v is None]
         if nulls:

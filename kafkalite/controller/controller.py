@@ -371,6 +371,9 @@ class KafkaController:
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._topic_configs.get(topic, {}).get("unclean.leader.election.enable")
         if value is None:
+            defaults = self.configs.topic_defaults  # the broker's in effect, dynamic ones included
+            if defaults is not None:
+                return defaults().unclean_leader_election_enable
             return self.settings.unclean_leader_election_enable
         return value.strip().lower() == "true"
 

@@ -283,6 +283,22 @@ def test_network_and_handler_threads_resize_through_the_registry(cluster):
     assert wait_for(lambda: cluster.broker(2).socket_server.processor_count("PLAINTEXT") == 1)
 
 
+def test_the_controller_follows_the_dynamic_unclean_election_default(cluster):
+    """unclean.leader.election.enable at the cluster default decides, for topics without an
+    override, whether the controller may elect outside the ISR."""
+    controller = cluster.controller.controller
+    b3, unclean = cluster.broker(3), "unclean.leader.election.enable"
+    assert controller._unclean_allowed("sized") is False
+    assert incremental(b3, BROKER, "", [(unclean, SET, "true")]) == OK
+    assert wait_for(lambda: controller._unclean_allowed("sized") is True)
+    assert incremental(b3, TOPIC, "sized", [(unclean, SET, "false")]) == OK
+    assert wait_for(lambda: controller._unclean_allowed("sized") is False)
+    assert controller._unclean_allowed("alpha") is True
+    assert incremental(b3, TOPIC, "sized", [(unclean, DELETE, None)]) == OK
+    assert incremental(b3, BROKER, "", [(unclean, DELETE, None)]) == OK
+    assert wait_for(lambda: controller._unclean_allowed("sized") is False)
+
+
 # --- refusals --------------------------------------------------------------------------------------
 
 
