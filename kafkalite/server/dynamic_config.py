@@ -10,18 +10,20 @@ does: a static log.retention.ms outranks a dynamic log.retention.hours.
 Which settings may change is each row's ``update_mode`` (common/config_def.py): read-only ones are
 refused ("Cannot update these configs dynamically"), per-broker ones at the cluster default
 ("Cannot update these configs at default cluster level"). A change is checked on the broker that
-took the request, against its own values, before anything changes: each value parsed
-(INVALID_CONFIG), the thread pools' half/double rule (Kafka's DynamicThreadPool), then every
-registered component (``add_reconfigurable``: a common.reconfigurable.Reconfigurable) that applies
-one of the changed settings validates the new values (INVALID_REQUEST with its reason, as Kafka's
-ConfigAdminManager). The controller stores the new set and pushes it to the brokers
-(controller/configs.py); ``update`` applies a pushed set: the new values are computed and handed to
-each component whose settings changed.
+took the request, against its own values, before anything changes: each value parsed, the thread
+pools' half/double rule (Kafka's DynamicThreadPool), then every registered component
+(``add_reconfigurable``: a common.reconfigurable.Reconfigurable) that applies one of the changed
+settings validates the new values; a refusal is INVALID_REQUEST with the reason, as Kafka's
+ConfigAdminManager answers (an APPEND or SUBTRACT of a setting that is not a list INVALID_CONFIG).
+The controller stores the new set and pushes it to the brokers (controller/configs.py); ``update``
+applies a pushed set: the new values are computed and handed to each component whose settings
+changed.
 
 Here too: the components kafkalite's log settings need (``LogDefaults``: topics without an
 override follow new log.* defaults and message.max.bytes at once; ``CleanerThreads``: the log
-cleaner restarts with its new threads; ``TransactionVerification``) and the BROKER_LOGGER resource
-(``BrokerLoggers``: the levels of kafkalite's Python loggers under Kafka's level names).
+cleaner restarts with its new threads; ``ProducerIdExpiration``; ``TransactionVerification``) and
+the BROKER_LOGGER resource (``BrokerLoggers``: the levels of kafkalite's Python loggers under
+Kafka's level names).
 """
 
 from __future__ import annotations
@@ -113,13 +115,6 @@ class DynamicBrokerConfig:
             raise ValueError(f"{type(component).__name__} reconfigures settings that are not dynamic: "
                              f"{', '.join(fixed)}")
         self._reconfigurables.append(component)
-
-    def remove_reconfigurable(self, component: Reconfigurable) -> None:
-        self._reconfigurables = [r for r in self._reconfigurables if r is not component]
-
-    @property
-    def reconfigurables(self) -> list[Reconfigurable]:
-        return list(self._reconfigurables)
 
     def _effective(self, default_configs: Mapping[str, str], broker_configs: Mapping[str, str],
                    lenient: bool) -> dict[str, Any]:
