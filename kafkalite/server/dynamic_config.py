@@ -279,14 +279,16 @@ class CleanerThreads:
         self.log_manager = log_manager
 
     def validate_reconfiguration(self, new: Mapping[str, Any]) -> None:
-        # Kafka's LogCleaner.validateReconfiguration: each thread's share of the dedupe buffer.
-        threads = max(1, new["log.cleaner.threads"])
-        if new["log.cleaner.dedupe.buffer.size"] // threads > 2**31 - 1:
-            raise ConfigError("log.cleaner.dedupe.buffer.size / log.cleaner.threads must be at most "
-                              f"{2**31 - 1}", "log.cleaner.dedupe.buffer.size")
-        old = self.log_manager.cleaner.config.num_threads
-        if old > 0:
-            check_thread_count("log.cleaner.threads", old, new["log.cleaner.threads"])
+        """Kafka's LogCleaner.validateReconfiguration, in its words."""
+        threads, current = new["log.cleaner.threads"], self.log_manager.cleaner.config.num_threads
+        if threads < 1:
+            raise ConfigError("Log cleaner threads should be at least 1", "log.cleaner.threads")
+        if threads < current // 2:
+            raise ConfigError("Log cleaner threads cannot be reduced to less than half the current value "
+                              f"{current}", "log.cleaner.threads")
+        if threads > current * 2:
+            raise ConfigError("Log cleaner threads cannot be increased to more than double the current value "
+                              f"{current}", "log.cleaner.threads")
 
     def reconfigure(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         self.log_manager.cleaner.reconfigure(view(CleanerConfig, new))

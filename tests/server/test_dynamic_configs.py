@@ -237,8 +237,7 @@ def test_cleaner_threads_grow_and_shrink_live(cluster):
     # DynamicThreadPool's rule: at most double.
     code, message = incremental(cluster.broker(3), BROKER, "", [("log.cleaner.threads", SET, "5")])
     assert code == E.INVALID_REQUEST
-    assert message == ("Dynamic thread count update validation failed for log.cleaner.threads=5, "
-                       "value should not be greater than double the current value 2")
+    assert message == "Log cleaner threads cannot be increased to more than double the current value 2"
     assert incremental(cluster.broker(1), BROKER, "", [("log.cleaner.threads", DELETE, None)]) == OK
     every_broker(cluster, lambda b: b.log_manager.cleaner.num_threads == 1)
 

@@ -24,7 +24,6 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("clients/blocking.py", INT32_MAX): "correlation ids wrap at the int32 bound",
     ("common/config_def.py", INT32_MAX): "the int type's range",
     ("common/config_def.py", INT64_MAX): "the long type's range",
-    ("server/dynamic_config.py", INT32_MAX): "Kafka's LogCleaner bound of one thread's dedupe buffer",
     ("protocol/primitives.py", INT32_MAX): "INT32's range",
     ("protocol/primitives.py", INT64_MAX): "INT64's range",
     ("protocol/frames.py", INT32_MAX): "UNLIMITED_FRAME_SIZE: the largest size a frame declares",
