@@ -281,6 +281,24 @@ def bench_replication(seconds: float, rounds: int, session_timeout_ms: int, writ
     replication.run(seconds, rounds, session_timeout_ms, write_md, command)
 
 
+@bench.command("reassign")
+@click.option("--size", default=1_000_000_000, show_default=True, help="Bytes in the partition moved.")
+@click.option("--throttle", default=20_000_000, show_default=True,
+              help="leader/follower.replication.throttled.rate of the throttled case, bytes/s.")
+@click.option("--rate", default=200, show_default=True,
+              help="Messages/s of the producer timed during the move.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the reassign section of this markdown file (docs/benchmarks.md).")
+def bench_reassign(size: int, throttle: int, rate: int, write_md: str | None) -> None:
+    """Reassignment of a big partition on 3 broker processes, with and without a replication
+    throttle: time to complete and the producers' p99 during it."""
+    from . import reassign
+
+    command = (f"kafkalite bench reassign --size {size} --throttle {throttle} --rate {rate}"
+               + (f" --write {write_md}" if write_md else ""))
+    reassign.run(size, throttle, rate, write_md, command)
+
+
 @bench.command("groups")
 @click.option("--members", default="1,10,50", show_default=True,
               help="Group sizes to form and rebalance, comma-separated.")

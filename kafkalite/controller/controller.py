@@ -23,7 +23,9 @@ Replication (Kafka's ZooKeeper-era controller with KIP-497's AlterPartition):
   replica) but does not lead is above ``leader.imbalance.per.broker.percentage``, those whose ISR
   holds it move back to it;
 - ElectLeaders (an admin's PREFERRED or UNCLEAN election of chosen partitions, or all): the same
-  leadership changes, answered per partition once applied.
+  leadership changes, answered per partition once applied;
+- partition reassignment (AlterPartitionReassignments / ListPartitionReassignments, KIP-455):
+  reassignment.py, moved on by ISR changes and broker registrations.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
 from .configs import PUSH_VERSION, ConfigurationControl, ResourceChange
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
+from .reassignment import Ongoing, Reassignments
 from .request_batch import ControllerBrokerRequestBatch
 from .settings import ControllerSettings
 from .store import ControllerStore, StoredPartition
@@ -92,6 +95,7 @@ class KafkaController:
         self._topic_configs: dict[str, dict[str, str]] = {}
         # Dynamic configs: AlterConfigs / IncrementalAlterConfigs, stored and pushed (configs.py).
         self.configs = ConfigurationControl(self._topic_configs, self.store)
+        self.reassignments = Reassignments(self)  # the partition reassignments in progress
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
             queue.Queue()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
@@ -122,6 +126,7 @@ class KafkaController:
             self.context.update_partition_replica_assignment(tp, list(p.replicas))
             self.context.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
                 p.leader, p.leader_epoch, p.isr, p.partition_epoch, self.context.epoch)
+        self.reassignments.load(self.store.load_reassignments())
         self.channel.startup({})
         self._thread.start()
         self._checker.start()
@@ -330,6 +335,9 @@ class KafkaController:
             if targets and lead is not None:
                 self.batch.add_leader_and_isr_request_for_brokers(targets, tp, lead, replicas, False)
         self.batch.send_requests_to_brokers(ctx.epoch)
+        # A restarted controller's reassignments may be done already; a new replica may lead one.
+        self.reassignments.maybe_complete()
+        self.reassignments.brokers_started(new_ids)
 
     def _on_broker_failure(self, broker_ids: list[int]) -> None:
         ctx = self.context
@@ -367,6 +375,15 @@ class KafkaController:
                 leader, lead.leader_epoch + 1, isr, lead.partition_epoch + 1, ctx.epoch)
             changed.append(tp)
         self._send_leadership_changes(changed)
+
+    def unclean_allowed(self, topic: str) -> bool:
+        """Whether ``topic`` may elect a leader outside its ISR (the topic's
+        unclean.leader.election.enable, else the broker's)."""
+        return self._unclean_allowed(topic)
+
+    def is_deleting(self, topic: str) -> bool:
+        """Whether ``topic``'s deletion has begun (event thread)."""
+        return topic in self._deleting
 
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._topic_configs.get(topic, {}).get("unclean.leader.election.enable")
@@ -475,6 +492,8 @@ class KafkaController:
             self.batch.add_update_metadata_request_for_brokers(sorted(ctx.live_or_shutting_down_broker_ids),
                                                                changed)
             self.batch.send_requests_to_brokers(ctx.epoch)
+            # A new replica that joined the ISR may complete its partition's reassignment.
+            self.reassignments.maybe_complete(changed)
         return R(throttle_time_ms=0, error_code=E.NONE, topics=topics)
 
     def _check_alter(self, broker_id: int, tp: TopicPartition | None, leader_epoch: int, partition_epoch: int,
@@ -609,6 +628,36 @@ class KafkaController:
             self._send_leadership_changes(changed)
         return results
 
+    # --- partition reassignment (reassignment.py) -------------------------------------------------
+
+    def alter_partition_reassignments(self, partitions: list[tuple[str, int, list[int] | None]],
+                                      allow_rf_change: bool, timeout_ms: int) -> concurrent.futures.Future:
+        """The future {(topic, partition): (error code, message)} of an AlterPartitionReassignments
+        request once applied (replicas None: cancel), or ApiError REQUEST_TIMED_OUT when the event
+        thread comes to it after ``timeout_ms``."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        return self.submit(lambda: self.reassignments.alter(partitions, allow_rf_change, deadline),
+                           what="AlterPartitionReassignments")
+
+    def list_partition_reassignments(self, topics: list[tuple[str, list[int]]] | None
+                                     ) -> concurrent.futures.Future:
+        """The future {topic: {partition: (replicas, adding, removing)}} of the reassignments in
+        progress (``topics`` None: all)."""
+        return self.submit(lambda: self.reassignments.list(topics), what="ListPartitionReassignments")
+
+    def reassigning(self) -> Ongoing:
+        """Every reassignment in progress (tests, operators)."""
+        result: Ongoing = self.call(lambda: self.reassignments.list(None))
+        return result
+
+    def stored_partitions(self, partitions: Any) -> list[StoredPartition]:
+        """The store's rows of ``partitions`` as the context has them (event thread)."""
+        return self._stored(partitions)
+
+    def write_store(self, what: str, write: Callable[[], None]) -> None:
+        """Write a change that goes ahead whatever the disk does (see _write_store)."""
+        self._write_store(what, write)
+
     def _persist(self, partitions: list[TopicPartition]) -> None:
         self._write_store("leadership", lambda: self.store.update_partitions(self._stored(partitions)))
 
@@ -645,7 +694,7 @@ class KafkaController:
         try:
             # Topics whose deletion is not finished stay, as they would without the failure.
             self.store.save_all(dict(ctx.topic_ids), self._stored(ctx.all_partitions),
-                                dict(self._topic_configs))
+                                dict(self._topic_configs), self.reassignments.stored())
         except sqlite3.Error:
             return  # logged when it first failed
         self.store_behind = False
@@ -875,6 +924,7 @@ class KafkaController:
         partitions = list(ctx.partitions_for_topic(name))
         ctx.queue_topic_deletion([name])
         ctx.topics_with_deletion_started.add(name)
+        self.reassignments.topic_deleted(name)
         pending: set[tuple[int, TopicPartition]] = set()
         self.batch.new_batch()
         for tp in partitions:

@@ -4,7 +4,9 @@ Holds what must survive a controller restart: the controller epoch (bumped on ev
 last broker epoch given (so epochs always grow), the first producer id of the next block (so no
 producer id is given twice), and every topic with its id, replica assignment, leadership and
 topic-level config overrides (CreateTopics' configs and AlterConfigs'; they go with the topic),
-and the dynamic broker configs (AlterConfigs of a broker id, or of '' for the cluster default).
+the dynamic broker configs (AlterConfigs of a broker id, or of '' for the cluster default), and
+the partition reassignments in progress (the replicas being added and removed; the partition's
+replicas row holds the whole transitional set), so that a restarted controller resumes them.
 Each change is one transaction. Only the controller's event thread writes it.
 A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
 decides what that means (see KafkaController._write_store).
@@ -44,7 +46,17 @@ CREATE TABLE IF NOT EXISTS broker_configs (
     value TEXT NOT NULL,
     PRIMARY KEY (broker, name)
 );
+CREATE TABLE IF NOT EXISTS reassignments (
+    topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
+    partition INTEGER NOT NULL,
+    adding TEXT NOT NULL,
+    removing TEXT NOT NULL,
+    PRIMARY KEY (topic, partition)
+);
 """
+
+# (topic, partition) -> (adding replicas, removing replicas) of a reassignment in progress.
+StoredReassignments = Mapping[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -178,15 +190,43 @@ class ControllerStore:
                 [(json.dumps(p.replicas), p.leader, p.leader_epoch, json.dumps(p.isr),
                   p.partition_epoch, p.topic, p.partition) for p in partitions])
 
+    def update_reassignments(self, partitions: list[StoredPartition], started: StoredReassignments,
+                             ended: list[tuple[str, int]]) -> None:
+        """Partitions' new state with the reassignments that start (or change) and those that end,
+        in one transaction."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "UPDATE partitions SET replicas = ?, leader = ?, leader_epoch = ?, isr = ?, "
+                "partition_epoch = ? WHERE topic = ? AND partition = ?",
+                [(json.dumps(p.replicas), p.leader, p.leader_epoch, json.dumps(p.isr),
+                  p.partition_epoch, p.topic, p.partition) for p in partitions])
+            self._db.executemany("DELETE FROM reassignments WHERE topic = ? AND partition = ?", ended)
+            self._insert_reassignments(started)
+
+    def _insert_reassignments(self, reassignments: StoredReassignments) -> None:
+        self._db.executemany(
+            "INSERT INTO reassignments VALUES (?, ?, ?, ?) ON CONFLICT(topic, partition) DO UPDATE "
+            "SET adding = excluded.adding, removing = excluded.removing",
+            [(t, p, json.dumps(list(adding)), json.dumps(list(removing)))
+             for (t, p), (adding, removing) in reassignments.items()])
+
+    def load_reassignments(self) -> dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]:
+        """The reassignments in progress: (topic, partition) -> (adding, removing)."""
+        return {(t, p): (tuple(json.loads(a)), tuple(json.loads(r))) for t, p, a, r in self._db.execute(
+            "SELECT topic, partition, adding, removing FROM reassignments ORDER BY topic, partition")}
+
     def delete_topic(self, name: str) -> None:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM topics WHERE name = ?", (name,))
 
     def save_all(self, topics: dict[str, uuid.UUID], partitions: list[StoredPartition],
-                 configs: Mapping[str, Mapping[str, str]] | None = None) -> None:
-        """Replace every topic, partition and topic config with these, in one transaction (the
-        catch-up after writes failed: the store then holds exactly the controller's state)."""
+                 configs: Mapping[str, Mapping[str, str]] | None = None,
+                 reassignments: StoredReassignments | None = None) -> None:
+        """Replace every topic, partition, topic config and reassignment with these, in one
+        transaction (the catch-up after writes failed: the store then holds exactly the
+        controller's state)."""
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM topics")
@@ -197,6 +237,7 @@ class ControllerStore:
                 [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
                   json.dumps(p.isr), p.partition_epoch) for p in partitions])
             self._insert_configs(configs or {})
+            self._insert_reassignments(reassignments or {})
 
     def load(self) -> tuple[dict[str, uuid.UUID], list[StoredPartition]]:
         topics = {name: uuid.UUID(tid) for name, tid in self._db.execute("SELECT name, topic_id FROM topics")}

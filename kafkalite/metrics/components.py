@@ -424,6 +424,21 @@ class ReplicaManagerView(Protocol):
     @property
     def isr_changes(self) -> IsrChangeCountsView: ...
 
+    @property
+    def quotas(self) -> ReplicationQuotasView: ...
+
+
+class ReplicationQuotaView(Protocol):
+    def rate(self) -> float: ...
+
+
+class ReplicationQuotasView(Protocol):
+    @property
+    def leader(self) -> ReplicationQuotaView: ...
+
+    @property
+    def follower(self) -> ReplicationQuotaView: ...
+
 
 def replica_manager_metrics(rm: ReplicaManagerView) -> MetricSource:
     """Kafka's ReplicaManager gauges and ISR meters, and the Log gauges of each partition hosted."""
@@ -454,6 +469,13 @@ def replica_manager_metrics(rm: ReplicaManagerView) -> MetricSource:
         yield CounterMetricFamily("kafka_server_replicamanager_failedisrupdates",
                                   "ISR changes the controller refused (FailedIsrUpdatesPerSec).",
                                   value=changes.failed)
+        quotas = rm.quotas
+        yield GaugeMetricFamily("kafka_server_leaderreplication_byte_rate",
+                                "Bytes/s this broker sent to throttled followers, over the replication "
+                                "quota window (LeaderReplication byte-rate).", value=quotas.leader.rate())
+        yield GaugeMetricFamily("kafka_server_followerreplication_byte_rate",
+                                "Bytes/s this broker fetched for throttled replicas, over the replication "
+                                "quota window (FollowerReplication byte-rate).", value=quotas.follower.rate())
         labels = ["topic", "partition"]
         families = [GaugeMetricFamily(f"kafka_log_log_{name.lower()}", f"{text} ({name}).", labels=labels)
                     for name, text in LOG_METRICS]

@@ -34,6 +34,7 @@ from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
+from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
@@ -135,6 +136,12 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.ELECT_LEADERS, "0-2", EVERY, ElectionApis.elect_leaders, Waits.CONTROLLER,
             note="PREFERRED and UNCLEAN; NOT_CONTROLLER for each partition unless this broker runs "
                  "the controller"),
+    _served(ApiKey.ALTER_PARTITION_REASSIGNMENTS, "0-1", EVERY,
+            ReassignmentApis.alter_partition_reassignments, Waits.CONTROLLER,
+            note="answered once each reassignment has started, been cancelled or refused; "
+                 "NOT_CONTROLLER unless this broker runs the controller"),
+    _served(ApiKey.LIST_PARTITION_REASSIGNMENTS, "0", EVERY, ReassignmentApis.list_partition_reassignments,
+            Waits.CONTROLLER, note="NOT_CONTROLLER unless this broker runs the controller"),
     _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,
             Waits.CONTROLLER),
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),

@@ -66,6 +66,7 @@ from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
+from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
@@ -193,6 +194,7 @@ class Broker:
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
             alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr),
             inter_broker_listener=cfg.inter_broker_listener_name, metrics=self.metrics)
+        dynamic.add_reconfigurable(rm.quotas)  # leader/follower.replication.throttled.rate
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,
@@ -315,7 +317,7 @@ class Broker:
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
-            ElectionApis(controller, cache, send))
+            ElectionApis(controller, cache, send), ReassignmentApis(controller, send))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""

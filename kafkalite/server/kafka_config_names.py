@@ -405,7 +405,15 @@ zookeeper.ssl.truststore.password
 zookeeper.ssl.truststore.type
 """
 
-KAFKA_BROKER_CONFIGS: frozenset[str] = frozenset(_NAMES.split())
+# Broker configs that Kafka defines outside KafkaConfig, as dynamic configs only
+# (QuotaConfig.brokerQuotaConfigs, DynamicConfig.Broker): the replication throttles.
+KAFKA_DYNAMIC_BROKER_CONFIGS = frozenset({
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
+})
+
+KAFKA_BROKER_CONFIGS: frozenset[str] = frozenset(_NAMES.split()) | KAFKA_DYNAMIC_BROKER_CONFIGS
 
 _LISTENER_PREFIX = re.compile(r"listener\.name\.[^.\s]+\.")
 _MECHANISM = re.compile(r"[a-z0-9-]+")

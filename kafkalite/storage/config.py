@@ -12,6 +12,7 @@ unknown names and bad values with a ConfigError naming the setting.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -278,13 +279,15 @@ class Synonym:
 class TopicSetting:
     """A topic-level setting: Kafka's name and ConfigDef type (int, long, double, list or bool), the
     bounds of a value (``validator``), its meaning, and the broker settings it defaults to, the
-    first one set winning (Kafka's synonyms)."""
+    first one set winning (Kafka's synonyms); a setting without synonyms defaults to
+    ``fallback``."""
 
     name: str
     type: str
     validator: Validator | None
     doc: str
     synonyms: tuple[Synonym, ...]
+    fallback: Any = None
 
     @property
     def field(self) -> str:
@@ -297,6 +300,8 @@ class TopicSetting:
 
     def from_broker(self, values: Mapping[str, Any]) -> Any:
         """The value the broker's settings (``values`` by name) give: the first synonym set."""
+        if not self.synonyms:
+            return self.fallback
         for synonym in self.synonyms:
             value = values[synonym.name]
             if value is not None:
@@ -321,6 +326,10 @@ class TopicSetting:
             if isinstance(v, OneOf) and any(p not in v.choices for p in items):
                 raise ConfigError(f"Invalid value {raw} for configuration {name}: String must be one of: "
                                   + ", ".join(sorted(v.choices)), name)
+            if v is not None and not isinstance(v, OneOf):
+                reason = v.check(items)
+                if reason is not None:
+                    raise ConfigError(f"Invalid value {raw} for configuration {name}: {name} {reason}", name)
             return ",".join(items)
         if self.type == "double":
             try:
@@ -342,6 +351,22 @@ class TopicSetting:
         return value
 
 
+class ThrottledReplicas(Validator):
+    """Kafka's ThrottledReplicaListValidator: ``*``, or ``partitionId:brokerId`` items."""
+
+    def check(self, value: Any) -> str | None:
+        items = [str(v).strip() for v in value]
+        if "".join(items) == "*" or all(_REPLICA.fullmatch(i) for i in items):
+            return None
+        return ("must be the literal '*' or a list of replicas in the following format: "
+                "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+    def describe(self) -> str:
+        return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+
+
+_REPLICA = re.compile(r"([0-9]+:[0-9]+)?")
+
 # segment.bytes' floor is Kafka's LegacyRecord.RECORD_OVERHEAD_V0 (14): a segment must hold a batch.
 TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
     TopicSetting("cleanup.policy", "list", one_of(CLEANUP_POLICY_DELETE, CLEANUP_POLICY_COMPACT),
@@ -359,6 +384,18 @@ TOPIC_SETTINGS: tuple[TopicSetting, ...] = (
                  "How many bytes of batches go between two offset index entries: more entries let "
                  "reads start closer to the offset asked for, at the cost of a bigger index.",
                  (Synonym("log.index.interval.bytes"),)),
+    TopicSetting("leader.replication.throttled.replicas", "list", ThrottledReplicas(),
+                 "A list of replicas for which log replication should be throttled on the leader side. "
+                 "The list should describe a set of replicas in the form "
+                 "[PartitionId]:[BrokerId],[PartitionId]:[BrokerId]:... or alternatively the wildcard "
+                 "'*' can be used to throttle all replicas for this topic.",
+                 (), fallback=""),
+    TopicSetting("follower.replication.throttled.replicas", "list", ThrottledReplicas(),
+                 "A list of replicas for which log replication should be throttled on the follower "
+                 "side. The list should describe a set of replicas in the form "
+                 "[PartitionId]:[BrokerId],[PartitionId]:[BrokerId]:... or alternatively the wildcard "
+                 "'*' can be used to throttle all replicas for this topic.",
+                 (), fallback=""),
     TopicSetting("max.compaction.lag.ms", "long", at_least(1),
                  "With the compact policy, the longest a record stays uncompacted: a log whose "
                  "oldest dirty record is older is cleaned whatever its dirty ratio.",
@@ -443,6 +480,9 @@ class LogConfig:
     min_cleanable_dirty_ratio: float = _default("min.cleanable.dirty.ratio")
     min_insync_replicas: int = _default("min.insync.replicas")
     unclean_leader_election_enable: bool = _default("unclean.leader.election.enable")
+    # partition:broker items or "*" (comma-separated); replication/quota.py reads them at fetch time
+    leader_replication_throttled_replicas: str = _default("leader.replication.throttled.replicas")
+    follower_replication_throttled_replicas: str = _default("follower.replication.throttled.replicas")
 
     @property
     def delete(self) -> bool:

@@ -91,6 +91,8 @@ DATA_PATH_VERSIONS = {
     ApiKey.ALTER_CONFIGS: (0, 1, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 1),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0,),
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 # Apis whose non-flexible versions kio no longer has: hand-built bytes check those

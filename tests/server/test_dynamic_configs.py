@@ -298,6 +298,21 @@ def test_the_controller_follows_the_dynamic_unclean_election_default(cluster):
     assert wait_for(lambda: controller._unclean_allowed("sized") is False)
 
 
+def test_replication_throttles_reach_every_brokers_quotas(cluster):
+    """The replication quotas (the reassignment's throttles) are a registered component: the
+    rates set at the cluster default and one broker's own reach the quota managers."""
+    rate, follower = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
+    assert incremental(cluster.broker(1), BROKER, "", [(rate, SET, "1048576")]) == OK
+    assert incremental(cluster.broker(3), BROKER, "3", [(follower, SET, "2097152")]) == OK
+    every_broker(cluster, lambda b: b.replica_manager.quotas.leader.bound == 1048576)
+    assert wait_for(lambda: cluster.broker(3).replica_manager.quotas.follower.bound == 2097152)
+    assert cluster.broker(2).replica_manager.quotas.follower.bound != 2097152
+    assert incremental(cluster.broker(3), BROKER, "3", [(follower, DELETE, None)]) == OK
+    assert incremental(cluster.broker(1), BROKER, "", [(rate, DELETE, None)]) == OK
+    every_broker(cluster, lambda b: b.replica_manager.quotas.leader.unlimited
+                 and b.replica_manager.quotas.follower.unlimited)
+
+
 # --- refusals --------------------------------------------------------------------------------------
 
 

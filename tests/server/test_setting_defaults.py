@@ -33,6 +33,8 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("storage/producer_state.py", INT32_MAX): "sequence numbers wrap at the int32 bound",
     ("storage/transaction_index.py", INT64_MAX): "an aborted transaction's offsets are int64",
     ("controller/controller.py", INT64_MAX): "MAX_PRODUCER_ID, Kafka's Long.MAX_VALUE",
+    ("server/replication/settings.py", INT64_MAX):
+        "UNLIMITED_RATE, Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (the rows' default)",
     ("server/coordinator/producer_id_manager.py", INT64_MAX): "a producer id block ends by Long.MAX_VALUE",
     # 64 KiB (replica.socket.receive.buffer.bytes' default): read and buffer sizes.
     ("clients/blocking.py", 65536): "bytes asked of one recv",
@@ -49,6 +51,10 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("storage/config.py", 60_000): "MINUTE_MS, the unit of the *.minutes settings",
     ("protocol/messages/create_topics.py", 60_000): "CreateTopics' timeout_ms field default (Kafka's schema)",
     ("protocol/messages/elect_leaders.py", 60_000): "ElectLeaders' timeout_ms field default (Kafka's schema)",
+    ("protocol/messages/alter_partition_reassignments.py", 60_000):
+        "AlterPartitionReassignments' timeout_ms field default (Kafka's schema)",
+    ("protocol/messages/list_partition_reassignments.py", 60_000):
+        "ListPartitionReassignments' timeout_ms field default (Kafka's schema)",
     # 10,000 (transaction.abort.timed.out.transaction.cleanup.interval.ms): counts and ranges.
     ("jobs/report.py", 10_000): "ACCURACY of percentile_approx",
     ("local/settings.py", 10_000): "the lowest port a local cluster draws",

@@ -24,7 +24,19 @@ def test_defaults_are_kafkas():
         "min.cleanable.dirty.ratio": "0.5",
         "min.insync.replicas": "1",
         "unclean.leader.election.enable": "false",
+        "leader.replication.throttled.replicas": "",
+        "follower.replication.throttled.replicas": "",
     }
+
+
+def test_throttled_replicas_are_checked_as_kafka_does():
+    config = LogConfig.from_properties({"leader.replication.throttled.replicas": "0:1, 1:2",
+                                        "follower.replication.throttled.replicas": "*"})
+    assert (config.leader_replication_throttled_replicas,
+            config.follower_replication_throttled_replicas) == ("0:1,1:2", "*")
+    for bad in ("0", "a:1", "*,0:1", "0:1:2"):
+        with pytest.raises(ConfigError, match="must be the literal '\\*' or a list of replicas"):
+            LogConfig.from_properties({"follower.replication.throttled.replicas": bad})
 
 
 def test_compaction_settings_parse_as_kafka_does():

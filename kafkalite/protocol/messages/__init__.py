@@ -8,6 +8,7 @@ from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from .alter_configs import ALTER_CONFIGS
 from .alter_partition import ALTER_PARTITION
+from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
@@ -36,6 +37,7 @@ from .leave_group import LEAVE_GROUP
 from .list_config_resources import LIST_CONFIG_RESOURCES
 from .list_groups import LIST_GROUPS
 from .list_offsets import LIST_OFFSETS
+from .list_partition_reassignments import LIST_PARTITION_REASSIGNMENTS
 from .list_transactions import LIST_TRANSACTIONS
 from .metadata import METADATA
 from .offset_commit import OFFSET_COMMIT
@@ -88,6 +90,8 @@ ALL: tuple[Api, ...] = (
     DELETE_GROUPS,
     ELECT_LEADERS,
     INCREMENTAL_ALTER_CONFIGS,
+    ALTER_PARTITION_REASSIGNMENTS,
+    LIST_PARTITION_REASSIGNMENTS,
     OFFSET_DELETE,
     ALTER_PARTITION,
     DESCRIBE_CLUSTER,

@@ -16,5 +16,6 @@ versions and on which listeners, is the served-apis table (``kafkalite/server/ap
 - ``transactions``: the transaction coordinator's apis; ``txn_markers``: WriteTxnMarkers;
   ``txn_offsets``: TxnOffsetCommit
 - ``cluster``: DescribeCluster; ``topic_partitions``: DescribeTopicPartitions; ``log_dirs``:
-  DescribeLogDirs; ``elections``: ElectLeaders (on the controller's broker)
+  DescribeLogDirs; ``elections``: ElectLeaders (on the controller's broker); ``reassignments``:
+  AlterPartitionReassignments, ListPartitionReassignments (on the controller's broker)
 """

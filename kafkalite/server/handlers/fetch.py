@@ -16,6 +16,11 @@ A read_committed consumer (isolation level 1) reads up to the last stable offset
 the read, so a waiting fetch counts only those bytes too) and is told the aborted transactions
 overlapping what it was sent (producer id and first offset, Kafka's
 collectAbortedTransactions up to the offset after the last batch sent): it drops their records.
+
+A follower's fetch of a partition whose leader-side replication throttle applies to it (a
+``leader.replication.throttled.replicas`` replica of this broker, the follower not in the ISR:
+replication/quota.py) reads nothing while the leader's quota is exceeded; what it reads is
+recorded in the quota.
 """
 
 from __future__ import annotations
@@ -32,9 +37,13 @@ from kafkalite.protocol.messages import fetch
 from kafkalite.storage.log import FetchIsolation, Log
 
 from ..purgatory import DelayedOperation
+from ..replication.quota import is_throttled
 from ..replication.replica_manager import ReplicaManager, follower_key, partition_key
 from ..responses import respond
 from ..topic_metrics import BrokerTopicStats
+
+# _leader_throttled's answers (0: not a throttled replica).
+COUNTED, THROTTLED = 1, 2
 
 SendResponse = Callable[[Response], None]
 R = fetch.RESPONSE
@@ -143,9 +152,14 @@ class FetchApis:
                         datas.append(self._diverging(info, partition, *diverging))
                         errors = True  # answered now, whatever min_bytes says
                         continue
-                result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
-                                        params.isolation, min_one_message=readable == 0,
-                                        current_leader_epoch=info.current_leader_epoch)
+                throttled = params.is_from_follower and self._leader_throttled(partition, params.replica_id)
+                if throttled == THROTTLED:  # no records while the leader's quota is exceeded
+                    result = partition.read(info.fetch_offset, 0, params.isolation, min_one_message=False,
+                                            current_leader_epoch=info.current_leader_epoch)
+                else:
+                    result = partition.read(info.fetch_offset, min(info.max_bytes, max(budget, 0)),
+                                            params.isolation, min_one_message=readable == 0,
+                                            current_leader_epoch=info.current_leader_epoch)
             except ApiError as e:
                 datas.append(_error(info, e.code))
                 errors = True
@@ -153,6 +167,8 @@ class FetchApis:
             size = result.records.size
             readable += size
             budget -= size
+            if throttled == COUNTED and size:
+                rm.quotas.leader.record(size)
             if params.is_from_follower:
                 rm.follower_fetched(partition, params.replica_id, info.fetch_offset)
             datas.append(PartitionData(
@@ -164,6 +180,18 @@ class FetchApis:
                 # An empty partition has zero-length records, not null (librdkafka rejects null).
                 records=result.records if size else b""))
         return datas, readable, errors
+
+    def _leader_throttled(self, partition: Any, replica_id: int) -> int:
+        """Kafka's shouldLeaderThrottle for a follower's fetch of a partition led here: THROTTLED
+        (read nothing), COUNTED (a throttled replica not in sync: what it reads is recorded) or 0."""
+        quota = self.replica_manager.quotas.leader
+        if quota.unlimited or replica_id in partition.isr:
+            return 0
+        throttled = partition.log.config.leader_replication_throttled_replicas
+        if not is_throttled(throttled, partition.index, self.replica_manager.node_id):
+            return 0
+        return THROTTLED if quota.should_throttle(throttled, partition.index, self.replica_manager.node_id,
+                                                  False) else COUNTED
 
     @staticmethod
     def _diverging(info: FetchInfo, partition: Any, epoch: int, end_offset: int) -> Any:

@@ -16,6 +16,10 @@ request in flight, and for each partition in the answer:
   truncates to the end, or starts over at the start;
 - on a leadership error waits ``replica.fetch.backoff.ms`` for the controller's next word.
 
+A partition throttled on the follower side (quota.py) that is not caught up is left out of a fetch
+while the follower quota is exceeded (when no partition is left, the thread waits
+``replica.fetch.backoff.ms``, as Kafka's does on an empty fetch); its fetched bytes are recorded.
+
 A LeaderAndIsr that makes this broker a follower adds the partition at its log end
 (``add_fetcher_for_partitions``); one that makes it leader, and StopReplica, remove it. A thread
 that has no partition left stops; an answer for a partition whose fetch state changed meanwhile
@@ -39,6 +43,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import fetch, list_offsets
 
 from .partition import Partition
+from .quota import ReplicationQuotaManager, is_throttled
 from .settings import ReplicationSettings
 
 log = logging.getLogger("kafkalite.server.replication.replica_fetcher")
@@ -66,13 +71,20 @@ class PartitionFetchState:
     until when it waits after an error. A new LeaderAndIsr replaces the object (so an answer to a
     fetch sent before is recognised as stale)."""
 
-    __slots__ = ("delayed_until", "fetch_offset", "leader_epoch", "partition")
+    __slots__ = ("delayed_until", "fetch_offset", "lag", "leader_epoch", "partition")
 
     def __init__(self, partition: Partition, leader_epoch: int, fetch_offset: int) -> None:
         self.partition = partition
         self.leader_epoch = leader_epoch
         self.fetch_offset = fetch_offset
         self.delayed_until = 0.0
+        # The leader's high watermark minus the fetch offset after the last answer (None before
+        # one): 0 is "in sync" for the throttle (Kafka's PartitionFetchState.isReplicaInSync).
+        self.lag: int | None = None
+
+    @property
+    def in_sync(self) -> bool:
+        return self.lag is not None and self.lag <= 0
 
 
 def long_poll_ms(fetch_wait_max_ms: int, backoffs: Iterable[float]) -> int:
@@ -90,10 +102,12 @@ def fetcher_id(topic: str, index: int, num_fetchers: int) -> int:
 
 class ReplicaFetcherThread(threading.Thread):
     def __init__(self, node_id: int, fetcher_id: int, leader_id: int, leader_address: tuple[str, int],
-                 settings: ReplicationSettings, on_high_watermark: Callable[[Partition], None]) -> None:
+                 settings: ReplicationSettings, on_high_watermark: Callable[[Partition], None],
+                 quota: ReplicationQuotaManager | None = None) -> None:
         super().__init__(name=f"ReplicaFetcherThread-{fetcher_id}-{leader_id}", daemon=True)
         self.node_id, self.leader_id, self.leader_address = node_id, leader_id, leader_address
         self.settings = settings
+        self.quota = quota  # the follower side's replication throttle
         self.on_high_watermark = on_high_watermark
         self.client = BlockingClient(*leader_address, f"broker-{node_id}-fetcher-{fetcher_id}",
                                      settings.socket_timeout_ms / 1000)
@@ -143,6 +157,8 @@ class ReplicaFetcherThread(threading.Thread):
                             ready[k] = s
                         else:
                             waits.append(s.delayed_until - now)
+                    if ready and self.quota is not None and not self.quota.unlimited:
+                        ready = {k: s for k, s in ready.items() if not self._throttled(k, s)}
                     if not ready:
                         self._lock.wait(min(waits, default=self.settings.fetch_backoff_ms / 1000))
                         continue
@@ -151,6 +167,12 @@ class ReplicaFetcherThread(threading.Thread):
             log.exception("%s stopped by an unexpected error", self.name)
         finally:
             self.client.close()
+
+    def _throttled(self, key: TopicPartition, state: PartitionFetchState) -> bool:
+        """Kafka's shouldFollowerThrottle, from the topic's current follower throttled replicas."""
+        assert self.quota is not None
+        throttled = state.partition.log.config.follower_replication_throttled_replicas
+        return self.quota.should_throttle(throttled, key[1], self.node_id, state.in_sync)
 
     def _fetch(self, ready: dict[TopicPartition, PartitionFetchState], wait_ms: int) -> None:
         request = self._request(ready, wait_ms)
@@ -222,6 +244,12 @@ class ReplicaFetcherThread(threading.Thread):
             records = data.records if data.records is not None else b""
             partition.append_as_follower(records, data.high_watermark, data.log_start_offset)
             state.fetch_offset = partition.log.log_end_offset
+            state.lag = max(0, data.high_watermark - state.fetch_offset)
+            quota = self.quota
+            if records and quota is not None and not quota.unlimited:
+                throttled = partition.log.config.follower_replication_throttled_replicas
+                if is_throttled(throttled, key[1], self.node_id):
+                    quota.record(len(records))
             self.on_high_watermark(partition)
         elif code == E.OFFSET_OUT_OF_RANGE:
             self._handle_out_of_range(key, state)
@@ -282,10 +310,12 @@ class ReplicaFetcherManager:
     """The fetcher threads of a broker, by (leader, fetcher id) (Kafka's ReplicaFetcherManager)."""
 
     def __init__(self, node_id: int, settings: ReplicationSettings,
-                 on_high_watermark: Callable[[Partition], None] = lambda p: None) -> None:
+                 on_high_watermark: Callable[[Partition], None] = lambda p: None,
+                 quota: ReplicationQuotaManager | None = None) -> None:
         self.node_id = node_id
         self.settings = settings
         self.on_high_watermark = on_high_watermark
+        self.quota = quota
         self._threads: dict[tuple[int, int], ReplicaFetcherThread] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -305,7 +335,7 @@ class ReplicaFetcherManager:
                 if thread is None or not thread.is_alive():
                     thread = ReplicaFetcherThread(self.node_id, fid, initial.leader_id,
                                                   initial.leader_address, self.settings,
-                                                  self.on_high_watermark)
+                                                  self.on_high_watermark, self.quota)
                     self._threads[(initial.leader_id, fid)] = thread
                     thread.start()
                 thread.add_partitions({(topic, index): PartitionFetchState(partition, initial.leader_epoch,

@@ -33,6 +33,7 @@ from kafkalite.storage.log_manager import LogManager
 from ..metadata_cache import MetadataCache
 from ..purgatory import DelayedOperationPurgatory
 from .partition import NO_LEADER_EPOCH, Partition, PartitionState, not_leader
+from .quota import ReplicationQuotas
 from .replica_fetcher import InitialFetchState, ReplicaFetcherManager, ReplicationSettings
 
 log = logging.getLogger("kafkalite.server.replication.replica_manager")
@@ -104,7 +105,11 @@ class ReplicaManager:
         self.log_manager = log_manager
         self.settings = settings or ReplicationSettings()
         self.alter_isr = alter_isr
-        self.fetcher_manager = ReplicaFetcherManager(node_id, self.settings, self._follower_high_watermark)
+        # The replication throttles (quota.py): the follower's for the fetchers, the leader's for
+        # FetchApis' reads of followers' fetches.
+        self.quotas = ReplicationQuotas(self.settings)
+        self.fetcher_manager = ReplicaFetcherManager(node_id, self.settings, self._follower_high_watermark,
+                                                     quota=self.quotas.follower)
         self.controller_epoch = 0  # the newest seen
         self.broker_epoch = UNKNOWN_BROKER_EPOCH  # given by the controller at registration
         self.partitions: dict[tuple[str, int], Partition] = {}

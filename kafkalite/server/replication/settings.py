@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 from kafkalite.common.config_def import Setting, at_least, fields_from
 
+# Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (Long.MAX_VALUE): no throttle.
+UNLIMITED_RATE = 2**63 - 1
+
 REPLICATION_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "num.replica.fetchers", "int", 1,
@@ -66,6 +69,34 @@ REPLICATION_SETTINGS: tuple[Setting, ...] = (
         "The socket receive buffer for network requests to the leader for replicating data.",
         group="replication",
     ),
+    # Replication throttles (Kafka's QuotaConfig.brokerQuotaConfigs, dynamic broker configs; here
+    # also taken from the broker's configuration, which Kafka ignores for them).
+    Setting(
+        "leader.replication.throttled.rate", "long", UNLIMITED_RATE,
+        "A long representing the upper bound (bytes/sec) on replication traffic for leaders enumerated "
+        "in the property leader.replication.throttled.replicas (for each topic). This property can be "
+        "only set dynamically. It is suggested that the limit be kept above 1MB/s for accurate "
+        "behaviour.",
+        validator=at_least(0), group="replication", update_mode="cluster-wide",
+    ),
+    Setting(
+        "follower.replication.throttled.rate", "long", UNLIMITED_RATE,
+        "A long representing the upper bound (bytes/sec) on replication traffic for followers "
+        "enumerated in the property follower.replication.throttled.replicas (for each topic). This "
+        "property can be only set dynamically. It is suggested that the limit be kept above 1MB/s "
+        "for accurate behaviour.",
+        validator=at_least(0), group="replication", update_mode="cluster-wide",
+    ),
+    Setting(
+        "replication.quota.window.num", "int", 11,
+        "The number of samples to retain in memory for replication quotas.",
+        validator=at_least(1), group="replication",
+    ),
+    Setting(
+        "replication.quota.window.size.seconds", "int", 1,
+        "The time span of each sample for replication quotas.",
+        validator=at_least(1), group="replication",
+    ),
 )
 
 _field = fields_from(REPLICATION_SETTINGS)
@@ -83,3 +114,7 @@ class ReplicationSettings:
     fetch_backoff_ms: int = _field("replica.fetch.backoff.ms")
     lag_time_max_ms: int = _field("replica.lag.time.max.ms")
     socket_timeout_ms: int = _field("replica.socket.timeout.ms")
+    leader_throttled_rate: int = _field("leader.replication.throttled.rate")
+    follower_throttled_rate: int = _field("follower.replication.throttled.rate")
+    quota_window_num: int = _field("replication.quota.window.num")
+    quota_window_size_seconds: int = _field("replication.quota.window.size.seconds")
