@@ -33,7 +33,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafkalite.common.config_def import Setting, view
+from kafkalite.common.config_def import OneOf, Range, Setting, view
 from kafkalite.common.errors import ApiError, ConfigError
 from kafkalite.common.reconfigurable import Reconfigurable
 from kafkalite.controller.configs import Op, apply_ops
@@ -77,6 +77,35 @@ def setting_for(name: str) -> tuple[Setting, str] | None:
     if mode == "cluster-wide" and base not in CLUSTER_LEVEL_LISTENER_CONFIGS:
         mode = "per-broker"
     return setting, mode
+
+
+_KAFKA_TYPES = {"int": "INT", "long": "LONG", "double": "DOUBLE"}
+
+
+def parse_as_kafka(setting: Setting, name: str, text: str) -> Any:
+    """``setting.parse(text)``, refused in the words of Kafka's ConfigDef (``Invalid value ten for
+    configuration log.segment.bytes: Not a number of type INT``) where Kafka has words for it."""
+    try:
+        return setting.parse(text)
+    except ConfigError as e:
+        reason = str(e)
+        raw = text.strip()
+        if setting.type in _KAFKA_TYPES:
+            try:
+                number = float(raw) if setting.type == "double" else int(raw)
+            except ValueError:
+                reason = f"Not a number of type {_KAFKA_TYPES[setting.type]}"
+            else:
+                v = setting.validator
+                if isinstance(v, Range) and v.low is not None and number < v.low:
+                    reason = f"Value must be at least {v.low}"
+                elif isinstance(v, Range) and v.high is not None and number > v.high:
+                    reason = f"Value must be no more than {v.high}"
+        elif setting.type == "bool":
+            reason = "Expected value to be either true or false"
+        elif isinstance(setting.validator, OneOf):
+            reason = "String must be one of: " + ", ".join(str(c) for c in setting.validator.choices)
+        raise ConfigError(f"Invalid value {text} for configuration {name}: {reason}", name) from None
 
 
 def kafka_set(names: Sequence[str]) -> str:
@@ -128,7 +157,7 @@ class DynamicBrokerConfig:
                     continue
                 setting = found[0]
                 try:
-                    values[name] = setting.parse(text)
+                    values[name] = parse_as_kafka(setting, name, text)
                 except ConfigError as e:
                     if not lenient:
                         raise ApiError(E.INVALID_REQUEST, str(e)) from None
