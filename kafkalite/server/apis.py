@@ -78,6 +78,8 @@ class Waits(enum.Enum):
                  "rebalance timeout; SyncGroup: until the leader's assignment is stored")
     GROUP_LOG = ("until its records are committed in __consumer_offsets (acks=all), or "
                  "offsets.commit.timeout.ms")
+    CONFIGS = ("until the controller has checked and stored the change (on its node: its event "
+               "thread; elsewhere forwarded over the ControllerLink, at most 5 s each try)")
     TXN_LOG = ("until the transactional id's new state is committed in __transaction_state "
                "(acks=all), or request.timeout.ms")
 
@@ -150,7 +152,12 @@ SERVED: tuple[ServedApi, ...] = (
                  "coordinator, once its epoch is written"),
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "2-4", EVERY, OffsetApis.offset_for_leader_epoch),
     _served(ApiKey.DESCRIBE_CONFIGS, "1-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
-            note="BROKER (this broker's id) and TOPIC resources"),
+            note="BROKER (this broker's id, and '' the cluster default), BROKER_LOGGER and TOPIC resources"),
+    _served(ApiKey.ALTER_CONFIGS, "0-2", EVERY, ConfigApis.alter_configs, Waits.CONFIGS,
+            note="the whole set of a TOPIC, of this broker's id or of '' (cluster default); also the "
+                 "controller's pushes of the sets it stored (privileged listener, its client id)"),
+    _served(ApiKey.INCREMENTAL_ALTER_CONFIGS, "0-1", EVERY, ConfigApis.incremental_alter_configs,
+            Waits.CONFIGS, note="SET, DELETE, APPEND, SUBTRACT; BROKER_LOGGER applied on this broker alone"),
     _served(ApiKey.ALTER_REPLICA_LOG_DIRS, "1-2", EVERY, LogDirApis.alter_replica_log_dirs,
             note="a future log in the destination, copied by the ReplicaAlterLogDirsThread, then swapped in"),
     _served(ApiKey.DESCRIBE_LOG_DIRS, "1-4", EVERY, LogDirApis.describe_log_dirs,
@@ -218,6 +225,8 @@ SERVED: tuple[ServedApi, ...] = (
                  "is the broker that runs it"),
     _served(ApiKey.LIST_TRANSACTIONS, "0-2", EVERY, TransactionApis.list_transactions,
             note="the transactions this broker coordinates; v2's pattern is a Python regular expression"),
+    _served(ApiKey.LIST_CONFIG_RESOURCES, "0-1", EVERY, ConfigApis.list_config_resources,
+            note="v0: client metrics (none); v1: brokers (as BROKER and BROKER_LOGGER) and topics"),
     _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),

@@ -180,7 +180,8 @@ def test_confluent_kafka_describe_configs(tmp_path):
         assert broker_configs["node.id"].value == "2"
         assert broker_configs["node.id"].source == ConfigSource.STATIC_BROKER_CONFIG.value
         assert broker_configs["num.io.threads"].source == ConfigSource.DEFAULT_CONFIG.value
-        assert broker_configs["num.io.threads"].is_read_only
+        assert not broker_configs["num.io.threads"].is_read_only  # dynamic (cluster-wide), as Kafka's
+        assert broker_configs["node.id"].is_read_only
         password = broker_configs["ssl.key.password"]
         assert password.is_sensitive and password.value is None
         missing = ConfigResource(ResourceType.TOPIC, "missing")
@@ -213,7 +214,9 @@ def test_kafka_python_describe_configs(tmp_path):
     broker = everything["broker"]["1"]
     assert (broker["node.id"]["value"], broker["node.id"]["config_source"]) == ("1", "STATIC_BROKER_CONFIG")
     threads = broker["num.io.threads"]
-    assert (threads["value"], threads["config_source"], threads["read_only"]) == ("8", "DEFAULT_CONFIG", True)
+    assert (threads["value"], threads["config_source"]) == ("8", "DEFAULT_CONFIG")
+    assert threads["read_only"] is False  # dynamic (cluster-wide), as Kafka's
+    assert broker["node.id"]["read_only"] is True
     assert threads["synonyms"] == [{"name": "num.io.threads", "value": "8", "source": "DEFAULT_CONFIG"}]
 
 
