@@ -40,6 +40,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("replication",),
     ("coordinator",),
     ("config", "config_docs", "topic_configs", "meta_properties"),
+    ("dynamic_config",),
     ("faults", "handlers"),
     ("apis", "kafka_apis", "request_handler"),
     ("broker",),

@@ -52,8 +52,8 @@ class Responder:
         # Only the apis the load generator sends (REQUESTS), with the broker's own handlers;
         # Metadata creates no topic.
         served = [SERVED_BY_KEY[ApiKey(key)] for key, _, _ in REQUESTS.values()]
-        self.apis = KafkaApis(ApiVersionsApis(apis_for), MetadataApis(metadata_cache(topics, port)),
-                              served=served)
+        versions = ApiVersionsApis(lambda name, privileged: apis_for(name, privileged, advertised=True))
+        self.apis = KafkaApis(versions, MetadataApis(metadata_cache(topics, port)), served=served)
 
     def __call__(self, payload: bytes | bytearray) -> bytes:
         """The answer to one request frame (a FrameDecoder's frames are bytearrays)."""

@@ -23,7 +23,9 @@ from kafkalite.protocol.api_keys import ApiKey, api_name
 log = logging.getLogger("kafkalite.controller.channel_manager")
 
 BACKOFF = 0.1  # seconds, Kafka's 100 ms
-CONTROL_APIS = frozenset({ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA})
+# AlterConfigs carries the controller's pushes of dynamic configs (controller/configs.py).
+CONTROL_APIS = frozenset({ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
+                          ApiKey.ALTER_CONFIGS})
 
 Callback = Callable[[Any], None]
 

@@ -49,11 +49,14 @@ from kafkalite.common.uuids import ZERO_UUID as ZERO_TOPIC_ID
 from kafkalite.metrics.components import controller_metrics
 from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_partition as ap
+from kafkalite.protocol.messages.describe_configs import RESOURCE_BROKER
 from kafkalite.storage.config import LogConfig
 
 from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
+from .configs import PUSH_VERSION, ConfigurationControl, ResourceChange
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
 from .reassignment import Ongoing, Reassignments
 from .request_batch import ControllerBrokerRequestBatch
@@ -93,6 +96,8 @@ class KafkaController:
         # Topic -> its config overrides (CreateTopics' configs). Each value is replaced whole,
         # never changed in place, so request handlers read it without the event thread.
         self._topic_configs: dict[str, dict[str, str]] = {}
+        # Dynamic configs: AlterConfigs / IncrementalAlterConfigs, stored and pushed (configs.py).
+        self.configs = ConfigurationControl(self._topic_configs, self.store)
         self.reassignments = Reassignments(self)  # the partition reassignments in progress
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
             queue.Queue()
@@ -118,6 +123,7 @@ class KafkaController:
         topics, partitions = self.store.load()
         self.context.topic_ids.update(topics)
         self._topic_configs.update(self.store.load_topic_configs())
+        self.configs.load()
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)
             self.context.update_partition_replica_assignment(tp, list(p.replicas))
@@ -311,6 +317,8 @@ class KafkaController:
     def _on_broker_startup(self, brokers: list[ControllerBroker]) -> None:
         for b in brokers:
             self.channel.add_broker(b.id, self._endpoint(b))
+            # Its dynamic configs first: they are queued before its LeaderAndIsr.
+            self._push_configs([b.id], self.configs.full_sets(b.id, list(self.context.topic_ids)))
         new_ids = {b.id for b in brokers}
         ctx = self.context
         changed = []
@@ -397,6 +405,9 @@ class KafkaController:
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._topic_configs.get(topic, {}).get("unclean.leader.election.enable")
         if value is None:
+            defaults = self.configs.topic_defaults  # the broker's in effect, dynamic ones included
+            if defaults is not None:
+                return defaults().unclean_leader_election_enable
             return self.settings.unclean_leader_election_enable
         return value.strip().lower() == "true"
 
@@ -865,6 +876,44 @@ class KafkaController:
             sorted(ctx.live_or_shutting_down_broker_ids),
             [TopicPartition(sp.topic, sp.partition) for sp in stored])
         self.batch.send_requests_to_brokers(ctx.epoch)
+
+    # --- dynamic configs ------------------------------------------------------------------------
+
+    def alter_configs(self, changes: list[ResourceChange], validate_only: bool) -> concurrent.futures.Future:
+        """AlterConfigs / IncrementalAlterConfigs on the event thread: the future [(error code,
+        message)], one per change in order; each change applied, stored and pushed to the brokers
+        alone (a refused one changes nothing)."""
+        return self.submit(lambda: [self._alter_config(c, validate_only) for c in changes],
+                           what=f"AlterConfigs of {len(changes)} resources")
+
+    def _alter_config(self, change: ResourceChange, validate_only: bool) -> tuple[int, str | None]:
+        def topic_exists(name: str) -> bool:
+            return name in self.context.topic_ids and name not in self._deleting
+
+        try:
+            new = self.configs.alter(change, validate_only, topic_exists)
+        except ApiError as e:
+            return e.code, e.message
+        except sqlite3.Error as e:
+            self._store_failed(f"the configs of {change.resource_name!r}", e, "the change is refused")
+            return E.KAFKA_STORAGE_ERROR, f"The controller could not store the configs: {e}"
+        if new is not None:
+            name = change.resource_name
+            ctx = self.context
+            targets = sorted(ctx.live_or_shutting_down_broker_ids)
+            if change.resource_type == RESOURCE_BROKER and name:
+                targets = [b for b in targets if str(b) == name]
+            self._push_configs(targets, [(change.resource_type, name, new)])
+        return E.NONE, None
+
+    def _push_configs(self, brokers: list[int], sets: list[tuple[int, str, Mapping[str, str]]]) -> None:
+        body = self.configs.push_body(sets)
+        for b in brokers:
+            self.channel.send_request(b, ApiKey.ALTER_CONFIGS, PUSH_VERSION, body)
+
+    def broker_configs(self, name: str) -> dict[str, str]:
+        """The dynamic configs of a broker id, or of '' (the cluster default); read from any thread."""
+        return self.configs.broker_configs.get(name, {})
 
     def topic_configs(self, name: str) -> dict[str, str] | None:
         """The config overrides of a topic the controller has (not being deleted), else None.

@@ -3,9 +3,10 @@
 Holds what must survive a controller restart: the controller epoch (bumped on every start), the
 last broker epoch given (so epochs always grow), the first producer id of the next block (so no
 producer id is given twice), and every topic with its id, replica assignment, leadership and
-topic-level config overrides (CreateTopics' configs; they go with the topic), and the partition
-reassignments in progress (the replicas being added and removed; the partition's replicas row
-holds the whole transitional set), so that a restarted controller resumes them.
+topic-level config overrides (CreateTopics' configs and AlterConfigs'; they go with the topic),
+the dynamic broker configs (AlterConfigs of a broker id, or of '' for the cluster default), and
+the partition reassignments in progress (the replicas being added and removed; the partition's
+replicas row holds the whole transitional set), so that a restarted controller resumes them.
 Each change is one transaction. Only the controller's event thread writes it.
 A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
 decides what that means (see KafkaController._write_store).
@@ -38,6 +39,12 @@ CREATE TABLE IF NOT EXISTS topic_configs (
     name TEXT NOT NULL,
     value TEXT NOT NULL,
     PRIMARY KEY (topic, name)
+);
+CREATE TABLE IF NOT EXISTS broker_configs (
+    broker TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (broker, name)
 );
 CREATE TABLE IF NOT EXISTS reassignments (
     topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
@@ -147,6 +154,29 @@ class ControllerStore:
         for topic, name, value in self._db.execute(
                 "SELECT topic, name, value FROM topic_configs ORDER BY topic, name"):
             configs.setdefault(topic, {})[name] = value
+        return configs
+
+    def set_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
+        """Replace the topic's overrides with ``configs`` (AlterConfigs, IncrementalAlterConfigs)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM topic_configs WHERE topic = ?", (topic,))
+            self._insert_configs({topic: configs})
+
+    def set_broker_configs(self, broker: str, configs: Mapping[str, str]) -> None:
+        """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM broker_configs WHERE broker = ?", (broker,))
+            self._db.executemany("INSERT INTO broker_configs VALUES (?, ?, ?)",
+                                 [(broker, name, value) for name, value in configs.items()])
+
+    def load_broker_configs(self) -> dict[str, dict[str, str]]:
+        """Broker ('' for the cluster default) -> its dynamic configs (those without any left out)."""
+        configs: dict[str, dict[str, str]] = {}
+        for broker, name, value in self._db.execute(
+                "SELECT broker, name, value FROM broker_configs ORDER BY broker, name"):
+            configs.setdefault(broker, {})[name] = value
         return configs
 
     def update_partitions(self, partitions: list[StoredPartition]) -> None:

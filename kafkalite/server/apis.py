@@ -8,6 +8,15 @@ apis table of docs/protocol.md (``render_markdown``; a test keeps the docs equal
 
 Only versions served fully are listed: clients use min(their max, our max), so advertising
 more than is served breaks them.
+
+The ranges are one Kafka release's (``KAFKA_RELEASE``): for every api served, the versions a
+broker of that release advertises (its message specs' validVersions, less a last version marked
+latestVersionUnstable), so that clients which infer the broker's version from ApiVersions (e.g.
+kafka-python) infer that release. A request of a version not served closes the connection, as
+Kafka 4.x's SocketServer does (parseRequestHeader: UnsupportedVersionException); ApiVersions of an
+unknown version alone is answered (v0, UNSUPPORTED_VERSION). The one api advertised wider than
+served is Kafka's own exception: Produce from v0 (KAFKA-18659,
+ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION).
 """
 
 from __future__ import annotations
@@ -69,8 +78,17 @@ class Waits(enum.Enum):
                  "rebalance timeout; SyncGroup: until the leader's assignment is stored")
     GROUP_LOG = ("until its records are committed in __consumer_offsets (acks=all), or "
                  "offsets.commit.timeout.ms")
+    CONFIGS = ("until the controller has checked and stored the change (on its node: its event "
+               "thread; elsewhere forwarded over the ControllerLink, at most 5 s each try)")
     TXN_LOG = ("until the transactional id's new state is committed in __transaction_state "
                "(acks=all), or request.timeout.ms")
+
+
+# The Kafka release whose ApiVersions answer kafkalite's is (docs/protocol.md says it from here):
+# every range below is that release's, read from its message specs at the tag
+# (clients/src/main/resources/common/message/*Request.json at 4.1.1, commit be816b82d253).
+KAFKA_RELEASE = "4.1.1"
+KAFKA_RELEASE_COMMIT = "be816b82d25370ceac697ccf7c88cea873e9b4e3"
 
 
 @dataclass(frozen=True)
@@ -81,48 +99,68 @@ class ServedApi:
     handler: Callable[[Any, Any], Any]  # a method of an area class in handlers/
     waits: Waits = Waits.NEVER
     note: str = ""
+    # What ApiVersions advertises, when Kafka advertises more than it serves (Produce from v0).
+    advertised_versions: Versions | None = None
 
     @property
     def name(self) -> str:
         return self.key.api_name
 
+    @property
+    def advertised(self) -> Versions:
+        return self.advertised_versions or self.versions
+
 
 def _served(key: ApiKey, versions: str, where: Where, handler: Callable[[Any, Any], Any],
-            waits: Waits = Waits.NEVER, note: str = "") -> ServedApi:
-    return ServedApi(key, Versions.parse(versions), where, handler, waits, note)
+            waits: Waits = Waits.NEVER, note: str = "", advertised: str | None = None) -> ServedApi:
+    return ServedApi(key, Versions.parse(versions), where, handler, waits, note,
+                     Versions.parse(advertised) if advertised is not None else None)
 
 
 EVERY, PRIVILEGED, CONTROLLER = Where.EVERY_LISTENER, Where.PRIVILEGED, Where.CONTROLLER
 
 SERVED: tuple[ServedApi, ...] = (
-    _served(ApiKey.PRODUCE, "0-11", EVERY, ProduceApis.handle_produce, Waits.PRODUCE,
-            note="v0-2 (message formats 0 and 1) advertised as Kafka 3.x does, answered UNSUPPORTED_VERSION"),
-    _served(ApiKey.FETCH, "0-17", EVERY, FetchApis.handle_fetch, Waits.FETCH,
-            note="full fetches, no sessions; v0-3 advertised as Kafka 3.x does, answered "
-                 "UNSUPPORTED_VERSION"),
-    _served(ApiKey.LIST_OFFSETS, "0-9", EVERY, OffsetApis.list_offsets),
-    _served(ApiKey.METADATA, "0-12", EVERY, MetadataApis.handle_metadata),
+    _served(ApiKey.PRODUCE, "3-13", EVERY, ProduceApis.handle_produce, Waits.PRODUCE, advertised="0-13",
+            note="advertised from v0 as Kafka 4.x does for old librdkafka (KAFKA-18659), v0-2 not served; "
+                 "v13 by topic id"),
+    _served(ApiKey.FETCH, "4-18", EVERY, FetchApis.handle_fetch, Waits.FETCH,
+            note="full fetches, no sessions; v18's follower high watermark is read and not used, as "
+                 "Kafka 4.1's brokers do"),
+    _served(ApiKey.LIST_OFFSETS, "1-10", EVERY, OffsetApis.list_offsets,
+            note="v10's timeout_ms is for remote (tiered) reads, which there are none of"),
+    _served(ApiKey.METADATA, "0-13", EVERY, MetadataApis.handle_metadata,
+            note="v13's top-level error code always NONE, as Kafka 4.1's brokers answer"),
+    # Not in Kafka 4.x (ZooKeeper mode's controller requests; KRaft brokers follow the metadata log):
+    # kafkalite's controller still drives its brokers with them, at Kafka 3.9's versions.
     _served(ApiKey.LEADER_AND_ISR, "0-7", PRIVILEGED, ControlApis.handle_leader_and_isr, Waits.TOPIC_CONFIGS,
-            note="the settings of topics new to this broker are learned first, then it is applied"),
-    _served(ApiKey.STOP_REPLICA, "0-4", PRIVILEGED, ControlApis.handle_stop_replica),
-    _served(ApiKey.UPDATE_METADATA, "0-8", PRIVILEGED, ControlApis.handle_update_metadata),
+            note="not a Kafka 4.x api; the settings of topics new to this broker are learned first, then "
+                 "it is applied"),
+    _served(ApiKey.STOP_REPLICA, "0-4", PRIVILEGED, ControlApis.handle_stop_replica,
+            note="not a Kafka 4.x api"),
+    _served(ApiKey.UPDATE_METADATA, "0-8", PRIVILEGED, ControlApis.handle_update_metadata,
+            note="not a Kafka 4.x api"),
     _served(ApiKey.SASL_HANDSHAKE, "0-1", EVERY, ApiVersionsApis.handle_sasl_handshake,
             note="answered by the Processor while a connection authenticates"),
     _served(ApiKey.API_VERSIONS, "0-4", EVERY, ApiVersionsApis.handle_api_versions),
-    _served(ApiKey.CREATE_TOPICS, "0-7", EVERY, TopicApis.create_topics, Waits.METADATA,
+    _served(ApiKey.CREATE_TOPICS, "2-7", EVERY, TopicApis.create_topics, Waits.METADATA,
             note="NOT_CONTROLLER unless this broker runs the controller"),
-    _served(ApiKey.DELETE_TOPICS, "0-6", EVERY, TopicApis.delete_topics, Waits.METADATA,
+    _served(ApiKey.DELETE_TOPICS, "1-6", EVERY, TopicApis.delete_topics, Waits.METADATA,
             note="NOT_CONTROLLER unless this broker runs the controller"),
     _served(ApiKey.DELETE_RECORDS, "0-2", EVERY, OffsetApis.delete_records),
     _served(ApiKey.INIT_PRODUCER_ID, "0-5", EVERY, ProducerIdApis.init_producer_id, Waits.TXN_LOG,
             note="idempotent producers answered at once; a transactional id by its transaction "
                  "coordinator, once its epoch is written"),
-    _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "0-4", EVERY, OffsetApis.offset_for_leader_epoch),
-    _served(ApiKey.DESCRIBE_CONFIGS, "0-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
-            note="BROKER (this broker's id) and TOPIC resources"),
+    _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "2-4", EVERY, OffsetApis.offset_for_leader_epoch),
+    _served(ApiKey.DESCRIBE_CONFIGS, "1-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
+            note="BROKER (this broker's id, and '' the cluster default), BROKER_LOGGER and TOPIC resources"),
+    _served(ApiKey.ALTER_CONFIGS, "0-2", EVERY, ConfigApis.alter_configs, Waits.CONFIGS,
+            note="the whole set of a TOPIC, of this broker's id or of '' (cluster default); also the "
+                 "controller's pushes of the sets it stored (privileged listener, its client id)"),
+    _served(ApiKey.INCREMENTAL_ALTER_CONFIGS, "0-1", EVERY, ConfigApis.incremental_alter_configs,
+            Waits.CONFIGS, note="SET, DELETE, APPEND, SUBTRACT; BROKER_LOGGER applied on this broker alone"),
     _served(ApiKey.ALTER_REPLICA_LOG_DIRS, "1-2", EVERY, LogDirApis.alter_replica_log_dirs,
             note="a future log in the destination, copied by the ReplicaAlterLogDirsThread, then swapped in"),
-    _served(ApiKey.DESCRIBE_LOG_DIRS, "0-4", EVERY, LogDirApis.describe_log_dirs,
+    _served(ApiKey.DESCRIBE_LOG_DIRS, "1-4", EVERY, LogDirApis.describe_log_dirs,
             note="every log.dirs entry, future logs too; an offline dir KAFKA_STORAGE_ERROR; v4's "
                  "volume bytes -1 with log.storage=memory"),
     _served(ApiKey.SASL_AUTHENTICATE, "0-2", EVERY, ApiVersionsApis.handle_sasl_authenticate,
@@ -143,27 +181,31 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),
     _served(ApiKey.ALLOCATE_PRODUCER_IDS, "0", CONTROLLER, ProducerIdApis.allocate_producer_ids,
             Waits.CONTROLLER),
-    _served(ApiKey.ALTER_PARTITION, "0-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),
-    _served(ApiKey.OFFSET_COMMIT, "0-8", EVERY, GroupApis.offset_commit, Waits.GROUP_LOG,
-            note="v9 (KIP-848's member epochs) not served"),
-    _served(ApiKey.OFFSET_FETCH, "0-8", EVERY, GroupApis.offset_fetch,
+    _served(ApiKey.ALTER_PARTITION, "2-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),
+    _served(ApiKey.OFFSET_COMMIT, "2-9", EVERY, GroupApis.offset_commit, Waits.GROUP_LOG,
+            note="classic groups only (v9: GROUP_ID_NOT_FOUND for a generation of a group not known); "
+                 "v10 is unstable in Kafka 4.1, not advertised"),
+    _served(ApiKey.OFFSET_FETCH, "1-9", EVERY, GroupApis.offset_fetch,
             note="v7+ require_stable: UNSTABLE_OFFSET_COMMIT for a partition with transactional "
-                 "offsets pending"),
-    _served(ApiKey.FIND_COORDINATOR, "0-4", EVERY, GroupApis.find_coordinator,
+                 "offsets pending; v9's member id and epoch are a consumer group's (KIP-848), unchecked "
+                 "for classic groups as in Kafka; v10 unstable, not advertised"),
+    _served(ApiKey.FIND_COORDINATOR, "0-6", EVERY, GroupApis.find_coordinator,
             note="groups and transactions; creates __consumer_offsets / __transaction_state when "
-                 "first asked"),
+                 "first asked; v6's share keys: INVALID_REQUEST if malformed, else COORDINATOR_NOT_AVAILABLE "
+                 "(no share groups)"),
     _served(ApiKey.JOIN_GROUP, "0-9", EVERY, GroupApis.join_group, Waits.REBALANCE),
     _served(ApiKey.HEARTBEAT, "0-4", EVERY, GroupApis.heartbeat),
     _served(ApiKey.LEAVE_GROUP, "0-5", EVERY, GroupApis.leave_group),
     _served(ApiKey.SYNC_GROUP, "0-5", EVERY, GroupApis.sync_group, Waits.REBALANCE),
-    _served(ApiKey.DESCRIBE_GROUPS, "0-5", EVERY, GroupApis.describe_groups),
+    _served(ApiKey.DESCRIBE_GROUPS, "0-6", EVERY, GroupApis.describe_groups,
+            note="v6: GROUP_ID_NOT_FOUND for a group not known"),
     _served(ApiKey.LIST_GROUPS, "0-5", EVERY, GroupApis.list_groups,
             note="the groups this broker coordinates, as Kafka's brokers answer"),
     _served(ApiKey.DELETE_GROUPS, "0-2", EVERY, GroupApis.delete_groups, Waits.GROUP_LOG),
     _served(ApiKey.OFFSET_DELETE, "0", EVERY, GroupApis.offset_delete, Waits.GROUP_LOG),
     # Kafka serves it on every broker listener and asks CLUSTER_ACTION of the sender: the
     # coordinators dial the inter-broker listener, which a control plane listener is not.
-    _served(ApiKey.WRITE_TXN_MARKERS, "0-1", EVERY, TxnMarkerApis.write_txn_markers, Waits.PRODUCE,
+    _served(ApiKey.WRITE_TXN_MARKERS, "1", EVERY, TxnMarkerApis.write_txn_markers, Waits.PRODUCE,
             note="the transaction coordinators' (no authorizer yet: any listener); markers appended as "
                  "the coordinator, acks=all; a __consumer_offsets marker ends the producer's pending "
                  "group offsets"),
@@ -183,6 +225,8 @@ SERVED: tuple[ServedApi, ...] = (
                  "is the broker that runs it"),
     _served(ApiKey.LIST_TRANSACTIONS, "0-2", EVERY, TransactionApis.list_transactions,
             note="the transactions this broker coordinates; v2's pattern is a Python regular expression"),
+    _served(ApiKey.LIST_CONFIG_RESOURCES, "0-1", EVERY, ConfigApis.list_config_resources,
+            note="v0: client metrics (none); v1: brokers (as BROKER and BROKER_LOGGER) and topics"),
     _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),
@@ -191,8 +235,10 @@ SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 
 
 def apis_for(listener: str, privileged: bool, is_controller: bool = False,
-             controller_listeners: frozenset[str] = frozenset()) -> dict[int, Versions]:
-    """{api key: versions} served (and advertised) on ``listener``."""
+             controller_listeners: frozenset[str] = frozenset(),
+             advertised: bool = False) -> dict[int, Versions]:
+    """{api key: versions} served on ``listener`` (``advertised``: the versions its ApiVersions
+    answer lists, which differ only where Kafka's do, Produce's)."""
     def here(s: ServedApi) -> bool:
         if s.where is Where.EVERY_LISTENER:
             return True
@@ -200,11 +246,12 @@ def apis_for(listener: str, privileged: bool, is_controller: bool = False,
             return privileged
         return is_controller and (privileged or listener in controller_listeners)
 
-    return {s.key: s.versions for s in sorted(SERVED, key=lambda s: s.key) if here(s)}
+    return {s.key: s.advertised if advertised else s.versions
+            for s in sorted(SERVED, key=lambda s: s.key) if here(s)}
 
 
-__all__ = ["SERVED", "SERVED_BY_KEY", "ApiTable", "ServedApi", "Waits", "Where", "apis_for",
-           "render_markdown"]
+__all__ = ["KAFKA_RELEASE", "KAFKA_RELEASE_COMMIT", "SERVED", "SERVED_BY_KEY", "ApiTable", "ServedApi",
+           "Waits", "Where", "apis_for", "render_markdown"]
 
 
 def _check() -> None:
@@ -212,16 +259,25 @@ def _check() -> None:
         declared = APIS_BY_KEY[s.key].versions
         if not declared.low <= s.versions.low <= s.versions.high <= declared.high:
             raise ValueError(f"{s.name}: serves {s.versions}, declares only {declared}")
+        if s.advertised.high != s.versions.high or s.advertised.low > s.versions.low:
+            raise ValueError(f"{s.name}: advertises {s.advertised} but serves {s.versions}")
 
 
 _check()
 
 
+def _range(v: Versions) -> str:
+    return f"{v.low}-{v.high}"
+
+
 def render_markdown() -> str:
     """The served apis table of docs/protocol.md."""
-    rows = ["| key | api | versions served | where | waits |", "| ---: | --- | --- | --- | --- |"]
+    rows = [f"ApiVersions advertises Apache Kafka {KAFKA_RELEASE}'s version ranges (its message specs "
+            f"at tag {KAFKA_RELEASE}, commit {KAFKA_RELEASE_COMMIT[:12]}) for every api served.", "",
+            "| key | api | versions served | advertised | where | waits |",
+            "| ---: | --- | --- | --- | --- | --- |"]
     for s in sorted(SERVED, key=lambda s: (list(Where).index(s.where), s.key)):
         where = s.where.value + (f" ({s.note})" if s.note else "")
-        rows.append(f"| {int(s.key)} | {s.name} | {s.versions.low}-{s.versions.high} | {where} | "
+        rows.append(f"| {int(s.key)} | {s.name} | {_range(s.versions)} | {_range(s.advertised)} | {where} | "
                     f"{s.waits.value} |")
     return "\n".join(rows) + "\n"

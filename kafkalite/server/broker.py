@@ -42,6 +42,14 @@ from .coordinator.transaction.markers import TransactionMarkerChannelManager
 from .coordinator.transaction.state_manager import TransactionStateManager
 from .coordinator.transaction.state_topic import ReplicatedTxnLogStore, TransactionLogLoader
 from .coordinator.transaction.verification import AddPartitionsToTxnManager
+from .dynamic_config import (
+    BrokerLoggers,
+    CleanerThreads,
+    DynamicBrokerConfig,
+    LogDefaults,
+    ProducerIdExpiration,
+    TransactionVerification,
+)
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
 from .handlers.api_versions import ApiVersionsApis
@@ -119,6 +127,8 @@ class Broker:
         self.scheduler: Scheduler | None = None
         self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
         self.topic_configs: TopicConfigCache | None = None
+        # The settings in effect: the dynamic configs the controller pushes over the static ones.
+        self.dynamic_config = DynamicBrokerConfig(config)
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.coordinator_loader: CoordinatorLoader | None = None
@@ -153,6 +163,9 @@ class Broker:
         def served_here(name: str, privileged: bool) -> dict:
             return apis_for(name, privileged, cfg.is_controller, controller_listeners)
 
+        def advertised_here(name: str, privileged: bool) -> dict:
+            return apis_for(name, privileged, cfg.is_controller, controller_listeners, advertised=True)
+
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
             self.request_log.start()
@@ -176,6 +189,12 @@ class Broker:
                                       producer_id_expiration_ms=cfg.log_schedule.producer_id_expiration_ms,
                                       cleaner_config=cfg.cleaner_config(), volume=self.volume)
         self.topic_configs.log_manager = self.log_manager
+        dynamic = self.dynamic_config
+        if self.controller is not None:  # an APPEND to a topic's list starts from these defaults
+            self.controller.configs.topic_defaults = dynamic.log_config
+        dynamic.add_reconfigurable(LogDefaults(self.topic_configs, self.log_manager))
+        dynamic.add_reconfigurable(CleanerThreads(self.log_manager))
+        dynamic.add_reconfigurable(ProducerIdExpiration(self.log_manager))
         self.replica_manager = rm = ReplicaManager(
             self.node_id, self.metadata_cache, self.log_manager, cfg.replication_settings(),
             alter_isr=lambda partition, isr: self._alter_partitions().submit(partition, isr),
@@ -186,11 +205,8 @@ class Broker:
                                     if self.lifecycle is not None else None)
         rm.on_all_log_dirs_offline = self._all_log_dirs_failed
         rm.startup()
-        # replica.alter.log.dirs.io.max.bytes.per.second applies live (a dynamic cluster-wide setting)
-        # through the dynamic broker configuration, where the broker has one.
-        dynamic = getattr(self, "dynamic_config", None)
-        if dynamic is not None:
-            dynamic.add_reconfigurable(rm.alter_log_dirs)
+        dynamic.add_reconfigurable(rm.alter_log_dirs)  # replica.alter.log.dirs.io.max.bytes.per.second
+        dynamic.add_reconfigurable(rm.quotas)  # leader/follower.replication.throttled.rate
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,
@@ -217,7 +233,7 @@ class Broker:
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
-        self.apis = self._kafka_apis(served_here)
+        self.apis = self._kafka_apis(advertised_here)
         # The markers of partitions this broker leads: written in-process by WriteTxnMarkers' logic.
         assert self.txn_markers is not None
         self.txn_markers.local_writer = self.apis.area(TxnMarkerApis).write_markers
@@ -234,6 +250,10 @@ class Broker:
                                              cfg.num_io_threads, turns=ss.turns))
         for pool in self.pools:
             pool.start()
+        # Live num.network.threads, connection limits, listener security (the SocketServer) and
+        # num.io.threads (the data plane's pool; the control plane's keeps its one thread).
+        self.dynamic_config.add_reconfigurable(ss)
+        self.dynamic_config.add_reconfigurable(self.pools[-1])
         self._register_metrics()
         self._start_lifecycle()
         if cfg.metrics_endpoint is not None:
@@ -265,6 +285,7 @@ class Broker:
         self.txn_verifier = AddPartitionsToTxnManager(
             self.node_id, cache, listener, txn.num_partitions, local=coordinator,
             enabled=txn.partition_verification_enable)
+        self.dynamic_config.add_reconfigurable(TransactionVerification(self.txn_verifier))
         self.scheduler.schedule("transaction-abort", coordinator.abort_timed_out_transactions,
                                 txn.abort_timed_out_interval_ms)
         self.scheduler.schedule("transactionalId-expiration", coordinator.expire_transactional_ids,
@@ -281,20 +302,22 @@ class Broker:
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)
             self._metrics.append(register("no-controller", controller_state(0)))
 
-    def _kafka_apis(self, served_here: ApiTable) -> KafkaApis:
-        """KafkaApis with one object of every area (handlers/), each given what it serves from."""
+    def _kafka_apis(self, advertised_here: ApiTable) -> KafkaApis:
+        """KafkaApis with one object of every area (handlers/), each given what it serves from
+        (ApiVersions: what each listener advertises)."""
         cache, rm, controller = self.metadata_cache, self.replica_manager, self.controller
         send = self.send_response
         assert cache is not None and rm is not None and self.topic_configs is not None
         assert self.topic_purgatory is not None and self.producer_ids is not None
-        describer = ConfigDescriber(self.config)
+        describer = ConfigDescriber(self.config, self.dynamic_config, BrokerLoggers())
         cache.add_listener(self.topic_configs.on_metadata_change)
         topics = TopicApis(controller, cache, self.topic_purgatory, send, describer)
         cache.add_listener(topics.on_metadata_change)
         return KafkaApis(
-            ApiVersionsApis(served_here), MetadataApis(cache, self._auto_topic_creator()),
+            ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator()),
             ControlApis(rm, self.topic_configs, send),
-            ConfigApis(self.node_id, describer, self.topic_configs, cache, send), topics,
+            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
+                       self.controller_link, frozenset(self.config.controller_listener_names)), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
             FetchApis(rm, send, self.topic_stats), OffsetApis(rm),

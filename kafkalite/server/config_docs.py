@@ -53,9 +53,10 @@ brings the topic; one that cannot reach the controller makes the log with its de
 warning) and applies the overrides once it learns them (at the topic's next LeaderAndIsr or
 DescribeConfigs). DescribeConfigs on any broker shows
 every setting below for a topic, the overrides as `DYNAMIC_TOPIC_CONFIG` and the others with the
-broker setting they come from (`STATIC_BROKER_CONFIG` if set in the broker's configuration, else
-`DEFAULT_CONFIG`), and a broker's own settings (all read-only; passwords shown as null).
-Overrides cannot be changed after creation yet (AlterConfigs is not served).
+broker setting they come from (`DYNAMIC_BROKER_CONFIG` / `DYNAMIC_DEFAULT_BROKER_CONFIG` if changed
+while running, `STATIC_BROKER_CONFIG` if set in the broker's configuration, else `DEFAULT_CONFIG`).
+AlterConfigs and IncrementalAlterConfigs change a topic's overrides later: the controller stores the
+new set and pushes it to every broker, whose logs of the topic take it at once (docs/configs.md).
 
 | Name | Type | Default from | Meaning |
 | --- | --- | --- | --- |
@@ -136,6 +137,11 @@ def render_markdown() -> str:
         "",
         "Types are parsed as Kafka parses them: `list` is comma separated (an empty value is an empty",
         "list); `map` is `key:value` entries separated by commas.",
+        "",
+        "The update mode is Kafka's (DynamicBrokerConfig): `read-only` settings are read from the",
+        "configuration at startup only; `per-broker` ones may also be changed while the broker runs,",
+        "with AlterConfigs / IncrementalAlterConfigs of one broker id; `cluster-wide` ones also at the",
+        "cluster default (the empty broker name), for every broker at once. See docs/configs.md.",
     ]
     for group, title in GROUPS:
         settings = [s for s in SETTINGS if s.group == group]
@@ -145,13 +151,14 @@ def render_markdown() -> str:
             "",
             f"## {title}",
             "",
-            "| Name | Type | Default | Valid values | Meaning |",
-            "| --- | --- | --- | --- | --- |",
+            "| Name | Type | Default | Valid values | Update mode | Meaning |",
+            "| --- | --- | --- | --- | --- | --- |",
         ]
         for s in settings:
             valid = s.validator.describe() if s.validator is not None else ""
             out.append(
-                f"| {_name(s)} | {s.type} | {_cell(_default(s))} | {_cell(valid)} | {_cell(s.doc)} |"
+                f"| {_name(s)} | {s.type} | {_cell(_default(s))} | {_cell(valid)} | {s.update_mode} "
+                f"| {_cell(s.doc)} |"
             )
     topic_rows = [
         f"| {_code(t.name)} | {t.type} | {', '.join(_code(n) for n in t.synonym_names)} | {_cell(t.doc)} |"

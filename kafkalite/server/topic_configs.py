@@ -2,7 +2,8 @@
 (``TopicConfigCache``). What the settings are (Kafka's names, types, bounds, broker-level synonyms
 and meaning) is the storage's table, ``kafkalite.storage.config.TOPIC_SETTINGS``.
 
-The controller keeps every topic's overrides (CreateTopics' configs). LeaderAndIsr carries none
+The controller keeps every topic's overrides (CreateTopics' configs, then AlterConfigs'), and pushes
+a topic's new set to every broker when it changes (``update``: docs/configs.md). LeaderAndIsr carries none
 (in ZooKeeper-era Kafka a broker read them from ZooKeeper), so a broker that is not the
 controller asks the controller for them with DescribeConfigs when LeaderAndIsr first brings a
 partition of the topic (or a client describes the topic), and keeps them until the topic leaves
@@ -43,7 +44,9 @@ class ControllerLink:
     (tried once more on a fresh connection if the first one failed); nothing here runs on a
     request handler thread."""
 
-    LANES = ("configs", "creations")
+    # "alter-configs": AlterConfigs / IncrementalAlterConfigs forwarded (its client id,
+    # broker-<id>-alter-configs, tells the controller's node the request was forwarded).
+    LANES = ("configs", "creations", "alter-configs")
 
     def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT) -> None:
         self.address = address
@@ -179,6 +182,15 @@ class TopicConfigCache:
             if self.log_manager is not None and self._known.get(topic):
                 self.log_manager.update_config(topic, self.log_config(topic))
         return found
+
+    def update(self, topic: str, overrides: dict[str, str]) -> None:
+        """The controller's new complete set of the topic's overrides (its AlterConfigs push): kept,
+        and this broker's logs of the topic reconfigured at once."""
+        if not self.local:
+            with self._lock:
+                self._known[topic] = dict(overrides)
+        if self.log_manager is not None:
+            self.log_manager.update_config(topic, self.log_config(topic))
 
     def forget(self, topic: str) -> None:
         with self._lock:

@@ -89,20 +89,21 @@ class BrokerTopicStats:
     # --- the handlers' side -------------------------------------------------------------------
 
     def produced(self, request: Request, topic_data: Sequence[Any], responses: Sequence[Any],
-                 served: bool) -> None:
+                 served: bool, names: Sequence[str] | None = None) -> None:
         """A Produce request's partitions once appended or refused: ``topic_data`` the request's
         topics, ``responses`` the response's, in the same order; ``served`` false when the whole
-        request was refused (then nothing counts). Sets the request's ``topic_traffic``."""
+        request was refused (then nothing counts); ``names`` the topics' names when the request
+        names them by id (v13+). Sets the request's ``topic_traffic``."""
         shard = self._shard()
         every = shard[ALL_TOPICS]
         traffic = []
-        for t, response in zip(topic_data, responses, strict=True):
-            topic, results = t.name, response.partition_responses
+        for i, (t, response) in enumerate(zip(topic_data, responses, strict=True)):
+            topic, results = (names[i] if names is not None else t.name), response.partition_responses
             records = appended = 0
             counts = None
             for p, result in zip(t.partition_data, results, strict=True):
                 code = result.error_code
-                if not served or code == E.UNKNOWN_TOPIC_OR_PARTITION:
+                if not served or code in (E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID):
                     continue
                 if counts is None:
                     counts = shard.get(topic) or shard.setdefault(topic, [0] * len(NAMES))

@@ -358,6 +358,8 @@ class LogCleaner:
         self._checkpoints: dict[Path, dict[TopicPartition, int]] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._started = False  # between startup and shutdown
+        self._reconfigure_lock = threading.Lock()
         self.rounds = 0  # finished rounds, for tests and metrics
 
     # --- checkpoints -----------------------------------------------------------------------------
@@ -453,24 +455,44 @@ class LogCleaner:
         self._update_checkpoint(log_dir, tp, None)
 
     def startup(self) -> None:
+        self._started = True
         if not self.config.enable:
             return
         for i in range(self.config.num_threads):
-            thread = threading.Thread(target=self._run, name=f"kafka-log-cleaner-thread-{i}", daemon=True)
+            thread = threading.Thread(target=self._run, args=(self._stop,),
+                                      name=f"kafka-log-cleaner-thread-{i}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _run(self, stop: threading.Event) -> None:
+        # Its own stop event: a thread a reconfiguration did not wait for still stops.
+        while not stop.is_set():
             try:
                 cleaned = self.clean_once()
             except Exception:
                 log.exception("The log cleaner's round failed; trying again in %d ms", self.config.backoff_ms)
                 cleaned = None
             if cleaned is None:
-                self._stop.wait(self.config.backoff_ms / 1000)
+                stop.wait(self.config.backoff_ms / 1000)
+
+    def reconfigure(self, config: CleanerConfig, timeout: float = 10.0) -> None:
+        """New settings (Kafka's LogCleaner.reconfigure): the threads finish their round and stop,
+        and as many as ``config`` says start again (log.cleaner.threads grows or shrinks them)."""
+        with self._reconfigure_lock:
+            started = self._started
+            self.shutdown(timeout)
+            self.config = config
+            self._stop = threading.Event()
+            if started:  # not before startup, nor after the last shutdown
+                self.startup()
+
+    @property
+    def num_threads(self) -> int:
+        """Cleaner threads running."""
+        return sum(1 for t in self._threads if t.is_alive())
 
     def shutdown(self, timeout: float = 10.0) -> None:
+        self._started = False
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout)

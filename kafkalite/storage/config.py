@@ -61,55 +61,65 @@ STORAGE_SETTINGS: tuple[Setting, ...] = (
         "The largest record batch size allowed by Kafka (after compression if compression is "
         "enabled); the topic-level max.message.bytes overrides it.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.segment.bytes", "int", 1073741824,
         "The maximum size of a single log file.",
         validator=at_least(14), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.roll.ms", "long", None,
         "The maximum time before a new log segment is rolled out (in milliseconds). If not set, "
         "the value in log.roll.hours is used.",
         validator=at_least(1), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.roll.hours", "int", 168,
         "The maximum time before a new log segment is rolled out (in hours), secondary to log.roll.ms.",
         validator=at_least(1), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.roll.jitter.ms", "long", None,
         "The maximum jitter to subtract from logRollTimeMillis (in milliseconds). If not set, the "
         "value in log.roll.jitter.hours is used.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.roll.jitter.hours", "int", 0,
         "The maximum jitter to subtract from logRollTimeMillis (in hours), secondary to log.roll.jitter.ms.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.retention.ms", "long", None,
         "The number of milliseconds to keep a log file before deleting it; if not set, the value in "
         "log.retention.minutes is used. If set to -1, no time limit is applied.",
         group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.retention.minutes", "int", None,
         "The number of minutes to keep a log file before deleting it, secondary to log.retention.ms; "
         "if not set, the value in log.retention.hours is used.",
         group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.retention.hours", "int", 168,
         "The number of hours to keep a log file before deleting it, tertiary to log.retention.ms.",
         group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.retention.bytes", "long", -1,
         "The maximum size of the log before deleting it (-1: no limit).",
         group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.retention.check.interval.ms", "long", 300000,
@@ -120,22 +130,26 @@ STORAGE_SETTINGS: tuple[Setting, ...] = (
         "log.index.interval.bytes", "int", 4096,
         "The interval with which we add an entry to the offset index.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.index.size.max.bytes", "int", 10485760,
         "The maximum size in bytes of the offset index.",
         validator=at_least(4), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.segment.delete.delay.ms", "long", 60000,
         "The amount of time to wait before deleting a file from the filesystem.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleanup.policy", "list", ["delete"],
         "The default cleanup policy for segments beyond the retention window: delete (time and "
         "size retention), compact (the log cleaner keeps the last record of each key), or both.",
         validator=one_of("delete", "compact"), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.enable", "bool", True,
@@ -147,38 +161,45 @@ STORAGE_SETTINGS: tuple[Setting, ...] = (
         "log.cleaner.threads", "int", 1,
         "The number of background threads to use for log cleaning.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.backoff.ms", "long", 15000,
         "The amount of time to sleep when there are no logs to clean.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.dedupe.buffer.size", "long", 134217728,
         "The total memory used for log deduplication across all cleaner threads (24 bytes per key, "
         "as Kafka's offset map: a cleaning round stops at the offset where it is full).",
         group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.min.cleanable.ratio", "double", 0.5,
         "The minimum ratio of dirty log to total log for a log to be eligible for cleaning "
         "(unless max.compaction.lag.ms has passed).",
         validator=between(0, 1), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.delete.retention.ms", "long", 86400000,
         "The amount of time to retain tombstone markers for log compacted topics.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.min.compaction.lag.ms", "long", 0,
         "The minimum time a message will remain uncompacted in the log.",
         validator=at_least(0), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.cleaner.max.compaction.lag.ms", "long", 9223372036854775807,
         "The maximum time a message will remain ineligible for compaction in the log.",
         validator=at_least(1), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "log.flush.offset.checkpoint.interval.ms", "int", 60000,
@@ -195,6 +216,7 @@ STORAGE_SETTINGS: tuple[Setting, ...] = (
         "producer.id.expiration.ms", "int", 86400000,
         "The time in ms that a topic partition leader will wait before expiring producer IDs.",
         validator=at_least(1), group="log",
+        update_mode="cluster-wide",
     ),
     Setting(
         "producer.id.expiration.check.interval.ms", "int", 600000,
@@ -211,12 +233,14 @@ STORAGE_SETTINGS: tuple[Setting, ...] = (
         "NotEnoughReplicas or NotEnoughReplicasAfterAppend). The high watermark does not advance "
         "while the ISR is smaller.",
         validator=at_least(1), group="replication",
+        update_mode="cluster-wide",
     ),
     Setting(
         "unclean.leader.election.enable", "bool", False,
         "Indicates whether to enable replicas not in the ISR set to be elected as leader as a last "
         "resort, even though doing so may result in data loss.",
         group="replication",
+        update_mode="cluster-wide",
     ),
     Setting(
         "replica.high.watermark.checkpoint.interval.ms", "long", 5000,

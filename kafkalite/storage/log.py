@@ -150,6 +150,16 @@ class Log:
 
     # -- producer state ----------------------------------------------------------------------------
 
+    @property
+    def producer_id_expiration_ms(self) -> int:
+        return self._producer_id_expiration_ms
+
+    @producer_id_expiration_ms.setter
+    def producer_id_expiration_ms(self, ms: int) -> None:
+        """producer.id.expiration.ms changed while running: the next expiration check uses it."""
+        self._producer_id_expiration_ms = ms
+        self.producer_state.producer_id_expiration_ms = ms
+
     def _new_producer_state(self) -> ProducerStateManager:
         return ProducerStateManager(
             self.dir, f"{self.topic}-{self.partition}", self._producer_id_expiration_ms, self.volume

@@ -401,6 +401,12 @@ class LogManager:
                  source.path if source is not None else "nowhere", dest.path)
         return swapped
 
+    def set_producer_id_expiration_ms(self, ms: int) -> None:
+        """producer.id.expiration.ms changed while running: every log, and those made later."""
+        self._producer_id_expiration_ms = ms
+        for partition_log in self.all_logs().values():
+            partition_log.producer_id_expiration_ms = ms
+
     def update_config(self, topic: str, config: LogConfig) -> None:
         """New settings for every partition of ``topic`` (they apply from the next append or check)."""
         for tp, partition_log in [*self.all_logs().items(), *self.all_future_logs().items()]:

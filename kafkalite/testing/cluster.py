@@ -413,6 +413,16 @@ class Cluster:
             self._start_node(node)
         self.wait_ready(timeout)
 
+    def restart_all(self, timeout: float = READY_TIMEOUT) -> None:
+        """Stop every broker (not gracefully) and start them all again, the controller's first, on
+        their ports with their storage (with storage "files" the controller's store too); wait
+        until all are registered."""
+        with self._lock:
+            self._stop_brokers()
+            for node in self.nodes.values():
+                self._start_node(node)
+        self.wait_ready(timeout)
+
     @contextlib.contextmanager
     def capture(self, broker: int | None = None) -> Iterator[list[CapturedRequest]]:
         """Record the requests clients send to ``broker`` (or to any broker) within the block; the

@@ -39,7 +39,8 @@ def test_api_versions_every_version(broker, version):
         resp = c.call(18, version, api_versions.REQUEST(client_software_name="t",
                                                         client_software_version="1"))
     assert resp.error_code == 0
-    assert advertised(resp) == {k: (v.low, v.high) for k, v in apis_for("PLAINTEXT", False).items()}
+    assert advertised(resp) == {k: (v.low, v.high)
+                                for k, v in apis_for("PLAINTEXT", False, advertised=True).items()}
 
 
 def test_control_apis_advertised_only_on_the_privileged_listener(broker):
@@ -67,7 +68,7 @@ def _all_topics_request(version):
     return metadata.REQUEST(topics=[] if version == 0 else None)
 
 
-@pytest.mark.parametrize("version", range(13))
+@pytest.mark.parametrize("version", range(14))
 def test_metadata_every_version_names_this_broker_and_the_controller(broker, version):
     with connect(broker) as c:
         resp = c.call(3, version, _all_topics_request(version))

@@ -17,7 +17,7 @@ from tests.support.brokers import connect, running_broker
 from tests.support.raw_requests import batch, create_topic, produce
 
 DESCRIBE_LOG_DIRS = 35
-VERSIONS = (0, 1, 2, 3, 4)
+VERSIONS = (1, 2, 3, 4)  # v0 removed in Kafka 4.0 (KIP-896): not served
 T = dld.DESCRIBABLE_LOG_DIR_TOPIC
 
 

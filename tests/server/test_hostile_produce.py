@@ -1,10 +1,10 @@
 """Hostile Produce payloads: batches built right and then broken, sent raw. Each gets Kafka's error
 code for its partition (CORRUPT_MESSAGE for a CRC or a header too short to be a batch, INVALID_RECORD
 for what Kafka's ProduceRequest.validateRecords and LogValidator refuse, MESSAGE_TOO_LARGE,
-INVALID_REQUIRED_ACKS, UNKNOWN_TOPIC_OR_PARTITION, UNSUPPORTED_VERSION), nothing of it reaches the
-log (log end offset, segment file size and a read of the log unchanged) and the broker keeps serving:
-the same connection where Kafka keeps it, another connection's produce and fetch, every handler
-and network thread alive."""
+INVALID_REQUIRED_ACKS, UNKNOWN_TOPIC_OR_PARTITION; a removed version closes the connection),
+nothing of it reaches the log (log end offset, segment file size and a read of the log
+unchanged) and the broker keeps serving: the same connection where Kafka keeps it, another
+connection's produce and fetch, every handler and network thread alive."""
 
 from __future__ import annotations
 
@@ -279,13 +279,15 @@ def test_unknown_topic_or_partition(broker):
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
-def test_produce_below_v3_is_unsupported_version_and_the_connection_stays(broker, version):
+def test_produce_below_v3_closes_the_connection(broker, version):
+    """Kafka 4.x removed Produce v0-2 (KIP-896) yet advertises them (KAFKA-18659): a request of one
+    is refused as every version not served, by closing the connection unanswered
+    (SocketServer.parseRequestHeader's UnsupportedVersionException)."""
     topic = f"hostile-produce-v{version}"
     with connect(broker) as c:
         size = good_topic(broker, c, topic)
-        refused = produce(c, topic, batch([b"old"], timestamp=T0), version=version)
-        assert (refused.error_code, refused.base_offset) == (E.UNSUPPORTED_VERSION, -1)
-        assert log_end(c, topic) == len(GOOD)  # answered, and the same connection still served
+        c.send(PRODUCE, version, produce_request({(topic, 0): batch([b"old"], timestamp=T0)}))
+        assert c.closed_by_server(timeout=10)
     assert_untouched_and_serving(broker, topic, size)
 
 

@@ -28,6 +28,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("protocol/primitives.py", INT64_MAX): "INT64's range",
     ("protocol/frames.py", INT32_MAX): "UNLIMITED_FRAME_SIZE: the largest size a frame declares",
     ("protocol/messages/fetch.py", INT32_MAX): "Fetch's max_bytes field default (Kafka's schema)",
+    ("protocol/messages/fetch.py", INT64_MAX): "Fetch v18's high_watermark field default (Kafka's schema)",
     ("storage/cleaner.py", INT32_MAX): "offsets in a cleaned segment stay within int32 of its base",
     ("storage/index.py", INT32_MAX): "an index's relative offsets are int32",
     ("storage/producer_state.py", INT32_MAX): "sequence numbers wrap at the int32 bound",

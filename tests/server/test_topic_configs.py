@@ -152,9 +152,10 @@ def test_describe_configs_from_any_broker(tmp_path):
         assert describe(two, "nope")["error"] == E.UNKNOWN_TOPIC_OR_PARTITION
         assert describe(one, "nope")["error"] == E.UNKNOWN_TOPIC_OR_PARTITION
         assert describe(two, "bad/name")["error"] == E.INVALID_TOPIC_EXCEPTION
-        v0 = describe(two, "described", version=0, keys=["segment.bytes", "retention.bytes"])["configs"]
-        assert {n: (e.value, e.is_default) for n, e in v0.items()} == {
-            "segment.bytes": ("4096", False), "retention.bytes": ("-1", True)}
+        # v0 (is_default instead of config_source) was removed in Kafka 4.0 (KIP-896).
+        v1 = describe(two, "described", version=1, keys=["segment.bytes", "retention.bytes"])["configs"]
+        assert {n: (e.value, e.config_source) for n, e in v1.items()} == {
+            "segment.bytes": ("4096", 1), "retention.bytes": ("-1", 5)}
         assert describe(two, "described", keys=[])["configs"] == {}
 
 
@@ -179,7 +180,8 @@ def test_confluent_kafka_describe_configs(tmp_path):
         assert broker_configs["node.id"].value == "2"
         assert broker_configs["node.id"].source == ConfigSource.STATIC_BROKER_CONFIG.value
         assert broker_configs["num.io.threads"].source == ConfigSource.DEFAULT_CONFIG.value
-        assert broker_configs["num.io.threads"].is_read_only
+        assert not broker_configs["num.io.threads"].is_read_only  # dynamic (cluster-wide), as Kafka's
+        assert broker_configs["node.id"].is_read_only
         password = broker_configs["ssl.key.password"]
         assert password.is_sensitive and password.value is None
         missing = ConfigResource(ResourceType.TOPIC, "missing")
@@ -212,7 +214,9 @@ def test_kafka_python_describe_configs(tmp_path):
     broker = everything["broker"]["1"]
     assert (broker["node.id"]["value"], broker["node.id"]["config_source"]) == ("1", "STATIC_BROKER_CONFIG")
     threads = broker["num.io.threads"]
-    assert (threads["value"], threads["config_source"], threads["read_only"]) == ("8", "DEFAULT_CONFIG", True)
+    assert (threads["value"], threads["config_source"]) == ("8", "DEFAULT_CONFIG")
+    assert threads["read_only"] is False  # dynamic (cluster-wide), as Kafka's
+    assert broker["node.id"]["read_only"] is True
     assert threads["synonyms"] == [{"name": "num.io.threads", "value": "8", "source": "DEFAULT_CONFIG"}]
 
 

@@ -6,6 +6,7 @@ from ..schema import Api
 from .add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
+from .alter_configs import ALTER_CONFIGS
 from .alter_partition import ALTER_PARTITION
 from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from .alter_replica_log_dirs import ALTER_REPLICA_LOG_DIRS
@@ -29,10 +30,12 @@ from .end_txn import END_TXN
 from .fetch import FETCH
 from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
+from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
 from .init_producer_id import INIT_PRODUCER_ID
 from .join_group import JOIN_GROUP
 from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP
+from .list_config_resources import LIST_CONFIG_RESOURCES
 from .list_groups import LIST_GROUPS
 from .list_offsets import LIST_OFFSETS
 from .list_partition_reassignments import LIST_PARTITION_REASSIGNMENTS
@@ -81,12 +84,14 @@ ALL: tuple[Api, ...] = (
     WRITE_TXN_MARKERS,
     TXN_OFFSET_COMMIT,
     DESCRIBE_CONFIGS,
+    ALTER_CONFIGS,
     ALTER_REPLICA_LOG_DIRS,
     DESCRIBE_LOG_DIRS,
     SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
     ELECT_LEADERS,
+    INCREMENTAL_ALTER_CONFIGS,
     ALTER_PARTITION_REASSIGNMENTS,
     LIST_PARTITION_REASSIGNMENTS,
     OFFSET_DELETE,
@@ -98,6 +103,7 @@ ALL: tuple[Api, ...] = (
     DESCRIBE_TRANSACTIONS,
     LIST_TRANSACTIONS,
     ALLOCATE_PRODUCER_IDS,
+    LIST_CONFIG_RESOURCES,
     DESCRIBE_TOPIC_PARTITIONS,
 )
 

@@ -1,8 +1,9 @@
 """DescribeGroups (key 15): groups' state, protocol and members (with their metadata and
 assignments), for admin clients.
 
-Declared from Kafka 3.9's DescribeGroupsRequest.json / DescribeGroupsResponse.json, versions 0-5
-(flexible 5+; Kafka 4.0 adds v6, an error message per group, not declared here). Request: v3+
+Declared from Kafka 4.1.1's DescribeGroupsRequest.json / DescribeGroupsResponse.json, versions 0-6
+(flexible 5+; v6, KIP-1043: an error message per group, GROUP_ID_NOT_FOUND for a group not
+known). Request: v3+
 include authorized operations. Response: v1+ throttle time; v3+ each group's authorized
 operations (a bitfield, -2147483648 when not asked for); v4+ each member's group instance id.
 """
@@ -29,6 +30,7 @@ DESCRIBED_GROUP_MEMBER = Struct(
 DESCRIBED_GROUP = Struct(
     "DescribedGroup",
     F("error_code", INT16),
+    F("error_message", STRING, "6+", nullable="6+", default=None),
     F("group_id", STRING),
     F("group_state", STRING),
     F("protocol_type", STRING),
@@ -43,4 +45,4 @@ RESPONSE = Struct(
     F("groups", Array(DESCRIBED_GROUP)),
 )
 
-DESCRIBE_GROUPS = api(ApiKey.DESCRIBE_GROUPS, "0-5", "5+", REQUEST, RESPONSE)
+DESCRIBE_GROUPS = api(ApiKey.DESCRIBE_GROUPS, "0-6", "5+", REQUEST, RESPONSE)

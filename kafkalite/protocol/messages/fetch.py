@@ -1,14 +1,16 @@
 """Fetch (key 1): record batches from partitions, by consumers and follower replicas.
 
-Declared from Kafka 3.9's FetchRequest.json / FetchResponse.json, versions 0-17 (flexible 12+).
+Declared from Kafka 4.1.1's FetchRequest.json / FetchResponse.json, versions 0-18 (flexible 12+;
+Kafka 4.x removed 0-3, kept here for the codec's tests and not served).
 Request: v3+ max bytes (KIP-74); v4+ isolation level (and RecordBatch v2); v5+ log start offset;
 v7+ fetch sessions (session id and epoch, forgotten topics); v9+ current leader epoch (KIP-320);
 v11+ rack id; v12+ last fetched epoch and the tagged cluster id; v13+ topic ids instead of names
 (KIP-516); v15+ the tagged replica state replaces replica id (KIP-903); v17+ the tagged replica
-directory id (KIP-853). Response: v1+ throttle time; v4+ last stable offset and aborted
-transactions; v5+ log start offset; v7+ top-level error code and session id; v11+ preferred read
-replica; v12+ tagged diverging epoch, current leader and snapshot id; v13+ topic ids; v16+ tagged
-node endpoints (KIP-951).
+directory id (KIP-853); v18+ the follower's tagged high watermark (KIP-1166; tag 1 of a
+partition, default the largest int64: not known). Response (v18 is v17): v1+ throttle time; v4+
+last stable offset and aborted transactions; v5+ log start offset; v7+ top-level error code and
+session id; v11+ preferred read replica; v12+ tagged diverging epoch, current leader and snapshot
+id; v13+ topic ids; v16+ tagged node endpoints (KIP-951).
 """
 
 from ..api_keys import ApiKey
@@ -29,6 +31,7 @@ FETCH_PARTITION = Struct(
     F("log_start_offset", INT64, "5+", default=-1),
     F("partition_max_bytes", INT32),
     F("replica_directory_id", UUID, "17+", tag=0),
+    F("high_watermark", INT64, "18+", tag=1, default=0x7FFFFFFFFFFFFFFF),
 )
 
 FETCH_TOPIC = Struct(
@@ -126,4 +129,4 @@ RESPONSE = Struct(
     F("node_endpoints", Array(NODE_ENDPOINT), "16+", tag=0),
 )
 
-FETCH = api(ApiKey.FETCH, "0-17", "12+", REQUEST, RESPONSE)
+FETCH = api(ApiKey.FETCH, "0-18", "12+", REQUEST, RESPONSE)

@@ -1,10 +1,11 @@
 """ListOffsets (key 2): the offset for a timestamp, or for -1 (latest), -2 (earliest), -3 (max
 timestamp, v7+), -4 (local log start, v8+), -5 (last tiered, v9+).
 
-Declared from Kafka 3.9's ListOffsetsRequest.json / ListOffsetsResponse.json, versions 0-9
-(flexible 6+). v0 answers with an array of offsets (``old_style_offsets``, at most
-``max_num_offsets``); v1+ with one offset and its timestamp. Request: v2+ isolation level; v4+
-current leader epoch. Response: v2+ throttle time; v4+ leader epoch.
+Declared from Kafka 4.1.1's ListOffsetsRequest.json / ListOffsetsResponse.json, versions 0-10
+(flexible 6+; Kafka 4.x removed v0, kept here for the codec's tests and not served). v0 answers
+with an array of offsets (``old_style_offsets``, at most ``max_num_offsets``); v1+ with one
+offset and its timestamp. Request: v2+ isolation level; v4+ current leader epoch; v10+ timeout_ms
+(KIP-1075: for reads from remote storage). Response: v2+ throttle time; v4+ leader epoch.
 """
 
 from ..api_keys import ApiKey
@@ -29,6 +30,7 @@ REQUEST = Struct(
     F("replica_id", INT32),
     F("isolation_level", INT8, "2+"),
     F("topics", Array(LIST_OFFSETS_TOPIC)),
+    F("timeout_ms", INT32, "10+", default=0),
 )
 
 LIST_OFFSETS_PARTITION_RESPONSE = Struct(
@@ -53,4 +55,4 @@ RESPONSE = Struct(
     F("topics", Array(LIST_OFFSETS_TOPIC_RESPONSE)),
 )
 
-LIST_OFFSETS = api(ApiKey.LIST_OFFSETS, "0-9", "6+", REQUEST, RESPONSE)
+LIST_OFFSETS = api(ApiKey.LIST_OFFSETS, "0-10", "6+", REQUEST, RESPONSE)

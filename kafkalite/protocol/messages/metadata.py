@@ -1,11 +1,12 @@
 """Metadata (key 3): brokers, controller and topic/partition layout of the cluster.
 
-Declared from Kafka's MetadataRequest.json / MetadataResponse.json, versions 0-12 (flexible 9+).
+Declared from Kafka 4.1.1's MetadataRequest.json / MetadataResponse.json, versions 0-13 (flexible 9+).
 Request: v0 an empty topic list means "all topics"; v1+ a null list means "all topics", an empty
 list "none"; v4+ ``allow_auto_topic_creation``; v8+ authorized-operations flags (the cluster one
 only in v8-10); v10+ topic ids, with the topic name nullable. Response: v1+ rack, controller id and
 ``is_internal``; v2+ cluster id; v3+ throttle time; v5+ offline replicas; v7+ leader epoch; v8+
-authorized operations (the cluster one only in v8-10); v10+ topic ids; v12+ nullable topic names.
+authorized operations (the cluster one only in v8-10); v10+ topic ids; v12+ nullable topic names;
+v13+ a top-level error code (KIP-1102).
 """
 
 from ..api_keys import ApiKey
@@ -62,6 +63,7 @@ RESPONSE = Struct(
     F("controller_id", INT32, "1+", default=-1),
     F("topics", Array(METADATA_RESPONSE_TOPIC)),
     F("cluster_authorized_operations", INT32, "8-10", default=-2147483648),
+    F("error_code", INT16, "13+", default=0),
 )
 
-METADATA = api(ApiKey.METADATA, "0-12", "9+", REQUEST, RESPONSE)
+METADATA = api(ApiKey.METADATA, "0-13", "9+", REQUEST, RESPONSE)

@@ -1,15 +1,17 @@
 """Produce (key 0): record batches for partitions, and where they landed.
 
-Declared from Kafka 3.9's ProduceRequest.json / ProduceResponse.json, versions 0-11 (flexible 9+).
-Versions 0-2 carry the old message formats (magic 0/1); Kafka 3.x still lists them (old librdkafka
-matches features against them) and so do we, but records are parsed only as RecordBatch v2
-(kafkalite/protocol/records). Request: v3+ ``transactional_id``. Response: v1+ throttle time; v2+
+Declared from Kafka 4.1.1's ProduceRequest.json / ProduceResponse.json, versions 0-13 (flexible
+9+; Kafka 4.x's specs say 3-13: versions 0-2 carry the old message formats (magic 0/1), which
+Kafka 4.x advertises for old librdkafka but does not serve; they stay declared here for the codec's
+and kio's tests, and are not served, server/apis.py). Request: v3+ ``transactional_id``; v13+ each
+topic by ``topic_id`` instead of ``name`` (KIP-516); v12 is v11 (KIP-890 part 2: a transactional
+batch adds its partition to the transaction). Response: v1+ throttle time; v2+
 log append time; v5+ log start offset; v8+ record errors and error message; v10+ the tagged current
-leader (tag 0 of a partition) and node endpoints (tag 0 of the response), KIP-951.
+leader (tag 0 of a partition) and node endpoints (tag 0 of the response), KIP-951; v13+ topic ids.
 """
 
 from ..api_keys import ApiKey
-from ..schema import INT16, INT32, INT64, RECORDS, STRING, Array, F, Struct, api
+from ..schema import INT16, INT32, INT64, RECORDS, STRING, UUID, Array, F, Struct, api
 
 PARTITION_PRODUCE_DATA = Struct(
     "PartitionProduceData",
@@ -19,7 +21,8 @@ PARTITION_PRODUCE_DATA = Struct(
 
 TOPIC_PRODUCE_DATA = Struct(
     "TopicProduceData",
-    F("name", STRING),
+    F("name", STRING, "0-12", default=""),
+    F("topic_id", UUID, "13+"),
     F("partition_data", Array(PARTITION_PRODUCE_DATA)),
 )
 
@@ -57,7 +60,8 @@ PARTITION_PRODUCE_RESPONSE = Struct(
 
 TOPIC_PRODUCE_RESPONSE = Struct(
     "TopicProduceResponse",
-    F("name", STRING),
+    F("name", STRING, "0-12", default=""),
+    F("topic_id", UUID, "13+"),
     F("partition_responses", Array(PARTITION_PRODUCE_RESPONSE)),
 )
 
@@ -76,4 +80,4 @@ RESPONSE = Struct(
     F("node_endpoints", Array(NODE_ENDPOINT), "10+", tag=0),
 )
 
-PRODUCE = api(ApiKey.PRODUCE, "0-11", "9+", REQUEST, RESPONSE)
+PRODUCE = api(ApiKey.PRODUCE, "0-13", "9+", REQUEST, RESPONSE)

@@ -585,9 +585,9 @@ class GroupCoordinator:
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
                        offsets: dict[tuple[str, int], CommittedOffset],
-                       respond: Callable[[int], None]) -> None:
+                       respond: Callable[[int], None], group_id_not_found: bool = False) -> None:
         self.offset_manager.commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets,
-                                           respond)
+                                           respond, group_id_not_found)
 
     def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
                       ) -> tuple[int, dict[tuple[str, int], CommittedOffset | None]]:

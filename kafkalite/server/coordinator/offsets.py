@@ -49,9 +49,11 @@ class OffsetManager:
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
                        offsets: dict[tuple[str, int], CommittedOffset],
-                       respond: Callable[[int], None]) -> None:
+                       respond: Callable[[int], None], group_id_not_found: bool = False) -> None:
         """Kafka's handleCommitOffsets: a group's member in its generation, or (generation -1, no
-        member) a group without members (the simple consumer's commits)."""
+        member) a group without members (the simple consumer's commits). ``group_id_not_found``
+        (OffsetCommit v9+): a generation of a group not known is GROUP_ID_NOT_FOUND, as Kafka 4.x's
+        OffsetMetadataManager answers from v9 on."""
         error = self.check_group(group_id)
         if error:
             respond(error)
@@ -66,6 +68,9 @@ class OffsetManager:
                 if group is None:
                     group = self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
             else:
+                if group is None and generation_id >= 0 and group_id_not_found:
+                    respond(E.GROUP_ID_NOT_FOUND)
+                    return
                 member = group.members.get(member_id) if group is not None else None
                 if group is None or member is None or group.is_in(S.DEAD):
                     respond(E.UNKNOWN_MEMBER_ID if group is None or member is None

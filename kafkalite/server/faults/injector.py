@@ -93,7 +93,12 @@ def layout_for(api_key: int, version: int) -> Layout | None:
     return layout
 
 
-FETCH_TOPIC_IDS_FROM = 13  # Fetch names topics by id from this version
+# The apis that name topics by id from a version on (KIP-516): Fetch from 13, Produce from 13.
+TOPIC_IDS_FROM: dict[int, int] = {ApiKey.FETCH: 13, ApiKey.PRODUCE: 13}
+
+
+def names_topics_by_id(api_key: int, version: int) -> bool:
+    return version >= TOPIC_IDS_FROM.get(api_key, 1 << 15)
 
 
 def _top_level_error(api_key: int, version: int) -> bool:
@@ -358,10 +363,10 @@ class FaultInjector:
 
     @staticmethod
     def _name_field(key: int, version: int, name: str) -> str:
-        return "topic_id" if key == ApiKey.FETCH and version >= FETCH_TOPIC_IDS_FROM else name
+        return "topic_id" if names_topics_by_id(key, version) else name
 
     def _topic(self, key: int, version: int, topic_key: Any) -> str | None:
-        if key == ApiKey.FETCH and version >= FETCH_TOPIC_IDS_FROM:
+        if names_topics_by_id(key, version):
             return self.topic_name(topic_key)
         return topic_key
 

@@ -9,8 +9,9 @@ the response are soft, the first batch found is returned whole even if larger, s
 always makes progress. Records are not read here: the response carries file slices of the
 segments that the Processor sends with ``sendfile``. A fetch that finds fewer than ``min_bytes``
 waits in the fetch purgatory (never on a handler thread) until appends bring enough, or
-``max_wait_ms`` passes. Versions 0-3 (message formats 0 and 1) are advertised as Kafka 3.x does and
-answered UNSUPPORTED_VERSION.
+``max_wait_ms`` passes. Versions 0-3 (message formats 0 and 1) are not served, as in Kafka 4.x (the
+connection closes, server/apis.py); v18's tagged high watermark of the follower (KIP-1166) is
+read and not used, as Kafka 4.1's brokers (only its KRaft quorum uses it).
 
 A read_committed consumer (isolation level 1) reads up to the last stable offset (the log bounds
 the read, so a waiting fetch counts only those bytes too) and is told the aborted transactions
@@ -51,7 +52,6 @@ TopicData = R["responses"]
 PartitionData = TopicData["partitions"]
 AbortedTransaction = PartitionData["aborted_transactions"]
 
-MIN_VERSION_SERVED = 4  # RecordBatch v2
 READ_COMMITTED = 1
 
 
@@ -100,8 +100,6 @@ class FetchApis:
                                       session_id=0, responses=[]))
         params = FetchParams(version, replica_id, isolation, req.max_bytes, req.min_bytes, req.max_wait_ms)
         infos = self._fetch_infos(req, version)
-        if version < MIN_VERSION_SERVED:
-            return respond(request, self._response(infos, [_error(i, E.UNSUPPORTED_VERSION) for i in infos]))
         datas, readable, done = self.read(infos, params)
         self.topic_stats.fetch_read(infos, datas)
         if done or params.max_wait_ms <= 0 or readable >= params.min_bytes:

@@ -11,6 +11,8 @@ SyncGroup answer later, from whichever thread completes them (the coordinator's 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import time
 from collections.abc import Callable
@@ -41,6 +43,8 @@ from ..coordinator.transaction.log_records import partition_for as txn_partition
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from .metadata import AutoTopicCreator
+
+SHARE_KEY_TYPE = 2  # FindCoordinator's CoordinatorType.SHARE (v6+, KIP-932)
 
 log = logging.getLogger("kafkalite.server.handlers.groups")
 
@@ -83,7 +87,8 @@ class GroupApis:
         R = find_coordinator.RESPONSE
         keys = list(body.coordinator_keys) if version >= 4 else [body.key]
         key_type = body.key_type if version >= 1 else 0
-        found = [self._coordinator_for(k, key_type, request.listener) for k in keys]
+        found = [self._share_coordinator_for(k, version) if key_type == SHARE_KEY_TYPE
+                 else self._coordinator_for(k, key_type, request.listener) for k in keys]
         if version >= 4:
             return respond(request, R(throttle_time_ms=0, coordinators=[
                 R["coordinators"](key=k, node_id=n, host=h, port=p, error_code=e, error_message=m)
@@ -91,6 +96,24 @@ class GroupApis:
         error, message, node, host, port = found[0]
         return respond(request, R(throttle_time_ms=0, error_code=error, error_message=message, node_id=node,
                                   host=host, port=port))
+
+    @staticmethod
+    def _share_coordinator_for(key: str, version: int) -> tuple[int, str | None, int, str, int]:
+        """A share-partition key (FindCoordinator v6+, KIP-932): Kafka checks its form
+        (SharePartitionKey.validate: "groupId:topicId:partition"); kafkalite has no share groups, so
+        a well-formed key has no coordinator (COORDINATOR_NOT_AVAILABLE)."""
+        if version < 6:
+            return E.INVALID_REQUEST, "Share coordinators need FindCoordinator v6+.", -1, "", -1
+        parts = key.split(":")
+        valid = len(parts) == 3 and parts[0].strip() != "" and _is_uuid(parts[1])
+        if valid:
+            try:
+                int(parts[2])
+            except ValueError:
+                valid = False
+        if not valid:
+            return E.INVALID_REQUEST, f"Invalid share partition key {key!r}.", -1, "", -1
+        return E.COORDINATOR_NOT_AVAILABLE, "Share groups are not served.", -1, "", -1
 
     def _coordinator_for(self, key: str, key_type: int,
                          listener: str) -> tuple[int, str | None, int, str, int]:
@@ -140,7 +163,8 @@ class GroupApis:
         member_id = body.member_id if version >= 1 else NO_MEMBER
         instance_id = body.group_instance_id if version >= 7 else None
         self.coordinator.commit_offsets(body.group_id, member_id, instance_id, generation, offsets,
-                                        lambda error: self.send_response(answer(error)))
+                                        lambda error: self.send_response(answer(error)),
+                                        group_id_not_found=version >= 9)
         return None
 
     def offset_fetch(self, request: Request) -> Response:
@@ -300,9 +324,12 @@ class GroupApis:
             else:
                 error, group = self.coordinator.describe_group(group_id)
             if error or group is None:
-                described.append(R["groups"](error_code=error, group_id=group_id,
-                                             group_state="Dead" if not error else "", protocol_type="",
-                                             protocol_data="", members=[]))
+                message = None
+                if not error and request.api_version >= 6:  # KIP-1043
+                    error, message = E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+                described.append(R["groups"](error_code=error, error_message=message, group_id=group_id,
+                                             group_state="Dead" if error in (E.NONE, E.GROUP_ID_NOT_FOUND)
+                                             else "", protocol_type="", protocol_data="", members=[]))
                 continue
             described.append(R["groups"](
                 error_code=E.NONE, group_id=group_id, group_state=group.state,
@@ -325,6 +352,14 @@ class GroupApis:
             return answer({g: E.COORDINATOR_NOT_AVAILABLE for g in names})
         self.coordinator.delete_groups(names, lambda results: self.send_response(answer(results)))
         return None
+
+
+def _is_uuid(text: str) -> bool:
+    """Kafka's Uuid.fromString would take it: base64url of 16 bytes."""
+    try:
+        return len(text) <= 24 and len(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))) == 16
+    except (ValueError, binascii.Error):
+        return False
 
 
 def _generation(body: Any) -> int:

@@ -5,8 +5,10 @@ Each partition's records are checked as Kafka's LogValidator checks them: exactl
 v2 (produce v3+), a right CRC-32C, lengths and counts that agree, records that frame (decompressed
 for the check; each record's length, not its fields);
 anything else is CORRUPT_MESSAGE (or INVALID_RECORD) for that partition and never reaches the log.
-Versions 0-2 (message formats 0 and 1) are advertised, as Kafka 3.x does for old librdkafka, and
-answered UNSUPPORTED_VERSION.
+Versions 0-2 (message formats 0 and 1) are advertised, as Kafka 4.x does for old librdkafka
+(KAFKA-18659), and not served: such a request closes the connection (server/apis.py). Version 13
+names topics by id (KIP-516): an id this broker's metadata does not know is UNKNOWN_TOPIC_ID for
+each of its partitions, as Kafka's KafkaApis answers.
 
 acks: 0 has no response (a NoOp unmutes the connection; an error closes it, as Kafka does, so
 the producer notices by the closed connection); 1 answers after the leader's append; -1 (all)
@@ -67,7 +69,7 @@ R = produce.RESPONSE
 TopicResponse = R["responses"]
 PartitionResponse = TopicResponse["partition_responses"]
 
-MIN_VERSION_SERVED = 3  # RecordBatch v2; older versions carry message formats 0 and 1
+TOPIC_IDS_VERSION = 13  # topics named by id (KIP-516)
 # A compressed batch is decompressed whole to check its records' framing (Kafka streams it), so
 # what it may decompress to is bounded: a few KiB of zstd can stand for gigabytes. Past the bound
 # the answer is MESSAGE_TOO_LARGE, on which Kafka's producer splits the batch and retries.
@@ -199,7 +201,8 @@ class TxnVerifier(Protocol):
                partitions: list[tuple[str, int]], done: Callable[[dict[tuple[str, int], int]], None],
                produce_version: int) -> None:
         """``done({partition: error})`` once known: the errors (Produce's codes for
-        ``produce_version``) of the partitions not in the producer's ongoing transaction."""
+        ``produce_version``) of the partitions not in the producer's ongoing transaction; from
+        Produce v12 on, of the partitions that could not be added to it (KIP-890 part 2)."""
 
 
 class _Entry:
@@ -227,31 +230,40 @@ class ProduceApis:
     def handle_produce(self, request: Request) -> Response | None:
         req, version = request.body, request.api_version
         acks = req.acks
-        if version < MIN_VERSION_SERVED:
-            failure: tuple[int, str] | None = (E.UNSUPPORTED_VERSION,
-                                               f"Produce v{version} (message format 0/1) is not supported.")
-        elif acks not in (0, 1, -1):
+        failure: tuple[int, str] | None = None
+        if acks not in (0, 1, -1):
             failure = (E.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}.")
-        else:
-            failure = None
         topics = []
+        names = []
         entries: list[_Entry] = []
+        snap = self.replica_manager.metadata_cache.snapshot if version >= TOPIC_IDS_VERSION else None
         for t in req.topic_data:
+            if snap is not None:
+                info = snap.topic_by_id(t.topic_id)
+                name = info.name if info is not None else None
+            else:
+                name = t.name
+            names.append(name or "")
             results = []
             for p in t.partition_data:
                 result = PartitionResponse(index=p.index, error_code=E.NONE, base_offset=-1,
                                            log_append_time_ms=-1, log_start_offset=-1, record_errors=[])
                 results.append(result)
-                entry = _Entry(t.name, p.index, result)
+                entry = _Entry(name or "", p.index, result)
                 entries.append(entry)
                 try:
+                    if name is None:
+                        raise ApiError(E.UNKNOWN_TOPIC_ID, f"Unknown topic id {t.topic_id}.")
                     if failure is not None:
                         raise ApiError(*failure)
                     entry.records = validate_records(p.records)
                     entry.header = read_header(entry.records, 0)
                 except ApiError as error:
                     _refuse(entry, error.code, error.message, request)
-            topics.append(TopicResponse(name=t.name, partition_responses=results))
+            if snap is not None:
+                topics.append(TopicResponse(topic_id=t.topic_id, partition_responses=results))
+            else:
+                topics.append(TopicResponse(name=t.name, partition_responses=results))
         transactional = [e for e in entries if e.header is not None and e.header.is_transactional]
         if transactional and failure is None:
             if version >= 3 and req.transactional_id is None:
@@ -259,7 +271,7 @@ class ProduceApis:
                 for each in entries:
                     _refuse(each, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                             "Transactional records need the producer's transactional id.", request)
-                return self._append(request, entries, topics, failure)
+                return self._append(request, entries, topics, names, failure)
             producers = {(t.header.producer_id, t.header.producer_epoch) for t in transactional if t.header}
             if len(producers) > 1:
                 for each in transactional:
@@ -274,7 +286,7 @@ class ProduceApis:
                         if code != E.NONE:
                             _refuse(t, code, f"The transaction of producer {producer_id} could not be "
                                              f"verified to hold {t.topic}-{t.index}.", request)
-                    response = self._append(request, entries, topics, failure)
+                    response = self._append(request, entries, topics, names, failure)
                     if response is not None:
                         self.send_response(response)
 
@@ -286,7 +298,7 @@ class ProduceApis:
                     self.txn_verifier.verify(req.transactional_id, producer_id, producer_epoch, partitions,
                                              verified, version)
                     return None
-        return self._append(request, entries, topics, failure)
+        return self._append(request, entries, topics, names, failure)
 
     def _in_transaction(self, topic: str, index: int, producer_id: int, producer_epoch: int) -> bool:
         partition = self.replica_manager.partitions.get((topic, index))
@@ -296,7 +308,7 @@ class ProduceApis:
         return (entry is not None and entry.producer_epoch == producer_epoch
                 and entry.current_txn_first_offset != NO_TXN_FIRST_OFFSET)
 
-    def _append(self, request: Request, entries: list[_Entry], topics: list[Any],
+    def _append(self, request: Request, entries: list[_Entry], topics: list[Any], names: list[str],
                 failure: tuple[int, str] | None) -> Response | None:
         """The checked partitions appended, and the answer (None: it waits in the purgatory)."""
         req = request.body
@@ -323,7 +335,7 @@ class ProduceApis:
             result.log_start_offset = partition.log.log_start_offset
             if acks == -1:
                 waiting.append((entry.topic, result, info.last_offset + 1))
-        self.topic_stats.produced(request, req.topic_data, topics, served=failure is None)
+        self.topic_stats.produced(request, req.topic_data, topics, served=failure is None, names=names)
         if acks == 0:
             return CloseConnectionResponse(request) if errors else NoOpResponse(request)
         body = R(responses=topics, throttle_time_ms=0)

@@ -165,8 +165,10 @@ class TransactionApis:
                 self.coordinator.handle_verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch,
                                                           partitions, each)
             else:
+                # A partition leader adding for a Produce v12+ (KIP-890 part 2): Kafka's coordinator
+                # takes v4+ as from a transaction version 2 client.
                 self.coordinator.handle_add_partitions(t.transactional_id, t.producer_id, t.producer_epoch,
-                                                       partitions, every)
+                                                       partitions, every, TransactionVersion.TV_2)
         return None
 
     # --- AddOffsetsToTxn ------------------------------------------------------------------------

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from kafkalite.network.request_channel import Request, SendResponse
 from kafkalite.protocol import APIS_BY_KEY, ApiKey, decode_request, decode_response, encode_request
 from kafkalite.protocol import error_codes as E
-from kafkalite.server.faults.injector import PARTITIONED, FaultError, FaultInjector, layout_for
+from kafkalite.server.faults.injector import (
+    PARTITIONED,
+    FaultError,
+    FaultInjector,
+    layout_for,
+    names_topics_by_id,
+)
 from kafkalite.server.responses import respond
 
 TOPIC_IDS = {name: uuid.UUID(int=i + 1) for i, name in enumerate(("a", "b", "c"))}
@@ -35,7 +41,7 @@ cases = st.sampled_from(sorted(PARTITIONED)).flatmap(lambda key: st.tuples(
 
 
 def _name_field(key: int, version: int, name: str) -> str:
-    return "topic_id" if key == ApiKey.FETCH and version >= 13 else name
+    return "topic_id" if names_topics_by_id(key, version) else name
 
 
 def _request(key: int, version: int, topics: dict[str, set[int]]) -> Request:

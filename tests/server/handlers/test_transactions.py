@@ -209,3 +209,31 @@ def test_confluent_kafka_transaction_commits():
         producer.commit_transaction(20)
         coordinator = cluster.broker(1).txn_coordinator
         assert wait_for(lambda: coordinator.describe(["e2e"])[0].state == "CompleteCommit", timeout=10)
+
+
+def _txn_produce(c, txn, pid, epoch, partition, version, sequence=0):
+    from kafkalite.protocol.messages import produce as pm
+    from kafkalite.protocol.records import Record, build_batch
+    R = pm.REQUEST
+    records = build_batch([Record(offset_delta=0, timestamp_delta=0, key=None, value=b"v%d" % version)],
+                          producer_id=pid, producer_epoch=epoch, base_sequence=sequence,
+                          is_transactional=True)
+    r = c.call(0, version, R(transactional_id=txn, acks=-1, timeout_ms=10000, topic_data=[
+        R["topic_data"](name="t", partition_data=[R["topic_data"]["partition_data"](index=partition,
+                                                                                  records=records)])]))
+    return r.responses[0].partition_responses[0].error_code
+
+
+def test_produce_v12_adds_its_partition_to_the_transaction(client):
+    """KIP-890 part 2: a transaction version 2 producer sends Produce v12+ and no AddPartitionsToTxn;
+    the partition leader adds the partition (Kafka's TransactionSupportedOperation.ADD_PARTITION),
+    where a v11 batch is only verified (and refused: not in the transaction)."""
+    pid = init(client, "wire-produce-v12", version=5).producer_id
+    assert _txn_produce(client, "wire-produce-v12", pid, 0, 1, version=11) == E.TRANSACTION_ABORTABLE
+    assert describe(client, "wire-produce-v12")[0].transaction_state == "Empty"
+    assert _txn_produce(client, "wire-produce-v12", pid, 0, 1, version=12) == E.NONE
+    [d] = describe(client, "wire-produce-v12")
+    assert d.transaction_state == "Ongoing"
+    assert [(t.topic, list(t.partitions)) for t in d.topics] == [("t", [1])]
+    r = end(client, "wire-produce-v12", pid, 0, commit=True, version=5)
+    assert (r.error_code, r.producer_epoch) == (E.NONE, 1)

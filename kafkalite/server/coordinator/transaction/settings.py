@@ -81,6 +81,7 @@ TRANSACTION_SETTINGS: tuple[Setting, ...] = (
         "Enable verification that checks that the partition has been added to the transaction "
         "before writing transactional records to the partition.",
         group="transaction",
+        update_mode="cluster-wide",
     ),
     Setting(
         "request.timeout.ms", "int", 30000,

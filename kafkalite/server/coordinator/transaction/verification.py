@@ -1,7 +1,10 @@
 """Kafka's AddPartitionsToTxnManager (KIP-890 part 1), the partition leader's side: before a
 transactional batch is appended, ask the transaction coordinator whether its partition is in the
-producer's transaction (AddPartitionsToTxn v4, VerifyOnly), so that a late or hanging write of an
-aborted transaction cannot open a new one. Gated by transaction.partition.verification.enable
+producer's transaction (AddPartitionsToTxn v5, VerifyOnly), so that a late or hanging write of an
+aborted transaction cannot open a new one. For a Produce v12+ (KIP-890 part 2: a transaction
+version 2 producer sends no AddPartitionsToTxn of its own) the partitions are instead added to the
+transaction (VerifyOnly false; Kafka's TransactionSupportedOperation.ADD_PARTITION), the
+coordinator's one answer standing for each of them. Gated by transaction.partition.verification.enable
 (default true). Kafka verifies only when the producer has no transaction open on the partition
 already (the caller's check).
 
@@ -34,13 +37,15 @@ from kafkalite.protocol.messages import add_partitions_to_txn
 from ...metadata_cache import MetadataCache
 from .coordinator import TransactionCoordinator
 from .log_records import TRANSACTION_STATE_TOPIC, partition_for
+from .versions import TransactionVersion
 
 log = logging.getLogger("kafkalite.server.coordinator.transaction.verification")
 
 TopicPartition = tuple[str, int]
 VerifyCallback = Callable[[dict[TopicPartition, int]], None]
-ADD_PARTITIONS_VERSION = 4
+ADD_PARTITIONS_VERSION = 5  # the newest, as Kafka's AddPartitionsToTxnRequest.Builder.forBroker
 FIRST_PRODUCE_WITH_ABORTABLE = 11  # Produce v11+ clients know TRANSACTION_ABORTABLE
+FIRST_PRODUCE_ADDING_PARTITIONS = 12  # Produce v12+: the leader adds the partitions (KIP-890 part 2)
 RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({E.CONCURRENT_TRANSACTIONS, E.NETWORK_EXCEPTION,
                                           E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE,
                                           E.NOT_COORDINATOR})
@@ -67,6 +72,11 @@ class _Verification:
     partitions: list[TopicPartition]
     produce_version: int
     done: VerifyCallback
+
+    @property
+    def add(self) -> bool:
+        """Add the partitions to the transaction rather than only verify them."""
+        return self.produce_version >= FIRST_PRODUCE_ADDING_PARTITIONS
 
     def fail(self, code: int) -> None:
         error = produce_error(code, self.produce_version)
@@ -109,8 +119,13 @@ class AddPartitionsToTxnManager:
             return
         node, host, port = where
         if node == self.node_id and self.local is not None:
-            self.local.handle_verify_partitions(transactional_id, producer_id, producer_epoch, v.partitions,
-                                                v.answer)
+            if v.add:
+                self.local.handle_add_partitions(transactional_id, producer_id, producer_epoch, v.partitions,
+                                                 lambda code: v.fail(code) if code else done({}),
+                                                 TransactionVersion.TV_2)
+            else:
+                self.local.handle_verify_partitions(transactional_id, producer_id, producer_epoch,
+                                                    v.partitions, v.answer)
             return
         with self._lock:
             if self._stopped:
@@ -216,7 +231,7 @@ class _VerifySender(threading.Thread):
             for topic, index in v.partitions:
                 topics.setdefault(topic, []).append(index)
             txns.append(T(transactional_id=v.transactional_id, producer_id=v.producer_id,
-                          producer_epoch=v.producer_epoch, verify_only=True,
+                          producer_epoch=v.producer_epoch, verify_only=not v.add,
                           topics=[T["topics"](name=t, partitions=ps) for t, ps in topics.items()]))
         try:
             response = client.send_and_receive(ApiKey.ADD_PARTITIONS_TO_TXN, ADD_PARTITIONS_VERSION,
