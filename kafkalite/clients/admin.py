@@ -63,6 +63,7 @@ RETRIABLE = frozenset(E.BY_NAME[name].code for name in (
     "UNKNOWN_LEADER_EPOCH", "NETWORK_EXCEPTION", "THROTTLING_QUOTA_EXCEEDED",
 ))
 ELECTION_NOT_NEEDED = E.BY_NAME["ELECTION_NOT_NEEDED"].code
+GROUP_ID_NOT_FOUND = E.BY_NAME["GROUP_ID_NOT_FOUND"].code
 
 # Kafka's ConfigResource types.
 TOPIC = describe_configs.RESOURCE_TOPIC
@@ -573,6 +574,8 @@ class AdminClient:
             _, r = self._send(coordinator.address, ApiKey.DESCRIBE_GROUPS,
                               lambda v: describe_groups.REQUEST(groups=[group]))
             g = r.groups[0]
+            if g.error_code == GROUP_ID_NOT_FOUND:  # v6+ (Kafka 4.0); older versions answer Dead
+                return GroupInfo(group, "Dead", "", "", [], coordinator)
             if g.error_code != E.NONE:
                 raise AdminError(g.error_code, what=f"DescribeGroups {group!r}")
             consumer = g.protocol_type == "consumer"
