@@ -329,6 +329,56 @@ def test_configs_describe(cluster):
     assert configs(cluster, "--describe", "--broker", "one").exit_code == 2
 
 
+# --- configs --alter -------------------------------------------------------------------------
+
+
+def described(cluster: Cluster, *entity: str) -> dict[str, str]:
+    """configs --describe's entries: {name: the rest of the line}."""
+    lines = ok(configs(cluster, "--describe", *entity)).splitlines()[1:]
+    return dict(line.strip().split("=", 1) for line in lines)
+
+
+def test_configs_alter_a_topic(cluster):
+    cluster.create_topic("altered", 1, 1)
+    out = ok(configs(cluster, "--alter", "--topic", "altered", "--add-config",
+                     "retention.ms=1000,cleanup.policy=[compact,delete]"))
+    assert out == "Completed updating config for topic altered.\n"
+    assert wait_for(lambda: {"retention.ms", "cleanup.policy"} <= described(cluster, "--topic", "altered")
+                    .keys(), timeout=10)
+    entries = described(cluster, "--topic", "altered")
+    assert entries["retention.ms"].startswith(
+        "1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000")
+    assert entries["cleanup.policy"].startswith("compact,delete ")
+    ok(configs(cluster, "--alter", "--topic", "altered", "--delete-config", "retention.ms"))
+    assert wait_for(lambda: "retention.ms" not in described(cluster, "--topic", "altered"), timeout=10)
+    failed(configs(cluster, "--alter", "--topic", "altered", "--delete-config", "retention.ms"),
+           "INVALID_CONFIG", "Invalid config(s): retention.ms")
+    failed(configs(cluster, "--alter", "--topic", "altered", "--add-config", "retention.ms=soon"),
+           "INVALID_CONFIG")
+    failed(configs(cluster, "--alter", "--topic", "no-such-topic", "--add-config", "retention.ms=1"),
+           "UNKNOWN_TOPIC_OR_PARTITION")
+
+
+def test_configs_alter_brokers(cluster):
+    out = ok(configs(cluster, "--alter", "--broker", "2", "--add-config", "log.cleaner.threads=2"))
+    assert out == "Completed updating config for broker 2.\n"
+    assert wait_for(lambda: described(cluster, "--broker", "2").get("log.cleaner.threads", "").startswith(
+        "2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2"), timeout=10)
+    out = ok(configs(cluster, "--alter", "--entity-type", "brokers", "--entity-default", "--add-config",
+                     "log.retention.ms=3600000"))
+    assert out == "Completed updating default config for brokers in the cluster.\n"
+    assert wait_for(lambda: "log.retention.ms" in described(cluster, "--broker-defaults"), timeout=10)
+    # Every broker applies the cluster-wide default, below its own settings.
+    wanted = "3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000"
+    assert wait_for(lambda: described(cluster, "--broker", "3", "--all")["log.retention.ms"]
+                    .startswith(wanted), timeout=10)
+    failed(configs(cluster, "--alter", "--broker", "2", "--add-config", "broker.id=7"), "broker.id")
+    ok(configs(cluster, "--alter", "--broker", "2", "--delete-config", "log.cleaner.threads"))
+    ok(configs(cluster, "--alter", "--broker-defaults", "--delete-config", "log.retention.ms"))
+    assert wait_for(lambda: not described(cluster, "--broker", "2")
+                    and not described(cluster, "--broker-defaults"), timeout=10)
+
+
 # --- leader election -------------------------------------------------------------------------
 
 
@@ -418,7 +468,9 @@ def test_reassign_partitions_generate_execute_verify(cluster, tmp_path):
     out_verify = wait_for_value(verified, timeout=30)
     assert out_verify is not None
     assert out_verify.splitlines() == ["Status of partition reassignment:",
-                                       "Reassignment of partition moved-0 is completed."]
+                                       "Reassignment of partition moved-0 is completed.",
+                                       "Clearing broker-level throttles on brokers 1,2,3",
+                                       "Clearing topic-level throttles on topic moved"]
     moved = parse_describe(ok(topics(cluster, "--describe", "--topic", "moved")))["moved"]
     assert moved["partitions"][0]["Replicas"] == [2, 3]
     assert ok(reassign(cluster, "--list")) == "No partition reassignments found.\n"
@@ -464,6 +516,27 @@ def test_reassign_partitions_refusals(cluster, tmp_path):
     assert result.exit_code == 1
     assert "There is no active reassignment of partition unmoved-0, but replica set is 1,2 rather than 2,3." \
         in result.stdout
+
+
+def test_reassign_partitions_with_a_throttle(cluster, tmp_path):
+    cluster.create_topic("throttled", assignment={0: [1, 2]})
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "throttled", "partition": 0,
+                                                              "replicas": [3, 2]}]}))
+    out = ok(reassign(cluster, "--execute", "--reassignment-json-file", str(plan), "--throttle", "50000000"))
+    assert "The inter-broker throttle limit was set to 50000000 B/s" in out
+    assert "--verify periodically" in out
+    rates = described(cluster, "--broker", "3")
+    assert rates["follower.replication.throttled.rate"].startswith("50000000 ")
+    assert rates["leader.replication.throttled.rate"].startswith("50000000 ")
+    topic = described(cluster, "--topic", "throttled")
+    assert topic["leader.replication.throttled.replicas"].startswith("0:1,0:2 ")
+    assert topic["follower.replication.throttled.replicas"].startswith("0:3 ")
+    assert wait_for(lambda: reassign(cluster, "--verify", "--reassignment-json-file", str(plan))
+                    .exit_code == 0, timeout=30)
+    # --verify cleared the throttles once the move was done.
+    assert wait_for(lambda: not described(cluster, "--broker", "3")
+                    and not described(cluster, "--topic", "throttled"), timeout=10)
 
 
 # --- any Kafka-protocol cluster --------------------------------------------------------------

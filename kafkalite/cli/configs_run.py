@@ -129,5 +129,17 @@ def alter(admin: AdminClient, target: Entity, add: dict[str, str], delete: list[
     both = sorted(set(add) & set(delete))
     if both:
         raise click.UsageError(f"Invalid alter: {', '.join(both)} both added and deleted")
-    raise AdminError(E.UNSUPPORTED_VERSION, "configs --alter needs IncrementalAlterConfigs, not in this "
-                                            "kafkalite yet")
+    resource = RESOURCE_TYPES[target.type]
+    if delete:
+        # Kafka's check: only a config set on the entity itself can be deleted.
+        wanted = "DYNAMIC_DEFAULT_BROKER_CONFIG" if target.default else DYNAMIC_SOURCE[target.type]
+        present = {e.name for e in admin.describe_configs(resource, target.name, synonyms=False)
+                   if e.source_name == wanted}
+        invalid = [name for name in delete if name not in present]
+        if invalid:
+            raise AdminError(E.INVALID_CONFIG, f"Invalid config(s): {','.join(invalid)}")
+    admin.incremental_alter_configs(resource, target.name, add, delete)
+    if target.default:
+        click.echo("Completed updating default config for brokers in the cluster.")
+    else:
+        click.echo(f"Completed updating config for {target.type[:-1]} {target.name}.")

@@ -11,12 +11,18 @@ from typing import Any
 import click
 
 from kafkalite.cli.admin_options import topic_partition
-from kafkalite.clients.admin import AdminClient, AdminError
+from kafkalite.clients.admin import BROKER, TOPIC, AdminClient, AdminError, UnsupportedApi
 from kafkalite.controller.assignment import assign_replicas
 from kafkalite.protocol import error_codes as E
 
 TP = tuple[str, int]
 FILE = "--reassignment-json-file"
+# The throttles --execute --throttle sets and --verify clears (Kafka's names).
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LOG_DIRS_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 
 
 def _read_json(path: str, option: str) -> Any:
@@ -133,7 +139,7 @@ def _ids(ids: Iterable[int]) -> str:
     return ",".join(map(str, ids))
 
 
-def execute(admin: AdminClient, target: dict[TP, list[int]], additional: bool) -> None:
+def execute(admin: AdminClient, target: dict[TP, list[int]], throttle: int | None, additional: bool) -> None:
     if not additional and admin.list_partition_reassignments(None):
         raise AdminError(E.INVALID_REQUEST, "Cannot execute because there is an existing partition "
                                             "assignment. Use --additional to override this and create a new "
@@ -146,6 +152,12 @@ def execute(admin: AdminClient, target: dict[TP, list[int]], additional: bool) -
     click.echo("Current partition replica assignment\n\n"
                f"{reassignment_json({tp: current[tp] for tp in target})}\n\n"
                "Save this to use as the --reassignment-json-file option during rollback")
+    if throttle is not None:
+        moving = {tp: rs for tp, rs in target.items() if rs != current[tp]}
+        set_throttles(admin, {tp: current[tp] for tp in moving}, moving, throttle)
+        click.echo("Warning: You must run --verify periodically, until the reassignment completes, to "
+                   "ensure the throttle is removed.")
+        click.echo(f"The inter-broker throttle limit was set to {throttle} B/s")
     errors = {tp: e for tp, e in admin.alter_partition_reassignments(target).items() if e is not None}
     if errors:
         raise AdminError(next(iter(errors.values())).code, "Error reassigning partition(s):\n" + "\n".join(
@@ -155,7 +167,41 @@ def execute(admin: AdminClient, target: dict[TP, list[int]], additional: bool) -
                + ",".join(topic_partition(*tp) for tp in sorted(target)))
 
 
-def verify(admin: AdminClient, target: dict[TP, list[int]]) -> bool:
+def set_throttles(admin: AdminClient, current: Mapping[TP, Sequence[int]], target: Mapping[TP, Sequence[int]],
+                  rate: int) -> None:
+    """Kafka's modifyTopicThrottles and modifyInterBrokerThrottle: each moving partition's current
+    replicas throttled as leaders, its new replicas as followers, and the rates on every broker
+    that takes part."""
+    leaders: dict[str, list[str]] = {}
+    followers: dict[str, list[str]] = {}
+    for (t, p), replicas in sorted(target.items()):
+        leaders.setdefault(t, []).extend(f"{p}:{r}" for r in current[(t, p)])
+        followers.setdefault(t, []).extend(f"{p}:{r}" for r in replicas if r not in current[(t, p)])
+    for topic in sorted(leaders):
+        admin.incremental_alter_configs(TOPIC, topic, {LEADER_REPLICAS: ",".join(leaders[topic]),
+                                                       FOLLOWER_REPLICAS: ",".join(followers[topic])}, [])
+    involved = sorted({r for tp in target for r in (*current[tp], *target[tp])})
+    for broker in involved:
+        rates = {LEADER_RATE: str(rate), FOLLOWER_RATE: str(rate)}
+        admin.incremental_alter_configs(BROKER, str(broker), rates, [])
+
+
+def clear_throttles(admin: AdminClient, topics: Iterable[str]) -> None:
+    """Kafka's clearAllThrottles: the rates off every broker, the throttled replicas off the topics."""
+    ids = sorted(admin.describe_cluster().brokers)
+    click.echo(f"Clearing broker-level throttles on brokers {_ids(ids)}")
+    try:
+        for broker in ids:
+            admin.incremental_alter_configs(BROKER, str(broker), {},
+                                            [LEADER_RATE, FOLLOWER_RATE, LOG_DIRS_RATE])
+        for topic in sorted(set(topics)):
+            click.echo(f"Clearing topic-level throttles on topic {topic}")
+            admin.incremental_alter_configs(TOPIC, topic, {}, [LEADER_REPLICAS, FOLLOWER_REPLICAS])
+    except UnsupportedApi as e:  # a cluster without IncrementalAlterConfigs has no throttles to clear
+        click.echo(f"WARN: throttles not cleared: {e}", err=True)
+
+
+def verify(admin: AdminClient, target: dict[TP, list[int]], preserve_throttles: bool) -> bool:
     """Print each partition's state; True when every one is done as the file says."""
     ongoing = admin.list_partition_reassignments(sorted(target))
     current = current_assignment(admin, {t for t, _ in target})
@@ -171,10 +217,12 @@ def verify(admin: AdminClient, target: dict[TP, list[int]]) -> bool:
             done = False
             click.echo(f"There is no active reassignment of partition {topic_partition(*tp)}, but replica "
                        f"set is {_ids(current.get(tp, []))} rather than {_ids(replicas)}.")
+    if not ongoing and not preserve_throttles:
+        clear_throttles(admin, {t for t, _ in target})
     return done
 
 
-def cancel(admin: AdminClient, target: dict[TP, list[int]]) -> bool:
+def cancel(admin: AdminClient, target: dict[TP, list[int]], preserve_throttles: bool) -> bool:
     ongoing = admin.list_partition_reassignments(sorted(target))
     active = sorted(tp for tp in target if tp in ongoing)
     ok = True
@@ -192,4 +240,6 @@ def cancel(admin: AdminClient, target: dict[TP, list[int]]) -> bool:
                        + ",".join(topic_partition(*tp) for tp in cancelled))
     else:
         click.echo("None of the specified partition reassignments are active.")
+    if not preserve_throttles:
+        clear_throttles(admin, {t for t, _ in target})
     return ok

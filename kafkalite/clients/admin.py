@@ -37,6 +37,7 @@ from kafkalite.protocol.messages import (
     describe_groups,
     elect_leaders,
     find_coordinator,
+    incremental_alter_configs,
     list_groups,
     list_offsets,
     list_partition_reassignments,
@@ -75,6 +76,8 @@ CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CO
                   3: "DYNAMIC_DEFAULT_BROKER_CONFIG", 4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG",
                   6: "DYNAMIC_BROKER_LOGGER_CONFIG", 7: "CLIENT_METRICS_CONFIG", 8: "GROUP_CONFIG"}
 
+OP_SET = incremental_alter_configs.OP_SET  # Kafka's AlterConfigOp.OpType
+OP_DELETE = incremental_alter_configs.OP_DELETE
 SOURCE_DEFAULT = describe_configs.SOURCE_DEFAULT_CONFIG
 SOURCE_UNKNOWN = describe_configs.SOURCE_UNKNOWN
 
@@ -551,6 +554,32 @@ class AdminClient:
             return entries
 
         return self._retrying("DescribeConfigs", attempt)
+
+    def incremental_alter_configs(self, resource_type: int, name: str, set_: Mapping[str, str],
+                                  delete: Sequence[str], validate_only: bool = False) -> None:
+        """Set and delete a resource's configs (IncrementalAlterConfigs, SET and DELETE): a topic's,
+        a broker's (``name`` its id; "" the cluster-wide default) or a broker's loggers. A named
+        broker (or its loggers) is asked itself, anything else any broker (which forwards it to
+        the controller)."""
+        R = incremental_alter_configs.REQUEST["resources"]
+
+        def build(version: int) -> Any:
+            configs = [R["configs"](name=k, config_operation=OP_SET, value=v) for k, v in set_.items()]
+            configs += [R["configs"](name=k, config_operation=OP_DELETE, value=None) for k in delete]
+            return incremental_alter_configs.REQUEST(
+                resources=[R(resource_type=resource_type, resource_name=name, configs=configs)],
+                validate_only=validate_only)
+
+        def attempt() -> None:
+            if resource_type in (BROKER, BROKER_LOGGER) and name:
+                _, r = self._send(self._node(int(name)).address, ApiKey.INCREMENTAL_ALTER_CONFIGS, build)
+            else:
+                _, r = self._to_any(ApiKey.INCREMENTAL_ALTER_CONFIGS, build)
+            result = r.responses[0]
+            if result.error_code != E.NONE:
+                raise AdminError(result.error_code, result.error_message)
+
+        self._retrying("IncrementalAlterConfigs", attempt)
 
     # --- consumer groups --------------------------------------------------------------------
 
