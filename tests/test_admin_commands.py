@@ -417,8 +417,11 @@ def elections(cluster: Cluster, tmp_path) -> None:
     assert out == "Valid replica already elected for partitions elect-0, elect-1\n"
     out = ok(elect(cluster, "--election-type", "PREFERRED", "--all-topic-partitions"))
     assert "elect-" not in out  # already led by their preferred replicas: not in the answer
-    described = parse_describe(ok(topics(cluster, "--describe", "--topic", "other")))
-    assert all(p["Leader"] == p["Replicas"][0] for p in described["other"]["partitions"].values())
+    def preferred_leaders() -> bool:  # once every broker has the controller's news
+        other = parse_describe(ok(topics(cluster, "--describe", "--topic", "other")))["other"]
+        return all(p["Leader"] == p["Replicas"][0] for p in other["partitions"].values())
+
+    assert wait_for(preferred_leaders, timeout=10)
 
     result = elect(cluster, "--election-type", "UNCLEAN", "--topic", "elect",
                        "--partition", "9")
