@@ -146,7 +146,7 @@ def test_retries_stop_at_the_timeout_naming_the_last_error(cluster):
                 admin.list_group_offsets("stuck")
             took = time.monotonic() - began
         assert "COORDINATOR_LOAD_IN_PROGRESS" in str(e.value)
-        assert 0.4 < took < 3
+        assert 0.4 < took < 5  # the timeout, plus one last attempt on a loaded machine
     finally:
         cluster.clear_faults(broker=2)
 
