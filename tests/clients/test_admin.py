@@ -21,8 +21,8 @@ from kafkalite.clients.admin import (
     NewTopic,
     consumer_assignment,
 )
-from kafkalite.protocol import APIS_BY_KEY, ApiKey
-from kafkalite.protocol.messages import elect_leaders
+from kafkalite.protocol import APIS_BY_KEY, ApiKey, DecodeError, decode_response, encode_response
+from kafkalite.protocol.messages import elect_leaders, metadata
 from kafkalite.testing import Cluster
 from tests.support.broker_process import free_port
 from tests.support.wait import wait_for
@@ -51,6 +51,17 @@ def test_consumer_assignment_reads_every_version_of_the_consumer_protocol():
     assert consumer_assignment(body) == [("orders", 0), ("orders", 2)]
     assert consumer_assignment(b"") == []
     assert consumer_assignment(body[:9]) == []  # cut short: nothing rather than a half
+
+
+def test_bytes_after_a_response_body_are_refused_only_when_strict():
+    """librdkafka's mock cluster sends one byte too many after its flexible Metadata responses;
+    Kafka's clients ignore it, and so does the admin client (BlockingClient(strict=False))."""
+    frame = encode_response(ApiKey.METADATA, 12, 7, metadata.RESPONSE(brokers=[], topics=[], controller_id=1))
+    payload = bytes(frame)[4:] + b"\x00"
+    with pytest.raises(DecodeError, match="trailing"):
+        decode_response(payload, ApiKey.METADATA, 12)
+    correlation, body = decode_response(payload, ApiKey.METADATA, 12, strict=False)
+    assert (correlation, body.controller_id) == (7, 1)
 
 
 @pytest.mark.integration
