@@ -143,41 +143,44 @@ class ControllerStore:
                 [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
                   json.dumps(p.isr), p.partition_epoch) for p in partitions])
 
-    def _insert_configs(self, configs: Mapping[str, Mapping[str, str]]) -> None:
-        self._db.executemany("INSERT INTO topic_configs VALUES (?, ?, ?)",
-                             [(topic, name, value) for topic, props in configs.items()
+    # The two config tables: (table, the column naming whose configs they are).
+    _TOPICS = ("topic_configs", "topic")
+    _BROKERS = ("broker_configs", "broker")
+
+    def _insert_configs(self, configs: Mapping[str, Mapping[str, str]],
+                        table: tuple[str, str] = _TOPICS) -> None:
+        self._db.executemany(f"INSERT INTO {table[0]} VALUES (?, ?, ?)",
+                             [(owner, name, value) for owner, props in configs.items()
                               for name, value in props.items()])
+
+    def _replace_configs(self, table: tuple[str, str], owner: str, configs: Mapping[str, str]) -> None:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(f"DELETE FROM {table[0]} WHERE {table[1]} = ?", (owner,))
+            self._insert_configs({owner: configs}, table)
+
+    def _load_configs(self, table: tuple[str, str]) -> dict[str, dict[str, str]]:
+        configs: dict[str, dict[str, str]] = {}
+        for owner, name, value in self._db.execute(
+                f"SELECT {table[1]}, name, value FROM {table[0]} ORDER BY {table[1]}, name"):
+            configs.setdefault(owner, {})[name] = value
+        return configs
 
     def load_topic_configs(self) -> dict[str, dict[str, str]]:
         """Topic -> its config overrides (topics without any are left out)."""
-        configs: dict[str, dict[str, str]] = {}
-        for topic, name, value in self._db.execute(
-                "SELECT topic, name, value FROM topic_configs ORDER BY topic, name"):
-            configs.setdefault(topic, {})[name] = value
-        return configs
+        return self._load_configs(self._TOPICS)
 
     def set_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
         """Replace the topic's overrides with ``configs`` (AlterConfigs, IncrementalAlterConfigs)."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM topic_configs WHERE topic = ?", (topic,))
-            self._insert_configs({topic: configs})
+        self._replace_configs(self._TOPICS, topic, configs)
 
     def set_broker_configs(self, broker: str, configs: Mapping[str, str]) -> None:
         """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM broker_configs WHERE broker = ?", (broker,))
-            self._db.executemany("INSERT INTO broker_configs VALUES (?, ?, ?)",
-                                 [(broker, name, value) for name, value in configs.items()])
+        self._replace_configs(self._BROKERS, broker, configs)
 
     def load_broker_configs(self) -> dict[str, dict[str, str]]:
         """Broker ('' for the cluster default) -> its dynamic configs (those without any left out)."""
-        configs: dict[str, dict[str, str]] = {}
-        for broker, name, value in self._db.execute(
-                "SELECT broker, name, value FROM broker_configs ORDER BY broker, name"):
-            configs.setdefault(broker, {})[name] = value
-        return configs
+        return self._load_configs(self._BROKERS)
 
     def update_partitions(self, partitions: list[StoredPartition]) -> None:
         if not partitions:
