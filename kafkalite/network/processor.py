@@ -689,7 +689,7 @@ class Processor(threading.Thread):
             size=len(payload), client_address=conn.remote_ip,
             client_software_name=conn.client_software_name,
             client_software_version=conn.client_software_version, privileged=s.privileged,
-            start_ns=self._now,
+            principal=conn.principal, start_ns=self._now,
         )
 
     # --- SASL -----------------------------------------------------------------------------------

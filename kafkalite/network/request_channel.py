@@ -39,6 +39,9 @@ class Request:
     client_software_name: str
     client_software_version: str
     privileged: bool
+    # Who sent it (Kafka's KafkaPrincipal as "type:name"): the SASL user, the TLS client
+    # certificate's subject, else User:ANONYMOUS; what the authorizer decides on.
+    principal: str = "User:ANONYMOUS"
     start_ns: int = dataclasses.field(default_factory=time.monotonic_ns)
     dequeue_ns: int = 0
     api_local_complete_ns: int = 0
