@@ -50,6 +50,7 @@ from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
 
 from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig
 from ..dynamic_config import BrokerLoggers, DynamicBrokerConfig, setting_for
+from ..forwarding import PUSHED, forward, forwarded, origin
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from ..topic_configs import ControllerLink, TopicConfigCache
@@ -66,8 +67,8 @@ SOURCE_DYNAMIC_BROKER_LOGGER_CONFIG = 6  # Kafka's ConfigSource id
 BROKER_SYNONYMS: tuple[tuple[str, ...], ...] = tuple(
     s.synonym_names for s in TOPIC_SETTINGS if len(s.synonyms) > 1)
 _SYNONYMS_OF = {name: group for group in BROKER_SYNONYMS for name in group}
-FORWARDED = re.compile(r"broker-(\d+)-alter-configs")  # the ControllerLink lane's client id
-PUSHED = re.compile(r"controller-(\d+)")  # the ControllerChannelManager's client id
+LANE = "alter-configs"  # the ControllerLink lane forwarded changes take
+FORWARDED = forwarded(LANE)
 FORWARD_VERSIONS: dict[int, int] = {ApiKey.ALTER_CONFIGS: 2, ApiKey.INCREMENTAL_ALTER_CONFIGS: 1}
 # ListConfigResources v1's types, in the order Kafka lists them.
 LISTED_TYPES = (lcr.RESOURCE_GROUP, lcr.RESOURCE_CLIENT_METRICS, dc.RESOURCE_BROKER_LOGGER,
@@ -329,12 +330,7 @@ class ConfigApis:
         return self._alter(request, incremental=True)
 
     def _origin(self, request: Request, pattern: re.Pattern[str]) -> int | None:
-        """The node id in the client id of a request from another node (on the privileged listener
-        or a controller listener)."""
-        if not request.privileged and request.listener not in self.node_listeners:
-            return None
-        match = pattern.fullmatch(request.header.client_id or "")
-        return int(match.group(1)) if match else None
+        return origin(request, pattern, self.node_listeners)
 
     def _alter(self, request: Request, incremental: bool) -> Response | None:
         req = request.body
@@ -445,23 +441,12 @@ class ConfigApis:
         def failed(why: str) -> list[tuple[int, str | None]]:
             return [(E.REQUEST_TIMED_OUT, f"The controller did not answer: {why}")] * len(changes)
 
-        def done(future: concurrent.futures.Future) -> None:
-            try:
-                response = future.result()
-            except BaseException as e:
-                log.warning("Could not forward %d config changes to the controller at %s:%d: %s",
-                            len(changes), *link.address, e)
-                answered(failed(str(e) or type(e).__name__))
-                return
+        def on_response(response: Any) -> None:
             outcomes = [(r.error_code, r.error_message) for r in response.responses]
             answered(outcomes if len(outcomes) == len(changes) else failed("a short answer"))
 
-        try:
-            future = link.submit("alter-configs", api_key, FORWARD_VERSIONS[api_key], body)
-        except RuntimeError:  # shutting down
-            answered(failed("the broker is shutting down"))
-            return
-        future.add_done_callback(done)
+        forward(link, LANE, api_key, FORWARD_VERSIONS[api_key], body, f"{len(changes)} config changes",
+                on_response, lambda why: answered(failed(why)))
 
     def _apply_push(self, request: Request) -> Response:
         """The controller's complete sets: applied here and now (AlterConfigs semantics)."""
