@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import logging
 import socket
+import time
 
 from kafkalite.common.file_slice import FileSlice
 from kafkalite.protocol import FrameDecoder, SplicedFrame
@@ -59,8 +60,10 @@ class KafkaChannel:
         "remote_ip",
         "response_end",
         "sasl",
+        "sasl_mechanism",
         "send_buffer",
         "send_rest",
+        "session_expiry_ns",
         "sock",
         "tls",
     )
@@ -103,6 +106,10 @@ class KafkaChannel:
         self.tls = tls
         self.sasl = sasl
         self.principal = "User:ANONYMOUS"
+        # After SASL authentication: its mechanism, and when its session ends (monotonic ns; None
+        # without connections.max.reauth.ms or an expiring credential, KIP-368).
+        self.sasl_mechanism: str | None = None
+        self.session_expiry_ns: int | None = None
 
     # --- the mute state -------------------------------------------------------------------------
 
@@ -284,4 +291,11 @@ class KafkaChannel:
         sasl = self.sasl
         if sasl is not None and sasl.complete:
             self.principal = sasl.principal or self.principal
+            self.sasl_mechanism = sasl.mechanism
+            lifetime = sasl.session_lifetime_ms
+            self.session_expiry_ns = time.monotonic_ns() + lifetime * 1_000_000 if lifetime else None
             self.sasl = None
+
+    def session_expired(self, now_ns: int) -> bool:
+        """The SASL session's lifetime is over (the client did not re-authenticate in time)."""
+        return self.session_expiry_ns is not None and now_ns > self.session_expiry_ns
