@@ -61,6 +61,7 @@ from .mute import (
     ON_THROTTLE_STARTED,
     MuteState,
 )
+from .principal import SslPrincipalMapper
 from .quotas import ConnectionQuotas
 from .request_channel import (
     NO_ERROR_COUNTS,
@@ -110,6 +111,8 @@ class ProcessorSettings:
     # SCRAM users (the controller's pushes fill it) and KIP-368's connections.max.reauth.ms.
     sasl_credentials: CredentialCache | None = None
     connections_max_reauth_ms: int = _setting("connections.max.reauth.ms")
+    # ssl.principal.mapping.rules for TLS client certificates (None: DEFAULT, the subject as it is).
+    principal_mapper: SslPrincipalMapper | None = None
     failed_authentication_delay_ms: int = _setting("connection.failed.authentication.delay.ms")
 
 
@@ -363,7 +366,7 @@ class Processor(threading.Thread):
             sock, conn_id, remote[0], s.max_request_size,
             tls=TlsTransport(s.tls_context) if s.tls_context is not None else None,
             sasl=SaslAuthenticator(self._sasl_settings()) if s.sasl_users is not None else None,
-            counts_memory=self.memory_pool is not None,
+            counts_memory=self.memory_pool is not None, principal_mapper=s.principal_mapper,
         )
         conn.last_active = time.monotonic_ns()
         self.connections[conn_id] = conn

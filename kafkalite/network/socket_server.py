@@ -35,6 +35,7 @@ from kafkalite.protocol.schema import Versions
 
 from .acceptor import Acceptor
 from .memory_pool import MemoryPool
+from .principal import SslPrincipalMapper
 from .processor import Processor, ProcessorSettings
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
@@ -210,6 +211,8 @@ class SocketServer:
             sasl_mechanisms=tuple(self._static(endpoint.name, "sasl.enabled.mechanisms")),
             sasl_credentials=self.credentials,
             connections_max_reauth_ms=self._static(endpoint.name, "connections.max.reauth.ms"),
+            principal_mapper=(SslPrincipalMapper(cfg.ssl_principal_mapping_rules)
+                              if protocol in TLS_PROTOCOLS else None),
             failed_authentication_delay_ms=cfg.failed_authentication_delay_ms,
         )
         pool = None if control else self.memory_pool  # the control plane's requests are not counted

@@ -40,6 +40,7 @@ from kafkalite.common.errors import ConfigError
 from kafkalite.common.properties import load_properties_file
 from kafkalite.controller.settings import CONTROLLER_SETTINGS, ControllerSettings, parse_voter
 from kafkalite.metrics.settings import REQUEST_LOG_SETTINGS
+from kafkalite.network.principal import parse_rules
 from kafkalite.network.settings import (
     NETWORK_SETTINGS,
     SocketServerSettings,
@@ -683,6 +684,11 @@ class BrokerConfig:
                 raise ConfigError(
                     f"ssl.client.auth={v['ssl.client.auth']} needs a trust store: set "
                     "ssl.truststore.location or ssl.truststore.certificates", "ssl.client.auth")
+        try:
+            parse_rules(v["ssl.principal.mapping.rules"])
+        except ValueError as e:
+            raise ConfigError(f"Invalid value {v['ssl.principal.mapping.rules']!r} for configuration "
+                              f"ssl.principal.mapping.rules: {e}", "ssl.principal.mapping.rules") from None
         plain = any("PLAIN" in self.listener_value(e.name, "sasl.enabled.mechanisms")
                     for e in self._listeners if e.security_protocol in SASL_PROTOCOLS)
         if plain and v["sasl.plain.users.file"] is None:
