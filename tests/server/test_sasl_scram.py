@@ -381,3 +381,31 @@ def test_confluent_kafka_reauthenticates_when_told_a_session_lifetime(cluster, r
 
     assert wait_for(used_and_reauthenticated, timeout=15)
     assert killed() == killed_before
+
+
+# --- brokers that come later, a controller that restarts -----------------------------------------
+
+def test_a_registering_broker_and_a_restarted_controller_get_the_credentials(tmp_path):
+    from kafka.admin import ScramMechanism, UserScramCredentialUpsertion
+
+    from tests.support.brokers import running_broker
+
+    props = {"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+             "listener_security_protocol_map":
+                 "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+             "sasl_enabled_mechanisms": "SCRAM-SHA-512"}
+    with running_broker(tmp_path / "1", **props) as one:
+        admin = kafka_python_admin(one)
+        try:
+            assert admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+                "late", ScramMechanism.SCRAM_SHA_512, "late-pw")]) == {"late": None}
+        finally:
+            admin.close()
+        controller = f"127.0.0.1:{one.bound_port('INTERNAL')}"
+        with running_broker(tmp_path / "2", node_id="2", controller_quorum_bootstrap_servers=controller,
+                            **props) as two:
+            assert wait_for(lambda: "late" in scram_users(two), timeout=10)  # the full state at registration
+            assert confluent_login(two, "SCRAM-SHA-512", "late", "late-pw") == [1, 2]
+    with running_broker(tmp_path / "1", **props) as again:  # the controller's store kept them
+        assert wait_for(lambda: "late" in scram_users(again), timeout=10)
+        assert confluent_login(again, "SCRAM-SHA-512", "late", "late-pw") == [1]
