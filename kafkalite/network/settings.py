@@ -212,6 +212,15 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
         validator=at_least(0), group="security",
     ),
     Setting(
+        "principal.builder.class", "string",
+        "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
+        "The class that builds a connection's principal; kafkalite has Kafka's default only "
+        "(DefaultKafkaPrincipalBuilder: User:ANONYMOUS on PLAINTEXT, the SASL user or token "
+        "principal, a TLS client certificate's subject mapped by ssl.principal.mapping.rules).",
+        validator=one_of("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"),
+        group="security",
+    ),
+    Setting(
         "ssl.principal.mapping.rules", "string", "DEFAULT",
         "A list of rules for mapping from distinguished name from the client certificate to short "
         "name. The rules are evaluated in order and the first rule that matches a principal name is "
