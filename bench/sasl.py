@@ -205,13 +205,18 @@ def _section(results: dict[str, list[tuple[float, float]]], seconds: float, roun
             f"checked, close) for {seconds:g} s per mechanism, {rounds} rounds in turn, medians. SCRAM "
             f"credentials at {iterations} iterations; the client's PBKDF2 is computed once, not timed "
             "(the broker keeps StoredKey and ServerKey and never runs PBKDF2 at a login).\n\n")
-    text += "| mechanism | logins/s | ms per login | vs PLAIN |\n| --- | ---: | ---: | ---: |\n"
+    text += ("| mechanism | logins/s | median ms per login | rate vs PLAIN | median time vs PLAIN |\n"
+             "| --- | ---: | ---: | ---: | ---: |\n")
     plain = statistics.median(r for r, _ in results["PLAIN"])
+    plain_ms = statistics.median(m for _, m in results["PLAIN"])
     for kind in KINDS:
         rate = statistics.median(r for r, _ in results[kind])
         ms = statistics.median(m for _, m in results[kind])
-        text += f"| {kind} | {rate:,.0f} | {ms:.2f} | {rate / plain:.2f}x |\n"
-    text += ("\nA real SCRAM client also pays PBKDF2 at every login: "
+        text += f"| {kind} | {rate:,.0f} | {ms:.2f} | {rate / plain:.2f}x | {ms / plain_ms:.2f}x |\n"
+    load = os.getloadavg()[0]
+    text += (f"\nLoad average when written: {load:.1f} (other jobs on the machine make the rates, which "
+             "count every slow login, vary more than the medians). "
+             "A real SCRAM client also pays PBKDF2 at every login: "
              + ", ".join(f"{k} {v:.1f} ms" for k, v in pbkdf2.items())
              + f" at {iterations} iterations on this machine (Python's hashlib).\n")
     return text
