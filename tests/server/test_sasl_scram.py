@@ -243,6 +243,22 @@ def test_wrong_password_gets_kafkas_message(cluster, raw_user):
     assert final.error_code == 0 and final.session_lifetime_ms == 0  # no reauth on this listener
 
 
+def test_scram_after_a_v0_handshake_in_bare_frames(cluster, raw_user):
+    from kafkalite.common.scram import SCRAM_SHA_256, ScramClient
+    from kafkalite.protocol.messages import api_versions
+
+    one, _ = cluster
+    with Client("127.0.0.1", one.bound_port("SASL_PLAINTEXT")) as c:
+        assert c.call(SASL_HANDSHAKE, 0, sasl_handshake.REQUEST(mechanism="SCRAM-SHA-256")).error_code == 0
+        scram = ScramClient(SCRAM_SHA_256, "raw", "raw-pw")
+        first = scram.first()
+        c.send_raw(len(first).to_bytes(4, "big") + first)
+        final = scram.final(c.receive_frame())
+        c.send_raw(len(final).to_bytes(4, "big") + final)
+        scram.verify(c.receive_frame())
+        assert c.call(18, 0, api_versions.REQUEST()).error_code == 0
+
+
 def test_per_listener_mechanisms(cluster):
     one, _ = cluster
     with Client("127.0.0.1", one.bound_port("REAUTH")) as c:
