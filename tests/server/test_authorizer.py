@@ -41,7 +41,8 @@ def acl(name: str, op: Op = Op.READ, perm: Perm = ALLOW, principal: str = "User:
     return AclBinding(res, name, pattern, principal, host, op, perm)
 
 
-def authorizer(*acls: AclBinding, super_users: str = "", allow_if_none: bool = False) -> StandardAuthorizer:
+def authorizer(*acls: AclBinding, super_users: str = "",
+               allow_if_none: bool = False) -> StandardAuthorizer:
     a = StandardAuthorizer(AuthorizerSettings("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                                               frozenset(s for s in super_users.split(";") if s), allow_if_none))
     a.load(acls)
@@ -136,7 +137,7 @@ def test_settings_from_the_broker_config():
     s = cfg.authorizer_settings()
     assert s.enabled and s.super_users == {"User:admin", "User:ops"} and s.allow_everyone_if_no_acl_found
     assert not BrokerConfig({"node.id": "1"}).authorizer_settings().enabled
-    with pytest.raises(Exception, match="authorizer.class.name"):
+    with pytest.raises(Exception, match=r"authorizer\.class\.name"):
         BrokerConfig({"node.id": "1", "authorizer.class.name": "com.example.Mine"})
 
 
@@ -235,9 +236,9 @@ def test_the_controllers_set_is_stored(tmp_path):
     results, changed = control.create([acl("a"), acl("a"), acl("b", pattern=PRE), acl("", )])
     assert changed and [c for c, _ in results] == [E.NONE, E.NONE, E.NONE, E.INVALID_REQUEST]
     assert control.create([acl("a")]) == ([(E.NONE, None)], False)
-    outcomes, changed = control.delete([AclBindingFilter.of(Res.ANY, "b", Pat.ANY, None, None, Op.ANY, Perm.ANY),
-                                        AclBindingFilter.of(Res.TOPIC, None, Pat.UNKNOWN, None, None, Op.ANY,
-                                                            Perm.ANY)])
+    outcomes, changed = control.delete([
+        AclBindingFilter.of(Res.ANY, "b", Pat.ANY, None, None, Op.ANY, Perm.ANY),
+        AclBindingFilter.of(Res.TOPIC, None, Pat.UNKNOWN, None, None, Op.ANY, Perm.ANY)])
     assert changed and outcomes[0][2] == [acl("b", pattern=PRE)] and outcomes[1][0] == E.INVALID_REQUEST
     store.close()
     again = AclControl(ControllerStore(str(tmp_path)))
