@@ -21,7 +21,7 @@ from kafkalite.protocol.acl import PatternType as Pat
 from kafkalite.protocol.acl import ResourceType as Res
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.server.authorizer import OPERATIONS_OF, operations_bits
-from kafkalite.server.authorizer.settings import AuthorizerSettings
+from kafkalite.server.authorizer.settings import STANDARD_AUTHORIZER, AuthorizerSettings
 from kafkalite.server.authorizer.standard import StandardAuthorizer
 from kafkalite.server.config import BrokerConfig
 
@@ -43,8 +43,8 @@ def acl(name: str, op: Op = Op.READ, perm: Perm = ALLOW, principal: str = "User:
 
 def authorizer(*acls: AclBinding, super_users: str = "",
                allow_if_none: bool = False) -> StandardAuthorizer:
-    a = StandardAuthorizer(AuthorizerSettings("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                                              frozenset(s for s in super_users.split(";") if s), allow_if_none))
+    supers = frozenset(s for s in super_users.split(";") if s)
+    a = StandardAuthorizer(AuthorizerSettings(STANDARD_AUTHORIZER, supers, allow_if_none))
     a.load(acls)
     return a
 
