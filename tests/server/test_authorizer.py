@@ -245,3 +245,12 @@ def test_the_controllers_set_is_stored(tmp_path):
     again.load()
     assert again.acls == {acl("a")}
     again.store.close()
+
+
+def test_a_push_replaces_the_acls_and_the_decisions_kept():
+    a = authorizer(acl("t"))
+    assert a.authorize(Req(), Op.READ, Res.TOPIC, "t")
+    a.load([acl("t", Op.READ, DENY)])
+    assert not a.authorize(Req(), Op.READ, Res.TOPIC, "t")
+    a.load([])
+    assert not a.authorize(Req(), Op.READ, Res.TOPIC, "t")  # no ACL, allow.everyone false

@@ -18,9 +18,12 @@ The rules, as Kafka's:
    else denied.
 
 Matching is by index, not by scan: per resource type a dict of LITERAL names (``*`` among
-them) and one of PREFIXED names with the set of prefix lengths present, so an action costs a
-few dict lookups whatever the number of bindings. The index is rebuilt whole on each push and
-swapped in: request handlers read it without a lock.
+them) and one of PREFIXED names with the set of prefix lengths present, each name's bindings by
+principal, so an action costs a few dict lookups and looks only at the bindings of its principal
+and ``User:*`` whatever the number of bindings. Decisions are kept (principal, host, operation,
+resource) until the next push, so a repeated check is one dict lookup. The index is rebuilt whole
+on each push and swapped in with an empty set of decisions: request handlers read it without a
+lock.
 
 Each decision is logged as Kafka's ``kafka.authorizer.logger`` does (denied at INFO, allowed at
 DEBUG, unless the handler asked not to) and counted (the authorizer metrics).
@@ -66,34 +69,37 @@ RESOURCE_TYPE_NAMES = {
     ResourceType.USER: "User",
 }
 
-# An entry of the index: (principal, host, operation, permission type, the binding).
-Entry = tuple[str, str, AclOperation, AclPermissionType, AclBinding]
+# Decisions kept per ACL set (a dict lookup instead of the matching); cleared when full.
+DECISIONS_KEPT = 65536
+# An entry of the index: (host, operation, permission type, the binding).
+Entry = tuple[str, AclOperation, AclPermissionType, AclBinding]
+# The bindings of one resource pattern by principal (Kafka's wildcard User:* among them).
+Section = dict[str, list[Entry]]
 
 
 class _TypeIndex:
     __slots__ = ("literal", "prefix_lengths", "prefixed")
 
     def __init__(self) -> None:
-        self.literal: dict[str, list[Entry]] = {}
-        self.prefixed: dict[str, list[Entry]] = {}
+        self.literal: dict[str, Section] = {}
+        self.prefixed: dict[str, Section] = {}
         self.prefix_lengths: tuple[int, ...] = ()
 
 
 def build_index(acls: Iterable[AclBinding]) -> dict[ResourceType, _TypeIndex]:
     index: dict[ResourceType, _TypeIndex] = {}
-    for b in acls:
+    for b in sorted(acls):
         t = index.setdefault(b.resource_type, _TypeIndex())
         table = t.literal if b.pattern_type == PatternType.LITERAL else t.prefixed
-        table.setdefault(b.resource_name, []).append((b.principal, b.host, b.operation, b.permission_type, b))
+        section = table.setdefault(b.resource_name, {})
+        section.setdefault(b.principal, []).append((b.host, b.operation, b.permission_type, b))
     for t in index.values():
         t.prefix_lengths = tuple(sorted({len(name) for name in t.prefixed}))
     return index
 
 
-def _matches(entry: Entry, principal: str, host: str, operation: AclOperation) -> bool:
-    p, h, op, permission, _ = entry
-    if p != principal and p != WILDCARD_PRINCIPAL:
-        return False
+def _matches(entry: Entry, host: str, operation: AclOperation) -> bool:
+    h, op, permission, _ = entry
     if h != host and h != WILDCARD:
         return False
     if op == AclOperation.ALL or op == operation:
@@ -114,7 +120,11 @@ class StandardAuthorizer:
         self.settings = settings
         self.super_users = settings.super_users
         self.allow_if_no_acl = settings.allow_everyone_if_no_acl_found
-        self._index: dict[ResourceType, _TypeIndex] = {}
+        # The index and the decisions taken over it (swapped in together: a push starts both anew).
+        self._state: tuple[dict[ResourceType, _TypeIndex], dict[tuple, tuple[bool, str | AclBinding]]] = (
+            {},
+            {},
+        )
         self.acls: frozenset[AclBinding] = frozenset()
         self.loaded = False  # the controller's set has come
         self._lock = threading.Lock()
@@ -127,20 +137,27 @@ class StandardAuthorizer:
         """The controller's whole set (a push): swapped in at once."""
         acls = frozenset(acls)
         index = build_index(acls)
-        self._index, self.acls = index, acls
+        self._state, self.acls = (index, {}), acls
         self.loaded = True
 
     # --- deciding ---------------------------------------------------------------------------------
 
     def _decide(
-        self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str
-    ) -> tuple[bool, str]:
-        """(allowed, the rule that decided, as Kafka's MatchingRule prints)."""
+        self,
+        index: dict[ResourceType, _TypeIndex],
+        principal: str,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        name: str,
+    ) -> tuple[bool, str | AclBinding]:
+        """(allowed, the rule that decided: the matching binding, else its name as Kafka's
+        MatchingRule prints it)."""
         if principal in self.super_users:
             return True, "SuperUser"
         if not self.loaded:
             return False, "AuthorizerNotReady"
-        t = self._index.get(resource_type)
+        t = index.get(resource_type)
         if t is None:
             return self._no_acl()
         sections = []
@@ -164,17 +181,21 @@ class StandardAuthorizer:
             return self._no_acl()
         allowed_by: AclBinding | None = None
         for section in sections:
-            for entry in section:
-                if _matches(entry, principal, host, operation):
-                    if entry[3] == DENY:
-                        return False, f"MatchingAcl(acl={entry[4]})"
-                    if allowed_by is None:
-                        allowed_by = entry[4]
+            for who in (principal, WILDCARD_PRINCIPAL):
+                entries = section.get(who)
+                if entries is None:
+                    continue
+                for entry in entries:
+                    if _matches(entry, host, operation):
+                        if entry[2] == DENY:
+                            return False, entry[3]
+                        if allowed_by is None:
+                            allowed_by = entry[3]
         if allowed_by is not None:
-            return True, f"MatchingAcl(acl={allowed_by})"
+            return True, allowed_by
         return False, "DefaultRule(result=DENIED)"
 
-    def _no_acl(self) -> tuple[bool, str]:
+    def _no_acl(self) -> tuple[bool, str | AclBinding]:
         if self.allow_if_no_acl:
             return True, "DefaultRule(result=ALLOWED, noAclFound)"
         return False, "DefaultRule(result=DENIED, noAclFound)"
@@ -191,7 +212,16 @@ class StandardAuthorizer:
     ) -> bool:
         principal = request.principal
         host = request.client_address
-        allowed, rule = self._decide(principal, host, operation, resource_type, name)
+        index, decided = self._state
+        key = (principal, host, operation, resource_type, name)
+        found = decided.get(key)
+        if found is None:
+            found = self._decide(index, *key)
+            if self.loaded:  # not cached while not ready
+                if len(decided) >= DECISIONS_KEPT:
+                    decided.clear()
+                decided[key] = found
+        allowed, rule = found
         if count:
             with self._lock:
                 if allowed:
@@ -216,14 +246,14 @@ class StandardAuthorizer:
         resource_type: ResourceType,
         name: str,
         allowed: bool,
-        rule: str,
+        rule: str | AclBinding,
     ) -> str:
         """Kafka's buildAuditMessage."""
         return (
             f"Principal = {principal} is {'Allowed' if allowed else 'Denied'} operation = {operation.name} "
             f"from host = {host} on resource = {RESOURCE_TYPE_NAMES.get(resource_type, resource_type.name)}"
             f":LITERAL:{name} for request = {api_name(request.api_key)} with resourceRefCount = 1 "
-            f"based on rule {rule}"
+            f"based on rule {rule if isinstance(rule, str) else f'MatchingAcl(acl={rule})'}"
         )
 
     def authorize(
