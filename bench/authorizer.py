@@ -28,9 +28,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import statistics
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -110,10 +112,27 @@ class Broker:
         return f"127.0.0.1:{self.nodes[0].client_port}"
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def checks_made(broker: Broker) -> int:
+    """The broker's authorization decisions so far (its authorizer metrics; 0 without any)."""
+    port = broker.nodes[0].metrics_port
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    for line in text.splitlines():
+        if line.startswith("kafka_server_authorizer_metrics_authorization_request_total"):
+            return int(float(line.split()[-1]))
+    return 0
+
+
 @contextlib.contextmanager
 def _broker(name: str, extra: tuple[str, ...]) -> Iterator[Broker]:
     work = tempfile.mkdtemp(prefix="kafkalite-bench-authorizer-")
-    nodes = C.start(1, work, free_base_port(1), extra)
+    nodes = C.start(1, work, free_base_port(1), extra, metrics_base=_free_port())
     try:
         if not C.wait_registered(nodes, 60):
             raise RuntimeError(f"the {name} broker did not come up")
@@ -280,6 +299,7 @@ def run(
         _create_acls(on, acls)
         for b in (off, on):
             _create_topic(b)
+        before = checks_made(on)
         for r in range(rounds):
             for b in (off, on) if r % 2 == 0 else (on, off):
                 found = produce_fetch(b, seconds)
@@ -288,9 +308,11 @@ def run(
                     f"round {r + 1}/{rounds} authorizer {b.name}: produce {found[0]:,.0f}/s, fetch "
                     f"{found[1]:,.0f}/s, produce+fetch {found[2]:,.0f} messages/s"
                 )
-    checks = checks_per_second(acls, min(seconds, 2.0))
-    say(f"authorize(): {checks[0]:,.0f} calls/s with {len(acls)} ACLs, {checks[1]:,.0f} with ALLOW_ALL")
-    body = _section(results, checks, len(acls), seconds, rounds, command)
+        checks = checks_made(on) - before
+    say(f"authorization checks the broker made during the rounds: {checks:,}")
+    rates = checks_per_second(acls, min(seconds, 2.0))
+    say(f"authorize(): {rates[0]:,.0f} calls/s with {len(acls)} ACLs, {rates[1]:,.0f} with ALLOW_ALL")
+    body = _section(results, rates, checks, len(acls), seconds, rounds, command)
     if write_md:
         write_section(write_md, "authorizer", body)
         say(f"wrote {write_md}")
@@ -299,7 +321,8 @@ def run(
 
 def _section(
     results: dict[str, list[tuple[float, float, float]]],
-    checks: tuple[float, float],
+    rates: tuple[float, float],
+    checks: int,
     acl_count: int,
     seconds: float,
     rounds: int,
@@ -315,16 +338,25 @@ def _section(
         f"(confluent-kafka, acks=1, linger 5 ms, {VALUE_BYTES}-byte values, topic of {PARTITIONS} "
         f"partitions) then fetching it all back, the two brokers in turn (order reversed every other "
         f"round), medians.\n\n"
-        "| authorizer | produce messages/s | fetch messages/s | produce+fetch messages/s |\n"
-        "| --- | ---: | ---: | ---: |\n"
+        "| authorizer | produce messages/s | fetch messages/s | produce+fetch messages/s | each round |\n"
+        "| --- | ---: | ---: | ---: | --- |\n"
     )
     for k, label in (("off", "none"), ("on", f"StandardAuthorizer, {acl_count:,} ACLs")):
-        text += f"| {label} | {med[k][0]:,.0f} | {med[k][1]:,.0f} | {med[k][2]:,.0f} |\n"
-    per_call_ns = 1e9 / checks[0]
+        each = ", ".join(f"{x[2]:,.0f}" for x in results[k])
+        text += f"| {label} | {med[k][0]:,.0f} | {med[k][1]:,.0f} | {med[k][2]:,.0f} | {each} |\n"
+    text += f"\nAuthorization checks the broker with the authorizer made during the rounds: {checks:,}" + (
+        " (none: this build's Produce and Fetch handlers do not ask the authorizer yet, so the two "
+        "rows differ by the machine's noise alone; rerun once every api's checks are in).\n"
+        if checks == 0
+        else ".\n"
+    )
     text += (
-        f"\nOne check (`authorize` of WRITE on the topic, in-process): {checks[0]:,.0f} calls/s "
-        f"({per_call_ns:,.0f} ns each) with {acl_count:,} ACLs, {checks[1]:,.0f} calls/s with ALLOW_ALL.\n\n"
+        f"\nOne check (`authorize` of WRITE on the topic, in-process): {rates[0]:,.0f} calls/s "
+        f"({1e9 / rates[0]:,.0f} ns each) with {acl_count:,} ACLs, {rates[1]:,.0f} calls/s "
+        f"({1e9 / rates[1]:,.0f} ns) with ALLOW_ALL.\n\n"
         f"Goals:\n\n- produce+fetch with the authorizer at least 0.95x without: {ratio:.2f}x, "
-        f"{'met' if ratio >= 0.95 else 'NOT met'}\n"
+        f"{'met' if ratio >= 0.95 else 'NOT met'}"
+        + (" (not measurable yet: no check was made)" if checks == 0 else "")
+        + "\n"
     )
     return text

@@ -254,3 +254,19 @@ def test_a_push_replaces_the_acls_and_the_decisions_kept():
     assert not a.authorize(Req(), Op.READ, Res.TOPIC, "t")
     a.load([])
     assert not a.authorize(Req(), Op.READ, Res.TOPIC, "t")  # no ACL, allow.everyone false
+
+
+def test_the_authorizer_logger_is_a_broker_logger():
+    from kafkalite.controller.configs import Op as ConfigOp
+    from kafkalite.protocol.messages import incremental_alter_configs as iac
+    from kafkalite.server.dynamic_config import BrokerLoggers
+
+    logger = logging.getLogger("kafka.authorizer.logger")
+    before = logger.level
+    try:
+        loggers = BrokerLoggers()
+        assert "kafka.authorizer.logger" in loggers.levels()
+        loggers.alter([ConfigOp("kafka.authorizer.logger", iac.OP_SET, "DEBUG")], validate_only=False)
+        assert logger.level == logging.DEBUG
+    finally:
+        logger.setLevel(before)
