@@ -32,3 +32,4 @@ def test_the_authorizer_bench_writes_its_section(tmp_path):
     for row in rows:
         assert all(float(c.replace(",", "")) > 0 for c in row.strip("|").split("|")[1:])
     assert "produce+fetch with the authorizer at least 0.95x without" in doc
+    assert "Authorization checks the broker with the authorizer made during the rounds" in doc
