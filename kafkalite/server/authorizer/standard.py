@@ -70,7 +70,7 @@ RESOURCE_TYPE_NAMES = {
 }
 
 # Decisions kept per ACL set (a dict lookup instead of the matching); cleared when full.
-DECISIONS_KEPT = 65536
+DECISIONS_KEPT = 50_000
 # An entry of the index: (host, operation, permission type, the binding).
 Entry = tuple[str, AclOperation, AclPermissionType, AclBinding]
 # The bindings of one resource pattern by principal (Kafka's wildcard User:* among them).
