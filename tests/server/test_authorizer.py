@@ -36,13 +36,19 @@ class Req:
     api_key: int = ApiKey.FETCH
 
 
-def acl(name: str, op: Op = Op.READ, perm: Perm = ALLOW, principal: str = "User:alice", host: str = "*",
-        pattern: Pat = LIT, res: Res = Res.TOPIC) -> AclBinding:
+def acl(
+    name: str,
+    op: Op = Op.READ,
+    perm: Perm = ALLOW,
+    principal: str = "User:alice",
+    host: str = "*",
+    pattern: Pat = LIT,
+    res: Res = Res.TOPIC,
+) -> AclBinding:
     return AclBinding(res, name, pattern, principal, host, op, perm)
 
 
-def authorizer(*acls: AclBinding, super_users: str = "",
-               allow_if_none: bool = False) -> StandardAuthorizer:
+def authorizer(*acls: AclBinding, super_users: str = "", allow_if_none: bool = False) -> StandardAuthorizer:
     supers = frozenset(s for s in super_users.split(";") if s)
     a = StandardAuthorizer(AuthorizerSettings(STANDARD_AUTHORIZER, supers, allow_if_none))
     a.load(acls)
@@ -81,9 +87,16 @@ def test_deny_wins_and_deny_matches_only_its_own_operation():
     assert not a.authorize(r, Op.READ, Res.TOPIC, "p1")
 
 
-@pytest.mark.parametrize(("granted", "implied"), [
-    (Op.READ, Op.DESCRIBE), (Op.WRITE, Op.DESCRIBE), (Op.DELETE, Op.DESCRIBE), (Op.ALTER, Op.DESCRIBE),
-    (Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS)])
+@pytest.mark.parametrize(
+    ("granted", "implied"),
+    [
+        (Op.READ, Op.DESCRIBE),
+        (Op.WRITE, Op.DESCRIBE),
+        (Op.DELETE, Op.DESCRIBE),
+        (Op.ALTER, Op.DESCRIBE),
+        (Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS),
+    ],
+)
 def test_implied_operations(granted, implied):
     a = authorizer(acl("t", granted))
     assert a.authorize(Req(), implied, Res.TOPIC, "t")
@@ -110,7 +123,8 @@ def test_authorized_and_authorized_operations():
     assert a.authorized_operations(Req(), Res.GROUP, "g") == operations_bits([Op.READ, Op.DESCRIBE])
     su = authorizer(super_users="User:alice")
     assert su.authorized_operations(Req(), Res.CLUSTER, "kafka-cluster") == operations_bits(
-        OPERATIONS_OF[Res.CLUSTER])
+        OPERATIONS_OF[Res.CLUSTER]
+    )
 
 
 def test_logged_as_kafkas_authorizer_logger_and_counted(caplog):
@@ -121,9 +135,14 @@ def test_logged_as_kafkas_authorizer_logger_and_counted(caplog):
         assert not a.authorize(Req("User:bob"), Op.READ, Res.TOPIC, "quiet", log_if_denied=False)
     records = [r for r in caplog.records if r.name == "kafka.authorizer.logger"]
     assert [r.levelno for r in records] == [logging.DEBUG, logging.INFO]
-    assert records[1].getMessage().startswith(
-        "Principal = User:bob is Denied operation = WRITE from host = 10.1.2.3 on resource = Topic:LITERAL:t "
-        "for request = Fetch")
+    assert (
+        records[1]
+        .getMessage()
+        .startswith(
+            "Principal = User:bob is Denied operation = WRITE from host = 10.1.2.3 "
+            "on resource = Topic:LITERAL:t for request = Fetch"
+        )
+    )
     assert "Principal = User:alice is Allowed operation = READ" in records[0].getMessage()
     assert (a.allowed_count, a.denied_count) == (1, 2)
     families = {m.name: m for m in a.metrics()}
@@ -132,8 +151,14 @@ def test_logged_as_kafkas_authorizer_logger_and_counted(caplog):
 
 
 def test_settings_from_the_broker_config():
-    cfg = BrokerConfig({"node.id": "1", "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-                        "super.users": "User:admin; User:ops", "allow.everyone.if.no.acl.found": "true"})
+    cfg = BrokerConfig(
+        {
+            "node.id": "1",
+            "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+            "super.users": "User:admin; User:ops",
+            "allow.everyone.if.no.acl.found": "true",
+        }
+    )
     s = cfg.authorizer_settings()
     assert s.enabled and s.super_users == {"User:admin", "User:ops"} and s.allow_everyone_if_no_acl_found
     assert not BrokerConfig({"node.id": "1"}).authorizer_settings().enabled
@@ -143,8 +168,17 @@ def test_settings_from_the_broker_config():
 
 # --- the model: Kafka's rules as a plain scan -----------------------------------------------------
 
-def model(acls: list[AclBinding], super_users: set[str], allow_if_none: bool, principal: str, host: str,
-          op: Op, res: Res, name: str) -> bool:
+
+def model(
+    acls: list[AclBinding],
+    super_users: set[str],
+    allow_if_none: bool,
+    principal: str,
+    host: str,
+    op: Op,
+    res: Res,
+    name: str,
+) -> bool:
     if principal in super_users:
         return True
 
@@ -160,12 +194,16 @@ def model(acls: list[AclBinding], super_users: set[str], allow_if_none: bool, pr
             return True
         if b.permission_type == DENY:
             return False
-        return (op == Op.DESCRIBE and b.operation in (Op.READ, Op.WRITE, Op.DELETE, Op.ALTER)) or \
-            (op == Op.DESCRIBE_CONFIGS and b.operation == Op.ALTER_CONFIGS)
+        return (op == Op.DESCRIBE and b.operation in (Op.READ, Op.WRITE, Op.DELETE, Op.ALTER)) or (
+            op == Op.DESCRIBE_CONFIGS and b.operation == Op.ALTER_CONFIGS
+        )
 
     relevant = [b for b in acls if applies(b)]
-    matching = [b for b in relevant if b.principal in (principal, "User:*") and b.host in (host, "*")
-                and op_matches(b)]
+    matching = [
+        b
+        for b in relevant
+        if b.principal in (principal, "User:*") and b.host in (host, "*") and op_matches(b)
+    ]
     if any(b.permission_type == DENY for b in matching):
         return False
     if matching:
@@ -178,16 +216,32 @@ PRINCIPALS = st.sampled_from(["User:alice", "User:bob", "User:*"])
 HOSTS = st.sampled_from(["10.0.0.1", "10.0.0.2", "*"])
 OPS = st.sampled_from([o for o in Op if o not in (Op.UNKNOWN, Op.ANY)])
 RESOURCES = st.sampled_from([Res.TOPIC, Res.GROUP])
-BINDINGS = st.builds(AclBinding, RESOURCES, NAMES, st.sampled_from([LIT, PRE]), PRINCIPALS, HOSTS, OPS,
-                     st.sampled_from([ALLOW, DENY]))
+BINDINGS = st.builds(
+    AclBinding,
+    RESOURCES,
+    NAMES,
+    st.sampled_from([LIT, PRE]),
+    PRINCIPALS,
+    HOSTS,
+    OPS,
+    st.sampled_from([ALLOW, DENY]),
+)
 
 
 @settings(max_examples=400, deadline=None)
-@given(acls=st.lists(BINDINGS, max_size=12), super_user=st.booleans(), allow_if_none=st.booleans(),
-       principal=st.sampled_from(["User:alice", "User:bob"]), host=st.sampled_from(["10.0.0.1", "10.0.0.2"]),
-       op=OPS, res=RESOURCES, name=st.text("ab", min_size=1, max_size=4))
-def test_the_authorizer_agrees_with_a_model_of_kafkas_rules(acls, super_user, allow_if_none, principal, host,
-                                                             op, res, name):
+@given(
+    acls=st.lists(BINDINGS, max_size=12),
+    super_user=st.booleans(),
+    allow_if_none=st.booleans(),
+    principal=st.sampled_from(["User:alice", "User:bob"]),
+    host=st.sampled_from(["10.0.0.1", "10.0.0.2"]),
+    op=OPS,
+    res=RESOURCES,
+    name=st.text("ab", min_size=1, max_size=4),
+)
+def test_the_authorizer_agrees_with_a_model_of_kafkas_rules(
+    acls, super_user, allow_if_none, principal, host, op, res, name
+):
     supers = {"User:bob"} if super_user else set()
     a = authorizer(*acls, super_users=";".join(supers), allow_if_none=allow_if_none)
     expected = model(acls, supers, allow_if_none, principal, host, op, res, name)
@@ -196,10 +250,13 @@ def test_the_authorizer_agrees_with_a_model_of_kafkas_rules(acls, super_user, al
 
 # --- filters and the controller's set -----------------------------------------------------------
 
+
 def test_filters_as_kafkas_acl_binding_filter():
     lit, pre, star = acl("orders"), acl("ord", pattern=PRE), acl("*")
+
     def f(res=Res.ANY, name=None, pat=Pat.ANY, principal=None, host=None, op=Op.ANY, perm=Perm.ANY):
         return AclBindingFilter(res, name, pat, principal, host, op, perm)
+
     assert all(f().matches(b) for b in (lit, pre, star))
     assert [b for b in (lit, pre, star) if f(name="orders").matches(b)] == [lit]  # ANY: exact names
     assert [b for b in (lit, pre, star) if f(name="orders", pat=Pat.MATCH).matches(b)] == [lit, pre, star]
@@ -214,16 +271,24 @@ def test_filters_as_kafkas_acl_binding_filter():
         f(op=Op.UNKNOWN).validate()
 
 
-@pytest.mark.parametrize(("binding", "message"), [
-    (acl("t", res=Res.ANY), "Invalid resourceType ANY"),
-    (acl("t", pattern=Pat.MATCH), "Invalid patternType MATCH"),
-    (acl("t", op=Op.ANY), "Invalid operation ANY"),
-    (acl("t", perm=Perm.ANY), "Invalid permissionType ANY"),
-    (acl("", ), "Invalid empty resource name"),
-    (acl("other", res=Res.CLUSTER), "The only valid name for the CLUSTER resource is kafka-cluster"),
-    (acl("t", principal="alice"), "Could not parse principal from `alice`"),
-    (acl("t", op=Op.UNKNOWN), "UNKNOWN"),
-])
+@pytest.mark.parametrize(
+    ("binding", "message"),
+    [
+        (acl("t", res=Res.ANY), "Invalid resourceType ANY"),
+        (acl("t", pattern=Pat.MATCH), "Invalid patternType MATCH"),
+        (acl("t", op=Op.ANY), "Invalid operation ANY"),
+        (acl("t", perm=Perm.ANY), "Invalid permissionType ANY"),
+        (
+            acl(
+                "",
+            ),
+            "Invalid empty resource name",
+        ),
+        (acl("other", res=Res.CLUSTER), "The only valid name for the CLUSTER resource is kafka-cluster"),
+        (acl("t", principal="alice"), "Could not parse principal from `alice`"),
+        (acl("t", op=Op.UNKNOWN), "UNKNOWN"),
+    ],
+)
 def test_bad_bindings_are_invalid_requests(binding, message):
     with pytest.raises(ApiError) as e:
         validate_new_acl(binding)
@@ -233,12 +298,24 @@ def test_bad_bindings_are_invalid_requests(binding, message):
 def test_the_controllers_set_is_stored(tmp_path):
     store = ControllerStore(str(tmp_path))
     control = AclControl(store)
-    results, changed = control.create([acl("a"), acl("a"), acl("b", pattern=PRE), acl("", )])
+    results, changed = control.create(
+        [
+            acl("a"),
+            acl("a"),
+            acl("b", pattern=PRE),
+            acl(
+                "",
+            ),
+        ]
+    )
     assert changed and [c for c, _ in results] == [E.NONE, E.NONE, E.NONE, E.INVALID_REQUEST]
     assert control.create([acl("a")]) == ([(E.NONE, None)], False)
-    outcomes, changed = control.delete([
-        AclBindingFilter.of(Res.ANY, "b", Pat.ANY, None, None, Op.ANY, Perm.ANY),
-        AclBindingFilter.of(Res.TOPIC, None, Pat.UNKNOWN, None, None, Op.ANY, Perm.ANY)])
+    outcomes, changed = control.delete(
+        [
+            AclBindingFilter.of(Res.ANY, "b", Pat.ANY, None, None, Op.ANY, Perm.ANY),
+            AclBindingFilter.of(Res.TOPIC, None, Pat.UNKNOWN, None, None, Op.ANY, Perm.ANY),
+        ]
+    )
     assert changed and outcomes[0][2] == [acl("b", pattern=PRE)] and outcomes[1][0] == E.INVALID_REQUEST
     store.close()
     again = AclControl(ControllerStore(str(tmp_path)))
@@ -270,3 +347,39 @@ def test_the_authorizer_logger_is_a_broker_logger():
         assert logger.level == logging.DEBUG
     finally:
         logger.setLevel(before)
+
+
+def test_authorize_by_resource_type_as_kafkas_default():
+    r = Req()
+    assert not authorizer().authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert authorizer(super_users="User:alice").authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert authorizer(allow_if_none=True).authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert authorizer(acl("t", Op.WRITE)).authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert authorizer(acl("t", Op.ALL)).authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert not authorizer(acl("t", Op.READ)).authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert not authorizer(acl("t", Op.WRITE, host="10.9.9.9")).authorize_by_resource_type(
+        r, Op.WRITE, Res.TOPIC
+    )
+    # A DENY of the same literal name, a PREFIXED DENY of a prefix, a LITERAL '*' DENY: denied.
+    assert not authorizer(acl("t", Op.WRITE), acl("t", Op.WRITE, DENY)).authorize_by_resource_type(
+        r, Op.WRITE, Res.TOPIC
+    )
+    assert not authorizer(
+        acl("orders", Op.WRITE), acl("ord", Op.WRITE, DENY, pattern=PRE)
+    ).authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert not authorizer(acl("*", Op.WRITE), acl("*", Op.WRITE, DENY)).authorize_by_resource_type(
+        r, Op.WRITE, Res.TOPIC
+    )
+    # A literal '*' ALLOW wins over other DENYs; an ALLOW not dominated by a DENY is enough.
+    assert authorizer(acl("*", Op.WRITE), acl("t", Op.WRITE, DENY)).authorize_by_resource_type(
+        r, Op.WRITE, Res.TOPIC
+    )
+    assert authorizer(
+        acl("a", Op.WRITE), acl("b", Op.WRITE), acl("a", Op.WRITE, DENY)
+    ).authorize_by_resource_type(r, Op.WRITE, Res.TOPIC)
+    assert authorizer(acl("t", Op.WRITE, principal="User:*")).authorize_by_resource_type(
+        r, Op.WRITE, Res.TOPIC
+    )
+    assert not authorizer(acl("t", Op.WRITE, res=Res.GROUP)).authorize_by_resource_type(
+        r, Op.WRITE, Res.TOPIC
+    )

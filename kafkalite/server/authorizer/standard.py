@@ -289,6 +289,52 @@ class StandardAuthorizer:
                 bits |= 1 << int(op)
         return bits
 
+    def authorize_by_resource_type(
+        self, request: Any, operation: AclOperation, resource_type: ResourceType
+    ) -> bool:
+        """Kafka's Authorizer.authorizeByResourceType (the default StandardAuthorizer keeps):
+        allowed if a resource of the type named "hardcode" is (super users, or no ACL with
+        allow.everyone.if.no.acl.found), else if the principal (or User:*) from this host has an
+        ALLOW of the operation (or ALL) on a LITERAL ``*``, or on a LITERAL name no DENY names
+        exactly and no PREFIXED DENY prefixes, or on a PREFIXED name no PREFIXED DENY prefixes. A
+        LITERAL ``*`` DENY denies."""
+        if self._authorize(request, operation, resource_type, "hardcode", True, False):
+            return True
+        principal, host = request.principal, request.client_address
+        deny_literal: set[str] = set()
+        deny_prefixed: set[str] = set()
+        allow: list[tuple[PatternType, str]] = []
+        wildcard_allow = False
+        for b in self.acls:
+            if b.resource_type != resource_type:
+                continue
+            if b.host != host and b.host != WILDCARD:
+                continue
+            if b.principal != principal and b.principal != WILDCARD_PRINCIPAL:
+                continue
+            if b.operation != operation and b.operation != AclOperation.ALL:
+                continue
+            if b.permission_type == DENY:
+                if b.pattern_type == PatternType.LITERAL:
+                    if b.resource_name == WILDCARD:
+                        return False
+                    deny_literal.add(b.resource_name)
+                elif b.pattern_type == PatternType.PREFIXED:
+                    deny_prefixed.add(b.resource_name)
+            elif b.permission_type == ALLOW:
+                if b.pattern_type == PatternType.LITERAL and b.resource_name == WILDCARD:
+                    wildcard_allow = True
+                else:
+                    allow.append((b.pattern_type, b.resource_name))
+        if wildcard_allow:
+            return True
+        for pattern, name in allow:
+            if pattern == PatternType.LITERAL and name in deny_literal:
+                continue
+            if not any(name[:n] in deny_prefixed for n in range(1, len(name) + 1)):
+                return True
+        return False
+
     # --- metrics ----------------------------------------------------------------------------------
 
     def metrics(self) -> Iterator[Metric]:
