@@ -23,6 +23,7 @@ from kafkalite.protocol.messages import create_acls as ca
 from kafkalite.protocol.messages import delete_acls as da
 from kafkalite.protocol.messages import describe_acls as dea
 from kafkalite.protocol.messages import sasl_authenticate, sasl_handshake
+from kafkalite.server.authorizer import ALLOW_ALL
 from kafkalite.testing import Cluster
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
@@ -244,9 +245,13 @@ def test_bad_bindings_and_filters_are_invalid_requests(cluster):
 def test_the_acl_apis_need_alter_and_describe_on_the_cluster(cluster):
     clear(cluster)
     denied = (E.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
+    broker2 = cluster.broker(2)
+    assert broker2.authorizer is broker2.standard_authorizer is not None  # what every handler asks
+    denials = broker2.standard_authorizer.denied_count
     assert create(cluster, 2, "alice", creation(Res.TOPIC, "t", Pat.LITERAL, "User:alice", Op.READ)) == [
         denied
     ]
+    assert broker2.standard_authorizer.denied_count == denials + 1  # counted (the denial metric)
     assert describe(cluster, 2, "alice")[0] == E.CLUSTER_AUTHORIZATION_FAILED
     with login(cluster, 1, "alice") as c:
         r = c.call(ApiKey.DELETE_ACLS, 3, da.REQUEST(filters=[delete_filter()]))
@@ -499,6 +504,7 @@ def test_acls_survive_a_restart_of_the_whole_cluster(cluster):
 
 def test_without_an_authorizer_the_acl_apis_are_security_disabled():
     with Cluster(1, offsets_topic=False) as c:
+        assert c.broker(1).authorizer is ALLOW_ALL
         with Client("127.0.0.1", c.broker(1).bound_port("PLAINTEXT")) as client:
             r = client.call(
                 ApiKey.CREATE_ACLS,
