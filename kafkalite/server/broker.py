@@ -345,7 +345,7 @@ class Broker:
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
             ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
             ScramApis(self.socket_server.credentials, send, controller, self.controller_link,
-                      frozenset(self.config.controller_listener_names)),
+                      frozenset(self.config.controller_listener_names), self.authorizer),
             AclApis(self.standard_authorizer, send, controller, self.controller_link,
                     frozenset(self.config.controller_listener_names)))
 

@@ -425,3 +425,44 @@ def test_a_registering_broker_and_a_restarted_controller_get_the_credentials(tmp
     with running_broker(tmp_path / "1", **props) as again:  # the controller's store kept them
         assert wait_for(lambda: "late" in scram_users(again), timeout=10)
         assert confluent_login(again, "SCRAM-SHA-512", "late", "late-pw") == [1]
+
+
+# --- authorization -------------------------------------------------------------------------------
+
+def test_the_apis_need_describe_and_alter_on_the_cluster(tmp_path):
+    from kafka import KafkaAdminClient
+    from kafka.admin import ScramMechanism, UserScramCredentialUpsertion
+
+    from tests.support.brokers import running_broker
+
+    users = tmp_path / "users.properties"
+    users.write_text("admin=admin-pw\nbob=bob-pw\n")
+    props = {"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+             "listener.security.protocol.map":
+                 "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+             "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256", "sasl.plain.users.file": str(users),
+             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+             "super.users": "User:admin;User:ANONYMOUS"}  # ANONYMOUS: the controller's own connections
+
+    def admin_as(broker, user: str) -> KafkaAdminClient:
+        return KafkaAdminClient(bootstrap_servers=bootstrap(broker), security_protocol="SASL_PLAINTEXT",
+                                sasl_mechanism="PLAIN", sasl_plain_username=user,
+                                sasl_plain_password=f"{user}-pw", request_timeout_ms=10000)
+
+    with running_broker(tmp_path / "logs", **{k.replace(".", "_"): v for k, v in props.items()}) as broker:
+        upsert = [UserScramCredentialUpsertion("carol", ScramMechanism.SCRAM_SHA_256, "carol-pw")]
+        bob = admin_as(broker, "bob")
+        try:
+            assert bob.alter_user_scram_credentials(upsert) == {"carol": "Cluster authorization failed."}
+            with pytest.raises(Exception, match=r"CLUSTER_AUTHORIZATION_FAILED|Cluster authorization failed"):
+                bob.describe_user_scram_credentials(["carol"])
+        finally:
+            bob.close()
+        admin = admin_as(broker, "admin")
+        try:
+            assert admin.alter_user_scram_credentials(upsert) == {"carol": None}
+            assert wait_for(lambda: "carol" in scram_users(broker), timeout=10)
+            assert admin.describe_user_scram_credentials(["carol"])["carol"]["error"] is None
+        finally:
+            admin.close()
+        assert confluent_login(broker, "SCRAM-SHA-256", "carol", "carol-pw") == [1]

@@ -1,6 +1,10 @@
 """DescribeUserScramCredentials and AlterUserScramCredentials (KIP-554), and the controller's
 pushes of the credentials.
 
+- Authorization (with ``authorizer.class.name``): Describe needs DESCRIBE on the CLUSTER, Alter
+  ALTER on the CLUSTER (checked by the broker the client sent it to; a forwarded request was),
+  else CLUSTER_AUTHORIZATION_FAILED as Kafka's getErrorResponse puts it (top level and each user
+  for Describe; each user, sorted, for Alter).
 - Describe is answered by every broker from the credentials it was pushed (Kafka's brokers from
   their metadata image, ScramImage.describe): mechanism and iterations only.
 - Alter goes to the controller (controller/scram.py checks, stores the salted keys and pushes):
@@ -25,9 +29,11 @@ from kafkalite.controller.scram import CLEAR_ALL
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.network.sasl import CredentialCache
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkalite.protocol.messages import alter_user_scram_credentials as ausc
 from kafkalite.protocol.messages import describe_user_scram_credentials as dusc
 
+from ..authorizer import ALLOW_ALL, Authorizer
 from ..forwarding import PUSHED, forward, forwarded, origin
 from ..responses import respond
 from ..topic_configs import ControllerLink
@@ -84,8 +90,10 @@ def apply_push(credentials: CredentialCache, body: Any) -> None:
 
 class ScramApis:
     def __init__(self, credentials: CredentialCache, send_response: Any, controller: Any = None,
-                 link: ControllerLink | None = None, node_listeners: frozenset[str] = frozenset()) -> None:
+                 link: ControllerLink | None = None, node_listeners: frozenset[str] = frozenset(),
+                 authorizer: Authorizer = ALLOW_ALL) -> None:
         self.credentials = credentials
+        self.authorizer = authorizer
         self.send_response = send_response
         self.controller = controller  # on the controller's node
         self.link = link  # elsewhere
@@ -94,8 +102,17 @@ class ScramApis:
     def _origin(self, request: Request, pattern: re.Pattern[str]) -> int | None:
         return origin(request, pattern, self.node_listeners)
 
+    def _allowed(self, request: Request, operation: AclOperation) -> bool:
+        return self.authorizer.authorize(request, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
     def describe_user_scram_credentials(self, request: Request) -> Response | None:
         users = request.body.users
+        if not self._allowed(request, AclOperation.DESCRIBE):
+            code, message = E.CLUSTER_AUTHORIZATION_FAILED, E.BY_CODE[E.CLUSTER_AUTHORIZATION_FAILED].message
+            R = dusc.RESPONSE
+            return respond(request, R(throttle_time_ms=0, error_code=code, error_message=message, results=[
+                R["results"](user="", error_code=code, error_message=message, credential_infos=[])
+                for _ in users or ()]))
         names = None if users is None else [u.name for u in users]
         return respond(request, describe(self.credentials, names))
 
@@ -115,6 +132,11 @@ class ScramApis:
 
         def all_failed(code: int, message: str) -> list[tuple[str, int, str | None]]:
             return [(n, code, message) for n in names]
+
+        if forwarded_by is None and not self._allowed(request, AclOperation.ALTER):
+            code = E.CLUSTER_AUTHORIZATION_FAILED
+            answered([(n, code, E.BY_CODE[code].message) for n in sorted(names)])
+            return None
 
         if self.controller is not None:
             def done(future: concurrent.futures.Future) -> None:
