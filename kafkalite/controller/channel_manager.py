@@ -25,7 +25,7 @@ log = logging.getLogger("kafkalite.controller.channel_manager")
 BACKOFF = 0.1  # seconds, Kafka's 100 ms
 # AlterConfigs carries the controller's pushes of dynamic configs (controller/configs.py).
 CONTROL_APIS = frozenset({ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
-                          ApiKey.ALTER_CONFIGS})
+                          ApiKey.ALTER_CONFIGS, ApiKey.ALTER_CLIENT_QUOTAS})
 
 Callback = Callable[[Any], None]
 

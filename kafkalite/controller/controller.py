@@ -58,6 +58,8 @@ from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
 from .configs import PUSH_VERSION, ConfigurationControl, ResourceChange
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
+from .quotas import PUSH_VERSION as QUOTAS_PUSH_VERSION
+from .quotas import ClientQuotaControl
 from .reassignment import Ongoing, Reassignments
 from .request_batch import ControllerBrokerRequestBatch
 from .settings import ControllerSettings
@@ -98,6 +100,8 @@ class KafkaController:
         self._topic_configs: dict[str, dict[str, str]] = {}
         # Dynamic configs: AlterConfigs / IncrementalAlterConfigs, stored and pushed (configs.py).
         self.configs = ConfigurationControl(self._topic_configs, self.store)
+        # Client quotas: AlterClientQuotas, stored and pushed (quotas.py).
+        self.quotas = ClientQuotaControl(self.store)
         self.reassignments = Reassignments(self)  # the partition reassignments in progress
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
             queue.Queue()
@@ -124,6 +128,7 @@ class KafkaController:
         self.context.topic_ids.update(topics)
         self._topic_configs.update(self.store.load_topic_configs())
         self.configs.load()
+        self.quotas.load()
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)
             self.context.update_partition_replica_assignment(tp, list(p.replicas))
@@ -319,6 +324,8 @@ class KafkaController:
             self.channel.add_broker(b.id, self._endpoint(b))
             # Its dynamic configs first: they are queued before its LeaderAndIsr.
             self._push_configs([b.id], self.configs.full_sets(b.id, list(self.context.topic_ids)))
+            if self.quotas.entities:
+                self._push_quotas([b.id], self.quotas.entities)
         new_ids = {b.id for b in brokers}
         ctx = self.context
         changed = []
@@ -910,6 +917,27 @@ class KafkaController:
         body = self.configs.push_body(sets)
         for b in brokers:
             self.channel.send_request(b, ApiKey.ALTER_CONFIGS, PUSH_VERSION, body)
+
+    def alter_client_quotas(self, entries: list[Any], validate_only: bool) -> concurrent.futures.Future:
+        """AlterClientQuotas on the event thread: the future [(error code, message)] per entry;
+        the entities changed are stored and pushed to every live broker."""
+        return self.submit(lambda: self._alter_client_quotas(entries, validate_only),
+                           what=f"AlterClientQuotas of {len(entries)} entities")
+
+    def _alter_client_quotas(self, entries: list[Any], validate_only: bool) -> list[tuple[int, str | None]]:
+        try:
+            results, changed = self.quotas.alter(entries, validate_only)
+        except sqlite3.Error as e:
+            self._store_failed("client quotas", e, "the change is refused")
+            return [(E.KAFKA_STORAGE_ERROR, f"The controller could not store the quotas: {e}")] * len(entries)
+        if changed:
+            self._push_quotas(sorted(self.context.live_or_shutting_down_broker_ids), changed)
+        return results
+
+    def _push_quotas(self, brokers: list[int], sets: Mapping[Any, Mapping[str, float]]) -> None:
+        body = self.quotas.push_body(sets)
+        for b in brokers:
+            self.channel.send_request(b, ApiKey.ALTER_CLIENT_QUOTAS, QUOTAS_PUSH_VERSION, body)
 
     def broker_configs(self, name: str) -> dict[str, str]:
         """The dynamic configs of a broker id, or of '' (the cluster default); read from any thread."""

@@ -45,6 +45,7 @@ from kafkalite.network.settings import (
     SocketServerSettings,
     TlsSettings,
 )
+from kafkalite.server.client_quotas import QUOTA_SETTINGS, QuotaSettings
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
 from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
 from kafkalite.server.kafka_config_names import (
@@ -151,7 +152,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + TRANSACTION_SETTINGS + STORAGE_SETTINGS
+    + TRANSACTION_SETTINGS + STORAGE_SETTINGS + QUOTA_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -162,6 +163,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("log", "Log"),
     ("group", "Consumer groups"),
     ("transaction", "Transactions"),
+    ("quotas", "Client quotas"),
     ("security", "Security (SSL and SASL)"),
 )
 
@@ -474,6 +476,9 @@ class BrokerConfig:
 
     def replication_settings(self) -> ReplicationSettings:
         return view(ReplicationSettings, self._values)
+
+    def quota_settings(self) -> QuotaSettings:
+        return view(QuotaSettings, self._values)
 
     @property
     def controlled_shutdown(self) -> bool:

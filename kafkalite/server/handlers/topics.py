@@ -21,6 +21,7 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_partitions, create_topics, delete_topics
 
+from ..client_quotas import ThrottlingQuotaExceeded
 from ..metadata_cache import MetadataCache, Snapshot
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..responses import respond
@@ -72,6 +73,25 @@ class TopicApis:
         self.purgatory.try_complete_else_watch(operation, keys)
         return None
 
+    @staticmethod
+    def _mutation_refused(request: Request, throttle: list[int], permits: int, strict: bool) -> bool:
+        """controller_mutation_rate (KIP-599) for one topic's ``permits`` partitions: True when a
+        strict request (the versions that know THROTTLING_QUOTA_EXCEEDED) finds the bucket empty;
+        ``throttle[0]`` keeps the largest throttle time (a permissive request is accepted and
+        throttled after)."""
+        quotas = request.quotas
+        if quotas is None or quotas.exempt(request) or not quotas.controller_mutation.enabled or permits <= 0:
+            return False
+        user, client_id = quotas.who(request)
+        try:
+            ms = quotas.controller_mutation.record_mutation(user, client_id, permits, strict)
+        except ThrottlingQuotaExceeded as e:
+            throttle[0] = max(throttle[0], e.throttle_ms)
+            quotas.controller_mutation.throttled(user, client_id, e.throttle_ms)
+            return True
+        throttle[0] = max(throttle[0], ms)
+        return False
+
     # --- CreateTopics -------------------------------------------------------------------------
 
     def create_topics(self, request: Request) -> Response | None:
@@ -80,6 +100,7 @@ class TopicApis:
         results = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         configs: dict[str, dict[str, str]] = {}
+        throttle = [0]
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
             if self.controller is None:
@@ -91,6 +112,11 @@ class TopicApis:
                     result.error_code = E.INVALID_REQUEST
                     result.error_message = ("Both numPartitions or replicationFactor and replicasAssignments "
                                             "were set. Both cannot be used at the same time.")
+                elif not req.validate_only and self._mutation_refused(
+                        request, throttle, topic.num_partitions if topic.num_partitions > 0
+                        else len(assignment or {}) or 1, request.api_version >= 6):
+                    result.error_code = E.THROTTLING_QUOTA_EXCEEDED
+                    result.error_message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
                 else:
                     overrides = {c.name: c.value for c in topic.configs}
                     configs[topic.name] = overrides
@@ -98,7 +124,7 @@ class TopicApis:
                         topic.name, topic.num_partitions, topic.replication_factor, assignment,
                         req.validate_only, overrides)))
             results.append(result)
-        body = R(throttle_time_ms=0, topics=results)
+        body = R(throttle_time_ms=throttle[0], topics=results)
         return self._respond_or_wait(request, body, _DelayedCreateTopics(
             request, body, pending, req.validate_only, self, configs))
 
@@ -111,6 +137,8 @@ class TopicApis:
         results = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         counts: dict[str, int] = {}
+        throttle = [0]
+        snapshot = self.cache.snapshot
         for topic in req.topics:
             result = R["results"](name=topic.name, error_code=E.NONE, error_message=None)
             if names.count(topic.name) > 1:
@@ -118,6 +146,11 @@ class TopicApis:
             elif self.controller is None:
                 result.error_code = E.NOT_CONTROLLER
                 result.error_message = E.BY_CODE[E.NOT_CONTROLLER].message
+            elif not req.validate_only and self._mutation_refused(
+                    request, throttle, max(0, topic.count - _partition_count(snapshot, topic.name)),
+                    request.api_version >= 3):
+                result.error_code = E.THROTTLING_QUOTA_EXCEEDED
+                result.error_message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
             else:
                 assignment = ([list(a.broker_ids) for a in topic.assignments]
                               if topic.assignments is not None else None)
@@ -125,7 +158,7 @@ class TopicApis:
                 pending.append((result, self.controller.create_partitions(
                     topic.name, topic.count, assignment, req.validate_only)))
             results.append(result)
-        body = R(throttle_time_ms=0, results=results)
+        body = R(throttle_time_ms=throttle[0], results=results)
         return self._respond_or_wait(request, body, _DelayedCreatePartitions(
             request, body, pending, req.validate_only, self, counts))
 
@@ -138,16 +171,23 @@ class TopicApis:
                   else [(name, None) for name in req.topic_names])
         results = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
+        throttle = [0]
+        snapshot = self.cache.snapshot
         for name, topic_id in wanted:
             result = R["responses"](name=name, error_code=E.NONE)
             if topic_id is not None:
                 result.topic_id = topic_id
             if self.controller is None:
                 result.error_code = E.NOT_CONTROLLER
+            elif self._mutation_refused(request, throttle, _partition_count(snapshot, name),
+                                        version >= 5):
+                result.error_code = E.THROTTLING_QUOTA_EXCEEDED
+                if version >= 5:
+                    result.error_message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
             else:
                 pending.append((result, self.controller.delete_topic(name, topic_id)))
             results.append(result)
-        body = R(throttle_time_ms=0, responses=results)
+        body = R(throttle_time_ms=throttle[0], responses=results)
         return self._respond_or_wait(request, body, _DelayedDeleteTopics(request, body, pending, False, self))
 
 
@@ -251,3 +291,8 @@ class _DelayedDeleteTopics(_DelayedTopics):
 
     def shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
         return future.result() not in snap.topics
+
+
+def _partition_count(snapshot: Any, name: str | None) -> int:
+    info = snapshot.topics.get(name) if name is not None else None
+    return len(info.partitions) if info is not None else 0

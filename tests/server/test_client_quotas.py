@@ -1,0 +1,213 @@
+"""Client quotas end to end on a 2-broker cluster (broker 1 runs the controller): AlterClientQuotas
+and DescribeClientQuotas on the wire (kafka-python 3.0.12 and confluent-kafka 2.16 have no client
+quota admin calls), forwarded from broker 2 and pushed to both; a producer over producer_byte_rate
+held to it while another client id is not; a consumer over consumer_byte_rate likewise; throttle
+time in confluent-kafka's statistics; controller_mutation_rate refusing a burst of topics."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.protocol.messages import alter_client_quotas as acq
+from kafkalite.protocol.messages import create_topics as ct
+from kafkalite.protocol.messages import describe_client_quotas as dcq
+from kafkalite.server.broker import Broker
+from kafkalite.testing import Cluster
+from tests.support.wait import wait_for
+from tests.support.wire_client import Client
+
+pytestmark = pytest.mark.integration
+
+EXACT, DEFAULT, SPECIFIED = dcq.MATCH_EXACT, dcq.MATCH_DEFAULT, dcq.MATCH_SPECIFIED
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with Cluster(2, topics=["slow", "free", "reads"]) as c:
+        yield c
+
+
+def connect(broker: Broker, client_id: str = "test") -> Client:
+    return Client("127.0.0.1", broker.bound_port(None), client_id=client_id)
+
+
+def alter(broker: Broker, entries: list[tuple[list[tuple[str, str | None]], list[tuple[str, float, bool]]]],
+          validate_only: bool = False, version: int = 1) -> list[tuple[int, str | None]]:
+    Q = acq.REQUEST
+    body = Q(validate_only=validate_only, entries=[Q["entries"](
+        entity=[Q["entries"]["entity"](entity_type=t, entity_name=n) for t, n in entity],
+        ops=[Q["entries"]["ops"](key=k, value=v, remove=r) for k, v, r in ops]) for entity, ops in entries])
+    with connect(broker) as c:
+        return [(e.error_code, e.error_message) for e in c.call(ApiKey.ALTER_CLIENT_QUOTAS, version, body).entries]
+
+
+def describe(broker: Broker, components: list[tuple[str, int, str | None]], strict: bool = False,
+             version: int = 1) -> tuple[int, dict]:
+    Q = dcq.REQUEST
+    body = Q(strict=strict, components=[Q["components"](entity_type=t, match_type=m, match=n)
+                                        for t, m, n in components])
+    with connect(broker) as c:
+        r = c.call(ApiKey.DESCRIBE_CLIENT_QUOTAS, version, body)
+    if r.error_code:
+        return r.error_code, {}
+    return E.NONE, {tuple((e.entity_type, e.entity_name) for e in entry.entity):
+                    {v.key: v.value for v in entry.values} for entry in r.entries}
+
+
+def test_alter_forwarded_and_pushed_to_every_broker(cluster):
+    b1, b2 = cluster.broker(1), cluster.broker(2)
+    assert alter(b2, [([("user", "alice"), ("client-id", "app")], [("producer_byte_rate", 1024.0, False)]),
+                      ([("client-id", None)], [("consumer_byte_rate", 2048.0, False)])]) == [(0, None)] * 2
+    for b in (b1, b2):
+        assert wait_for(lambda b=b: describe(b, [("user", EXACT, "alice")])[1] == {
+            (("client-id", "app"), ("user", "alice")): {"producer_byte_rate": 1024.0}})
+    # strict: only entities with exactly the types named
+    assert describe(b1, [("user", EXACT, "alice")], strict=True) == (E.NONE, {})
+    assert describe(b1, [("client-id", DEFAULT, None)], strict=True)[1] == {
+        (("client-id", None),): {"consumer_byte_rate": 2048.0}}
+    assert describe(b1, [("client-id", SPECIFIED, None)])[1] == {
+        (("client-id", "app"), ("user", "alice")): {"producer_byte_rate": 1024.0}}
+    # removal, validate_only changes nothing
+    assert alter(b1, [([("client-id", None)], [("consumer_byte_rate", 0.0, True)])], validate_only=True) == [(0, None)]
+    assert describe(b2, [("client-id", DEFAULT, None)])[1] != {}
+    assert alter(b1, [([("client-id", None)], [("consumer_byte_rate", 0.0, True)]),
+                      ([("user", "alice"), ("client-id", "app")], [("producer_byte_rate", 0.0, True)])]) == [(0, None)] * 2
+    for b in (b1, b2):
+        assert wait_for(lambda b=b: describe(b, [])[1] == {})
+
+
+@pytest.mark.parametrize("entity, ops, message", [
+    ([], [("producer_byte_rate", 1.0, False)], "Invalid empty client quota entity"),
+    ([("user", "a"), ("user", "b")], [], "Invalid client quota entity, duplicate entity entry user"),
+    ([("group", "a")], [], "Unhandled client quota entity type: group"),
+    ([("user", "")], [], "Empty user not supported"),
+    ([("ip", "1.2.3.4"), ("user", "a")], [], "Invalid quota entity combination, IP entity should not be "
+                                             "combined with User or ClientId"),
+    ([("user", "a")], [("bogus", 1.0, False)], "Invalid configuration key bogus"),
+    ([("user", "a")], [("producer_byte_rate", 0.0, False)], "Quota producer_byte_rate must be greater than 0"),
+    ([("user", "a")], [("producer_byte_rate", 1.5, False)], "producer_byte_rate cannot be a fractional value."),
+    ([("user", "a")], [("producer_byte_rate", 1e30, False)],
+     "Proposed value for producer_byte_rate is too large for a LONG."),
+    ([("ip", "1.2.3.4")], [("producer_byte_rate", 10.0, False)], "Invalid configuration key producer_byte_rate"),
+])
+def test_alter_refusals(cluster, entity, ops, message):
+    assert alter(cluster.broker(2), [(entity, ops)]) == [(E.INVALID_REQUEST, message)]
+
+
+def test_describe_refusals(cluster):
+    b = cluster.broker(1)
+    assert describe(b, [("group", EXACT, "x")])[0] == E.INVALID_REQUEST
+    assert describe(b, [("user", DEFAULT, "x")])[0] == E.INVALID_REQUEST
+    assert describe(b, [("user", EXACT, "x"), ("user", EXACT, "y")])[0] == E.INVALID_REQUEST
+
+
+def _produce_for(bootstrap: str, client_id: str, topic: str, seconds: float, stats: list) -> int:
+    """Bytes of values acknowledged while producing as fast as possible for ``seconds``."""
+    p = Producer({"bootstrap.servers": bootstrap, "client.id": client_id, "linger.ms": 5,
+                  "statistics.interval.ms": 500, "stats_cb": lambda s: stats.append(json.loads(s)),
+                  "queue.buffering.max.kbytes": 256})
+    acked = [0]
+
+    def on_delivery(err, msg):
+        if err is None:
+            acked[0] += len(msg.value())
+
+    value = b"v" * 1000
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            p.produce(topic, value, on_delivery=on_delivery)
+        except BufferError:
+            p.poll(0.05)
+        p.poll(0)
+    p.flush(30)
+    return acked[0]
+
+
+def test_producer_held_to_its_quota_while_another_is_not(cluster):
+    b1 = cluster.broker(1)
+    quota = 50_000.0
+    assert alter(b1, [([("client-id", "slow-producer")], [("producer_byte_rate", quota, False)])]) == [(0, None)]
+    for b in (cluster.broker(1), cluster.broker(2)):
+        assert wait_for(lambda b=b: b.quotas.quotas.value((("client-id", "slow-producer"),),
+                                                          "producer_byte_rate") == quota)
+    leader = cluster.broker(cluster.leader("slow"))
+    bootstrap = f"127.0.0.1:{leader.bound_port(None)}"
+    stats: list = []
+    seconds = 6.0
+    slowed = _produce_for(bootstrap, "slow-producer", "slow", seconds, stats)
+    free = _produce_for(bootstrap, "free-producer", "free", seconds, [])
+    # Kafka's window: a burst of up to the quota x the window's span passes before throttling
+    # catches up, so the bound is generous; well under what the free client moved.
+    assert slowed <= quota * (seconds + 11) * 1.5
+    assert free > 3 * slowed
+    throttles = [s["brokers"][k]["throttle"]["max"] for s in stats for k in s["brokers"]
+                 if s["brokers"][k].get("throttle")]
+    assert max(throttles) > 0
+    assert leader.quotas.produce.sensors[("", "slow-producer")].throttled > 0
+    assert ("", "free-producer") not in leader.quotas.produce.sensors or \
+        leader.quotas.produce.sensors[("", "free-producer")].throttled == 0
+
+
+def test_consumer_held_to_its_quota(cluster):
+    b1 = cluster.broker(1)
+    leader = cluster.broker(cluster.leader("reads"))
+    bootstrap = f"127.0.0.1:{leader.bound_port(None)}"
+    total = 600_000
+    p = Producer({"bootstrap.servers": bootstrap})
+    for _ in range(total // 1000):
+        p.produce("reads", b"r" * 1000)
+        p.poll(0)
+    assert p.flush(30) == 0
+    quota = 100_000.0
+    assert alter(b1, [([("client-id", "slow-consumer")], [("consumer_byte_rate", quota, False)])]) == [(0, None)]
+    assert wait_for(lambda: leader.quotas.quotas.value((("client-id", "slow-consumer"),),
+                                                       "consumer_byte_rate") == quota)
+    c = Consumer({"bootstrap.servers": bootstrap, "client.id": "slow-consumer", "group.id": "q",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        c.subscribe(["reads"])
+        got, start = 0, time.monotonic()
+        while got < total and time.monotonic() - start < 60:
+            m = c.poll(0.5)
+            if m is not None and m.error() is None:
+                got += len(m.value())
+        elapsed = time.monotonic() - start
+    finally:
+        c.close()
+    assert got >= total
+    # 600 kB at 100 kB/s: the window lets about 11 windows' worth through early, then throttles;
+    # what it cannot do is read all of it at once.
+    assert leader.quotas.fetch.sensors[("", "slow-consumer")].throttled > 0
+    assert elapsed > 1.0
+
+
+def test_controller_mutation_rate_refuses_a_burst(cluster):
+    b1 = cluster.broker(1)  # runs the controller
+    assert alter(b1, [([("client-id", "creator")], [("controller_mutation_rate", 1.0, False)])]) == [(0, None)]
+    assert wait_for(lambda: b1.quotas.quotas.value((("client-id", "creator"),), "controller_mutation_rate") == 1.0)
+    Q = ct.REQUEST
+
+    def create(names: list[str], partitions: int, version: int):
+        body = Q(timeout_ms=10000, validate_only=False, topics=[Q["topics"](
+            name=n, num_partitions=partitions, replication_factor=1, assignments=[], configs=[])
+            for n in names])
+        with connect(b1, "creator") as c:
+            return c.call(ApiKey.CREATE_TOPICS, version, body)
+
+    # burst = 1/s x 11 windows x 1 s: 20 partitions empty the bucket, the next topic is refused
+    r = create(["m1", "m2"], 20, 7)
+    codes = [t.error_code for t in r.topics]
+    assert codes == [E.NONE, E.THROTTLING_QUOTA_EXCEEDED]
+    assert r.throttle_time_ms > 0
+    # CreateTopics v5 is permissive: accepted, then throttled
+    r = create(["m3"], 1, 5)
+    assert [t.error_code for t in r.topics] == [E.NONE]
+    assert r.throttle_time_ms > 0
