@@ -462,6 +462,15 @@ class QuotaManagers:
     def who(request: Any) -> tuple[str, str]:
         return user_of(request.principal), request.header.client_id or ""
 
+    def max_value_in_window(self, manager: ClientQuotaManager, request: Any) -> int:
+        """Kafka's getMaxValueInQuotaWindow: quota x (samples - 1) x window seconds (a fetch
+        never returns more, so that one response can pass the quota)."""
+        user, client_id = self.who(request)
+        bound = quota_limit(self.quotas, manager.key, manager.tags(user, client_id))
+        if bound is None:
+            return 2 ** 31 - 1
+        return int(min(2 ** 31 - 1, bound * (manager.samples - 1) * manager.window_ms / 1000))
+
     def exempt(self, request: Any) -> bool:
         """Requests of other nodes (the privileged listener, controller listeners) are exempt,
         as Kafka's cluster-action requests."""

@@ -98,7 +98,12 @@ class FetchApis:
             # No session was ever handed out (responses carry session id 0).
             return respond(request, R(throttle_time_ms=0, error_code=E.FETCH_SESSION_ID_NOT_FOUND,
                                       session_id=0, responses=[]))
-        params = FetchParams(version, replica_id, isolation, req.max_bytes, req.min_bytes, req.max_wait_ms)
+        max_bytes = req.max_bytes
+        quotas = request.quotas
+        if replica_id < 0 and quotas is not None and quotas.fetch.enabled and not quotas.exempt(request):
+            # Kafka's getMaxValueInQuotaWindow: at most what the quota allows in its window
+            max_bytes = min(max_bytes, quotas.max_value_in_window(quotas.fetch, request))
+        params = FetchParams(version, replica_id, isolation, max_bytes, req.min_bytes, req.max_wait_ms)
         infos = self._fetch_infos(req, version)
         datas, readable, done = self.read(infos, params)
         self.topic_stats.fetch_read(infos, datas)
