@@ -42,11 +42,12 @@ def validate_entity(parts: list[tuple[str, str | None]]) -> tuple[Entity, str | 
             return (), f"Empty {kind} not supported"
     if IP in seen and len(seen) > 1:
         return (), "Invalid quota entity combination, IP entity should not be combined with User or ClientId"
-    if IP in seen and seen[IP] is not None:
+    ip = seen.get(IP)
+    if ip is not None:
         try:
-            ipaddress.ip_address(seen[IP])
+            ipaddress.ip_address(ip)
         except ValueError:
-            return (), f"{seen[IP]} is not a valid IP or resolvable host."
+            return (), f"{ip} is not a valid IP or resolvable host."
     return tuple(sorted(seen.items())), None
 
 
@@ -87,16 +88,16 @@ class ClientQuotaControl:
         results: list[tuple[int, str | None]] = []
         changed: dict[Entity, dict[str, float]] = {}
         for parts, ops in entries:
+            alterations: dict[str, float | None] = {}
             e, error = validate_entity(parts)
             if error is None:
                 keys = keys_for(e)
-                alterations: dict[str, float | None] = {}
                 for key, value, remove in ops:
                     if key in alterations:
                         error = f"Duplicate quota key {key} not updating quota for this entity {render(e)}"
                         break
                     alterations[key] = None if remove else value
-                    if not remove:
+                    if not remove and value is not None:
                         error = validate_value(keys, key, value)
                         if error is not None:
                             break
@@ -108,11 +109,11 @@ class ClientQuotaControl:
                 continue
             current = dict(changed.get(e, self.entities.get(e, {})))
             new = dict(current)
-            for key, value in alterations.items():
-                if value is None:
+            for key, altered in alterations.items():
+                if altered is None:
                     new.pop(key, None)
                 else:
-                    new[key] = value
+                    new[key] = altered
             if new != current:
                 changed[e] = new
         for e, values in changed.items():
@@ -127,13 +128,13 @@ class ClientQuotaControl:
         """AlterClientQuotas with each entity's complete set: its keys set, every other removed."""
         from kafkalite.protocol.messages import alter_client_quotas as acq
         Q = acq.REQUEST
+        op, ent = Q["entries"]["ops"], Q["entries"]["entity"]
         entries = []
         for e, values in sets.items():
             keys = keys_for(e)
-            ops = [Q["entries"]["ops"](key=k, value=float(v), remove=False) for k, v in sorted(values.items())]
-            ops += [Q["entries"]["ops"](key=k, value=0.0, remove=True) for k in sorted(keys) if k not in values]
-            entries.append(Q["entries"](entity=[Q["entries"]["entity"](entity_type=t, entity_name=n) for t, n in e],
-                                        ops=ops))
+            ops = [op(key=k, value=float(v), remove=False) for k, v in sorted(values.items())]
+            ops += [op(key=k, value=0.0, remove=True) for k in sorted(keys) if k not in values]
+            entries.append(Q["entries"](entity=[ent(entity_type=t, entity_name=n) for t, n in e], ops=ops))
         return Q(entries=entries, validate_only=False)
 
 

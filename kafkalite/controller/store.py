@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS reassignments (
 );
 """
 
+# A client quota entity: ((type, name or None for the default), ...) (controller/quotas.py).
+QuotaEntity = tuple[tuple[str, str | None], ...]
 # (topic, partition) -> (adding replicas, removing replicas) of a reassignment in progress.
 StoredReassignments = Mapping[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -184,7 +186,7 @@ class ControllerStore:
         """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
         self._replace_configs(self._BROKERS, broker, configs)
 
-    def set_client_quotas(self, entity: tuple[tuple[str, str | None], ...], values: Mapping[str, float]) -> None:
+    def set_client_quotas(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
         """Replace the client quotas of ``entity`` ((type, name or None for the default), ...)."""
         key = json.dumps([list(p) for p in entity])
         with self._db:
@@ -193,9 +195,11 @@ class ControllerStore:
             self._db.executemany("INSERT INTO client_quotas (entity, key, value) VALUES (?, ?, ?)",
                                  [(key, k, float(v)) for k, v in values.items()])
 
-    def load_client_quotas(self) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
-        out: dict[tuple[tuple[str, str | None], ...], dict[str, float]] = {}
-        for key, name, value in self._db.execute("SELECT entity, key, value FROM client_quotas ORDER BY entity, key"):
+    def load_client_quotas(self) -> dict[QuotaEntity, dict[str, float]]:
+        """Entity -> its client quotas (AlterClientQuotas)."""
+        out: dict[QuotaEntity, dict[str, float]] = {}
+        rows = self._db.execute("SELECT entity, key, value FROM client_quotas ORDER BY entity, key")
+        for key, name, value in rows:
             entity = tuple((t, n) for t, n in json.loads(key))
             out.setdefault(entity, {})[name] = value
         return out

@@ -5,8 +5,9 @@ ControllerMutationQuotaManager (KIP-13, KIP-55, KIP-124, KIP-219, KIP-599).
   type's default entity, Kafka's ``<default>``), kept by ``ClientQuotas``: set by the controller's
   pushes of AlterClientQuotas (handlers/client_quotas.py), read by every quota manager.
 - Which entity's quota a request counts against: Kafka's 8 levels, most specific first
-  (``quota_metric_tags`` then ``quota_limit``, as DefaultQuotaCallback): /config/users/<user>/clients/<client-id>,
-  /config/users/<user>/clients/<default>, /config/users/<user>, /config/users/<default>/clients/<client-id>,
+  (``quota_metric_tags`` then ``quota_limit``, as DefaultQuotaCallback):
+  /config/users/<user>/clients/<client-id>, /config/users/<user>/clients/<default>,
+  /config/users/<user>, /config/users/<default>/clients/<client-id>,
   /config/users/<default>/clients/<default>, /config/users/<default>, /config/clients/<client-id>,
   /config/clients/<default>. The level found names the sensor (user and client-id tags) that every
   connection resolving to it shares.
@@ -28,27 +29,20 @@ import dataclasses
 import heapq
 import itertools
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkalite.common.config_def import Setting, at_least, fields_from
+from kafkalite.controller.quotas import CLIENT_ID, IP, USER
 
 log = logging.getLogger("kafkalite.server.client_quotas")
 
-USER, CLIENT_ID, IP = "user", "client-id", "ip"
 PRODUCER_BYTE_RATE = "producer_byte_rate"
 CONSUMER_BYTE_RATE = "consumer_byte_rate"
 REQUEST_PERCENTAGE = "request_percentage"
 CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
-CONNECTION_CREATION_RATE = "connection_creation_rate"
-# The keys of user / client-id entities (Kafka's QuotaConfig.userAndClientQuotaConfigs) and their
-# types: integer keys take no fraction.
-CLIENT_KEYS: dict[str, str] = {PRODUCER_BYTE_RATE: "long", CONSUMER_BYTE_RATE: "long",
-                               REQUEST_PERCENTAGE: "double", CONTROLLER_MUTATION_RATE: "double"}
-IP_KEYS: dict[str, str] = {CONNECTION_CREATION_RATE: "int"}
 
 QUOTA_SETTINGS: tuple[Setting, ...] = (
     Setting("quota.window.num", "int", 11,
@@ -83,13 +77,16 @@ QuotaEntity = tuple[tuple[str, str | None], ...]
 DEFAULT = None
 
 
-def entity(user: str | type[Ellipsis] | None = ..., client_id: str | type[Ellipsis] | None = ...) -> QuotaEntity:
-    """The entity of a user and/or a client id (``...``: that type absent; None: its default)."""
+ABSENT: Any = object()
+
+
+def entity(user: str | None = ABSENT, client_id: str | None = ABSENT) -> QuotaEntity:
+    """The entity of a user and/or a client id (left out: that type absent; None: its default)."""
     parts: list[tuple[str, str | None]] = []
-    if client_id is not ...:
-        parts.append((CLIENT_ID, client_id))  # type: ignore[arg-type]
-    if user is not ...:
-        parts.append((USER, user))  # type: ignore[arg-type]
+    if client_id is not ABSENT:
+        parts.append((CLIENT_ID, client_id))
+    if user is not ABSENT:
+        parts.append((USER, user))
     return tuple(sorted(parts))
 
 
@@ -233,7 +230,7 @@ def throttle_time_ms(observed: float, bound: float, window_ms: float) -> int:
     """Kafka's QuotaUtils.throttleTime: how long until the rate is back at the bound."""
     if observed <= bound or bound <= 0:
         return 0
-    return int(round((observed - bound) / bound * window_ms))
+    return round((observed - bound) / bound * window_ms)
 
 
 class TokenBucket:
@@ -380,11 +377,11 @@ class ControllerMutationQuotaManager(ClientQuotaManager):
                 s.bucket = TokenBucket(self.burst_s, rate, now)
             tokens = s.bucket.measure(rate, now)
             if strict and tokens < 0:
-                raise ThrottlingQuotaExceeded(int(round(-tokens / rate * 1000)))
+                raise ThrottlingQuotaExceeded(round(-tokens / rate * 1000))
             s.bucket.record(permits, rate, now)
             s.rate.record(permits, now)
             left = s.bucket.tokens
-            return int(round(-left / rate * 1000)) if left < 0 else 0
+            return round(-left / rate * 1000) if left < 0 else 0
 
 
 # --- throttled channels -----------------------------------------------------------------------
@@ -493,15 +490,3 @@ class QuotaManagers:
         if ms > 0:
             body.throttle_time_ms = ms
             self.throttler.throttle(request, ms)
-
-
-def value_is_valid(key: str, value: float) -> str | None:
-    """Kafka's ClientQuotaControlManager value checks: an error message, or None."""
-    kind = CLIENT_KEYS.get(key) or IP_KEYS.get(key)
-    if kind is None:
-        return None
-    if math.isnan(value) or math.isinf(value) or value <= 0:
-        return f"Quota {key} must be greater than 0"
-    if kind in ("long", "int") and value != int(value):
-        return f"Quota {key} must be an integer"
-    return None

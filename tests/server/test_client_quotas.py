@@ -38,14 +38,27 @@ def connect(broker: Broker, client_id: str = "test") -> Client:
     return Client("127.0.0.1", broker.bound_port(None), client_id=client_id)
 
 
-def alter(broker: Broker, entries: list[tuple[list[tuple[str, str | None]], list[tuple[str, float, bool]]]],
-          validate_only: bool = False, version: int = 1) -> list[tuple[int, str | None]]:
+Entity = list[tuple[str, str | None]]
+Ops = list[tuple[str, float, bool]]
+OK = (E.NONE, None)
+
+
+def alter(broker: Broker, entries: list[tuple[Entity, Ops]], validate_only: bool = False,
+          version: int = 1) -> list[tuple[int, str | None]]:
     Q = acq.REQUEST
     body = Q(validate_only=validate_only, entries=[Q["entries"](
         entity=[Q["entries"]["entity"](entity_type=t, entity_name=n) for t, n in entity],
         ops=[Q["entries"]["ops"](key=k, value=v, remove=r) for k, v, r in ops]) for entity, ops in entries])
     with connect(broker) as c:
-        return [(e.error_code, e.error_message) for e in c.call(ApiKey.ALTER_CLIENT_QUOTAS, version, body).entries]
+        response = c.call(ApiKey.ALTER_CLIENT_QUOTAS, version, body)
+    return [(e.error_code, e.error_message) for e in response.entries]
+
+
+def quota_set(cluster: Cluster, client_id: str, key: str, value: float) -> None:
+    """``key`` = ``value`` for a client id, through broker 1, seen by both brokers."""
+    assert alter(cluster.broker(1), [([("client-id", client_id)], [(key, value, False)])]) == [OK]
+    for b in (cluster.broker(1), cluster.broker(2)):
+        assert wait_for(lambda b=b: b.quotas.quotas.value((("client-id", client_id),), key) == value)
 
 
 def describe(broker: Broker, components: list[tuple[str, int, str | None]], strict: bool = False,
@@ -63,8 +76,9 @@ def describe(broker: Broker, components: list[tuple[str, int, str | None]], stri
 
 def test_alter_forwarded_and_pushed_to_every_broker(cluster):
     b1, b2 = cluster.broker(1), cluster.broker(2)
-    assert alter(b2, [([("user", "alice"), ("client-id", "app")], [("producer_byte_rate", 1024.0, False)]),
-                      ([("client-id", None)], [("consumer_byte_rate", 2048.0, False)])]) == [(0, None)] * 2
+    alice_app = [("user", "alice"), ("client-id", "app")]
+    assert alter(b2, [(alice_app, [("producer_byte_rate", 1024.0, False)]),
+                      ([("client-id", None)], [("consumer_byte_rate", 2048.0, False)])]) == [OK] * 2
     for b in (b1, b2):
         assert wait_for(lambda b=b: describe(b, [("user", EXACT, "alice")])[1] == {
             (("client-id", "app"), ("user", "alice")): {"producer_byte_rate": 1024.0}})
@@ -75,10 +89,10 @@ def test_alter_forwarded_and_pushed_to_every_broker(cluster):
     assert describe(b1, [("client-id", SPECIFIED, None)])[1] == {
         (("client-id", "app"), ("user", "alice")): {"producer_byte_rate": 1024.0}}
     # removal, validate_only changes nothing
-    assert alter(b1, [([("client-id", None)], [("consumer_byte_rate", 0.0, True)])], validate_only=True) == [(0, None)]
+    remove_default = ([("client-id", None)], [("consumer_byte_rate", 0.0, True)])
+    assert alter(b1, [remove_default], validate_only=True) == [OK]
     assert describe(b2, [("client-id", DEFAULT, None)])[1] != {}
-    assert alter(b1, [([("client-id", None)], [("consumer_byte_rate", 0.0, True)]),
-                      ([("user", "alice"), ("client-id", "app")], [("producer_byte_rate", 0.0, True)])]) == [(0, None)] * 2
+    assert alter(b1, [remove_default, (alice_app, [("producer_byte_rate", 0.0, True)])]) == [OK] * 2
     for b in (b1, b2):
         assert wait_for(lambda b=b: describe(b, [])[1] == {})
 
@@ -88,14 +102,17 @@ def test_alter_forwarded_and_pushed_to_every_broker(cluster):
     ([("user", "a"), ("user", "b")], [], "Invalid client quota entity, duplicate entity entry user"),
     ([("group", "a")], [], "Unhandled client quota entity type: group"),
     ([("user", "")], [], "Empty user not supported"),
-    ([("ip", "1.2.3.4"), ("user", "a")], [], "Invalid quota entity combination, IP entity should not be "
-                                             "combined with User or ClientId"),
+    ([("ip", "1.2.3.4"), ("user", "a")], [],
+     "Invalid quota entity combination, IP entity should not be combined with User or ClientId"),
     ([("user", "a")], [("bogus", 1.0, False)], "Invalid configuration key bogus"),
-    ([("user", "a")], [("producer_byte_rate", 0.0, False)], "Quota producer_byte_rate must be greater than 0"),
-    ([("user", "a")], [("producer_byte_rate", 1.5, False)], "producer_byte_rate cannot be a fractional value."),
+    ([("user", "a")], [("producer_byte_rate", 0.0, False)],
+     "Quota producer_byte_rate must be greater than 0"),
+    ([("user", "a")], [("producer_byte_rate", 1.5, False)],
+     "producer_byte_rate cannot be a fractional value."),
     ([("user", "a")], [("producer_byte_rate", 1e30, False)],
      "Proposed value for producer_byte_rate is too large for a LONG."),
-    ([("ip", "1.2.3.4")], [("producer_byte_rate", 10.0, False)], "Invalid configuration key producer_byte_rate"),
+    ([("ip", "1.2.3.4")], [("producer_byte_rate", 10.0, False)],
+     "Invalid configuration key producer_byte_rate"),
 ])
 def test_alter_refusals(cluster, entity, ops, message):
     assert alter(cluster.broker(2), [(entity, ops)]) == [(E.INVALID_REQUEST, message)]
@@ -108,7 +125,8 @@ def test_describe_refusals(cluster):
     assert describe(b, [("user", EXACT, "x"), ("user", EXACT, "y")])[0] == E.INVALID_REQUEST
 
 
-def _produce_for(bootstrap: str, client_id: str, topic: str, seconds: float, stats: list) -> tuple[int, float]:
+def _produce_for(bootstrap: str, client_id: str, topic: str, seconds: float,
+                 stats: list) -> tuple[int, float]:
     """Bytes of values acknowledged while producing as fast as possible for ``seconds``, and the
     seconds it took, the final flush included."""
     start = time.monotonic()
@@ -134,12 +152,8 @@ def _produce_for(bootstrap: str, client_id: str, topic: str, seconds: float, sta
 
 
 def test_producer_held_to_its_quota_while_another_is_not(cluster):
-    b1 = cluster.broker(1)
     quota = 50_000.0
-    assert alter(b1, [([("client-id", "slow-producer")], [("producer_byte_rate", quota, False)])]) == [(0, None)]
-    for b in (cluster.broker(1), cluster.broker(2)):
-        assert wait_for(lambda b=b: b.quotas.quotas.value((("client-id", "slow-producer"),),
-                                                          "producer_byte_rate") == quota)
+    quota_set(cluster, "slow-producer", "producer_byte_rate", quota)
     leader = cluster.broker(cluster.leader("slow"))
     bootstrap = f"127.0.0.1:{leader.bound_port(None)}"
     stats: list = []
@@ -159,7 +173,6 @@ def test_producer_held_to_its_quota_while_another_is_not(cluster):
 
 
 def test_consumer_held_to_its_quota(cluster):
-    b1 = cluster.broker(1)
     leader = cluster.broker(cluster.leader("reads"))
     bootstrap = f"127.0.0.1:{leader.bound_port(None)}"
     total = 600_000
@@ -170,9 +183,7 @@ def test_consumer_held_to_its_quota(cluster):
         p.poll(0)
     assert p.flush(30) == 0
     quota = 30_000.0
-    assert alter(b1, [([("client-id", "slow-consumer")], [("consumer_byte_rate", quota, False)])]) == [(0, None)]
-    assert wait_for(lambda: leader.quotas.quotas.value((("client-id", "slow-consumer"),),
-                                                       "consumer_byte_rate") == quota)
+    quota_set(cluster, "slow-consumer", "consumer_byte_rate", quota)
     c = Consumer({"bootstrap.servers": bootstrap, "client.id": "slow-consumer", "group.id": "q",
                   "auto.offset.reset": "earliest", "enable.auto.commit": False})
     try:
@@ -194,8 +205,7 @@ def test_consumer_held_to_its_quota(cluster):
 
 def test_controller_mutation_rate_refuses_a_burst(cluster):
     b1 = cluster.broker(1)  # runs the controller
-    assert alter(b1, [([("client-id", "creator")], [("controller_mutation_rate", 1.0, False)])]) == [(0, None)]
-    assert wait_for(lambda: b1.quotas.quotas.value((("client-id", "creator"),), "controller_mutation_rate") == 1.0)
+    quota_set(cluster, "creator", "controller_mutation_rate", 1.0)
     Q = ct.REQUEST
 
     def create(names: list[str], partitions: int, version: int):

@@ -113,9 +113,10 @@ class ClientQuotaApis:
         except ValueError as e:
             return respond(request, R(throttle_time_ms=0, error_code=E.INVALID_REQUEST, error_message=str(e),
                                       entries=None))
+        entry, ent, val = R["entries"], R["entries"]["entity"], R["entries"]["values"]
         return respond(request, R(throttle_time_ms=0, error_code=E.NONE, error_message=None, entries=[
-            R["entries"](entity=[R["entries"]["entity"](entity_type=t, entity_name=n) for t, n in e],
-                         values=[R["entries"]["values"](key=k, value=float(v)) for k, v in sorted(values.items())])
+            entry(entity=[ent(entity_type=t, entity_name=n) for t, n in e],
+                  values=[val(key=k, value=float(v)) for k, v in sorted(values.items())])
             for e, values in matched]))
 
 
