@@ -20,6 +20,7 @@ from kafkalite.controller.controller import KafkaController
 from kafkalite.metrics.components import (
     controller_state,
     handler_pool_metrics,
+    quota_metrics,
     request_log_metrics,
     topic_metrics,
 )
@@ -302,6 +303,10 @@ class Broker:
         self._metrics.append(register("topic-metrics", topic_metrics(self.topic_stats)))
         data_plane = self.pools[-1]  # started last
         self._metrics.append(register("request-handler-pool", handler_pool_metrics(data_plane)))
+        if self.quotas is not None:
+            q = self.quotas
+            self._metrics.append(register("client-quotas", quota_metrics(
+                [q.produce, q.fetch, q.request, q.controller_mutation])))
         if self.request_log is not None:
             self._metrics.append(register("request-log", request_log_metrics(self.request_log)))
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)

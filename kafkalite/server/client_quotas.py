@@ -341,6 +341,13 @@ class ClientQuotaManager:
             s.throttled += 1
             s.last_throttle_ms = ms
 
+    def snapshot(self) -> list[tuple[str, str, float, float, int]]:
+        """(user, client id, rate, throttle ms in all, throttles) per sensor: the metrics."""
+        now = self._now_ms()
+        with self._lock:
+            return [(s.tags[0], s.tags[1], s.rate.measure(now), s.throttle_ms_total, s.throttled)
+                    for s in self.sensors.values()]
+
     def byte_rate(self, tags: tuple[str, str]) -> float:
         with self._lock:
             s = self.sensors.get(tags)

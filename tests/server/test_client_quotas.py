@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from kafkalite.metrics.collector import BrokerCollector
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_client_quotas as acq
@@ -168,6 +169,10 @@ def test_producer_held_to_its_quota_while_another_is_not(cluster):
                  if s["brokers"][k].get("throttle")]
     assert max(throttles) > 0
     assert leader.quotas.produce.sensors[("", "slow-producer")].throttled > 0
+    samples = {(s.name, s.labels.get("client_id")): s.value for f in BrokerCollector(leader).collect()
+               if f.name.startswith("kafka_server_produce_") for s in f.samples}
+    assert samples[("kafka_server_produce_throttled_total", "slow-producer")] > 0
+    assert samples[("kafka_server_produce_throttle_time", "slow-producer")] > 0
     assert ("", "free-producer") not in leader.quotas.produce.sensors or \
         leader.quotas.produce.sensors[("", "free-producer")].throttled == 0
 
