@@ -87,8 +87,11 @@ def test_alter_forwarded_and_pushed_to_every_broker(cluster):
     assert describe(b1, [("user", EXACT, "alice")], strict=True) == (E.NONE, {})
     assert describe(b1, [("client-id", DEFAULT, None)], strict=True)[1] == {
         (("client-id", None),): {"consumer_byte_rate": 2048.0}}
+    # SPECIFIED: any entity with the type, the default one too (as Kafka's ClientQuotasImage)
     assert describe(b1, [("client-id", SPECIFIED, None)])[1] == {
-        (("client-id", "app"), ("user", "alice")): {"producer_byte_rate": 1024.0}}
+        (("client-id", "app"), ("user", "alice")): {"producer_byte_rate": 1024.0},
+        (("client-id", None),): {"consumer_byte_rate": 2048.0}}
+    assert describe(b1, [("user", DEFAULT, None)])[1] == {}
     # removal, validate_only changes nothing
     remove_default = ([("client-id", None)], [("consumer_byte_rate", 0.0, True)])
     assert alter(b1, [remove_default], validate_only=True) == [OK]
@@ -119,11 +122,29 @@ def test_alter_refusals(cluster, entity, ops, message):
     assert alter(cluster.broker(2), [(entity, ops)]) == [(E.INVALID_REQUEST, message)]
 
 
-def test_describe_refusals(cluster):
-    b = cluster.broker(1)
-    assert describe(b, [("group", EXACT, "x")])[0] == E.INVALID_REQUEST
-    assert describe(b, [("user", DEFAULT, "x")])[0] == E.INVALID_REQUEST
-    assert describe(b, [("user", EXACT, "x"), ("user", EXACT, "y")])[0] == E.INVALID_REQUEST
+@pytest.mark.parametrize("components, code, message", [
+    ([("group", EXACT, "x")], E.UNSUPPORTED_VERSION, "Unsupported entity type group"),
+    ([("", EXACT, "x")], E.INVALID_REQUEST, "Invalid empty entity type."),
+    ([("user", EXACT, None)], E.INVALID_REQUEST,
+     "Request specified MATCH_TYPE_EXACT, but set match string to null."),
+    ([("user", DEFAULT, "x")], E.INVALID_REQUEST,
+     "Request specified MATCH_TYPE_DEFAULT, but also specified a match string."),
+    ([("user", SPECIFIED, "x")], E.INVALID_REQUEST,
+     "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."),
+    ([("user", EXACT, "x"), ("user", DEFAULT, None)], E.INVALID_REQUEST,
+     "Entity type user cannot appear more than once in the filter."),
+    ([("ip", SPECIFIED, None), ("user", DEFAULT, None)], E.INVALID_REQUEST,
+     "Invalid entity filter component combination. IP filter component should not be used with "
+     "user or clientId filter component."),
+    ([("user", 7, None)], E.INVALID_REQUEST, "Unknown match type 7"),
+])
+def test_describe_refusals(cluster, components, code, message):
+    Q = dcq.REQUEST
+    body = Q(strict=False, components=[Q["components"](entity_type=t, match_type=m, match=n)
+                                       for t, m, n in components])
+    with connect(cluster.broker(1)) as c:
+        r = c.call(ApiKey.DESCRIBE_CLIENT_QUOTAS, 1, body)
+    assert (r.error_code, r.error_message, r.entries) == (code, message, None)
 
 
 def _produce_for(bootstrap: str, client_id: str, topic: str, seconds: float,

@@ -7,10 +7,11 @@ as AlterClientQuotas from its client id (``controller-<id>``) on the privileged 
 entity's complete set, applied to this broker's quotas (client_quotas.ClientQuotas) at once.
 
 DescribeClientQuotas answers from this broker's copy: the entities the filter matches (Kafka's
-ClientQuotaMetadataManager/ClientQuotasImage.describe): each component EXACT (the name; null: the
-default entity), DEFAULT (the default entity) or SPECIFIED (any named entity); ``strict`` leaves
-out entities with types the filter does not name. Unknown entity types, a type named twice, a
-SPECIFIED/DEFAULT with a name, an EXACT without... are INVALID_REQUEST as in Kafka.
+ClientQuotasImage.describe): each component EXACT (the name), DEFAULT (the default entity) or
+SPECIFIED (any entity of the type, as Kafka's image matches); ``strict`` leaves out entities with
+other types than the filter names. Errors as Kafka's: an unknown entity type UNSUPPORTED_VERSION;
+an empty type, a type named twice, an EXACT without a name, a DEFAULT or SPECIFIED with one, ip
+with user or client-id INVALID_REQUEST (for the whole response, entries null).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import logging
 from collections.abc import Callable, Collection
 from typing import Any
 
+from kafkalite.common.errors import ApiError
 from kafkalite.controller.quotas import CLIENT_ID, IP, USER
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
@@ -110,8 +112,8 @@ class ClientQuotaApis:
         try:
             matched = describe(self.quotas.entities, [(c.entity_type, c.match_type, c.match)
                                                       for c in req.components], req.strict)
-        except ValueError as e:
-            return respond(request, R(throttle_time_ms=0, error_code=E.INVALID_REQUEST, error_message=str(e),
+        except ApiError as e:
+            return respond(request, R(throttle_time_ms=0, error_code=e.code, error_message=e.message,
                                       entries=None))
         entry, ent, val = R["entries"], R["entries"]["entity"], R["entries"]["values"]
         return respond(request, R(throttle_time_ms=0, error_code=E.NONE, error_message=None, entries=[
@@ -122,42 +124,44 @@ class ClientQuotaApis:
 
 def describe(entities: Any, components: list[tuple[str, int, str | None]],
              strict: bool) -> list[tuple[Any, Any]]:
-    """Kafka's ClientQuotasImage.describe: the entities matching every component (ValueError:
-    an invalid filter, Kafka's InvalidRequestException message)."""
-    wanted: dict[str, tuple[int, str | None]] = {}
+    """Kafka's ClientQuotasImage.describe: the entities matching every component (ApiError: an
+    invalid filter, with Kafka's code and message). EXACT needs a name and DEFAULT asks for the
+    default entity; SPECIFIED asks only that the entity has the type (the default entity too, as
+    Kafka's image matches it)."""
+    exact: dict[str, str | None] = {}
+    typed: set[str] = set()
     for kind, match_type, match in components:
+        if not kind:
+            raise ApiError(E.INVALID_REQUEST, "Invalid empty entity type.")
+        if kind in exact or kind in typed:
+            raise ApiError(E.INVALID_REQUEST, f"Entity type {kind} cannot appear more than once in the filter.")
         if kind not in (USER, CLIENT_ID, IP):
-            raise ValueError(f"Invalid entity type {kind}")
-        if kind in wanted:
-            raise ValueError(f"Entity type {kind} cannot appear more than once in the filter.")
+            raise ApiError(E.UNSUPPORTED_VERSION, f"Unsupported entity type {kind}")
         if match_type == dcq.MATCH_EXACT:
-            pass
-        elif match_type in (dcq.MATCH_DEFAULT, dcq.MATCH_SPECIFIED):
+            if match is None:
+                raise ApiError(E.INVALID_REQUEST,
+                               "Request specified MATCH_TYPE_EXACT, but set match string to null.")
+            exact[kind] = match
+        elif match_type == dcq.MATCH_DEFAULT:
             if match is not None:
-                raise ValueError("The match field must be null for DEFAULT and SPECIFIED match types.")
+                raise ApiError(E.INVALID_REQUEST,
+                               "Request specified MATCH_TYPE_DEFAULT, but also specified a match string.")
+            exact[kind] = None
+        elif match_type == dcq.MATCH_SPECIFIED:
+            if match is not None:
+                raise ApiError(E.INVALID_REQUEST,
+                               "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string.")
+            typed.add(kind)
         else:
-            raise ValueError(f"Unknown match type {match_type}")
-        wanted[kind] = (match_type, match)
-    if IP in wanted and (USER in wanted or CLIENT_ID in wanted):
-        raise ValueError("Invalid entity filter component combination, IP filter component should "
-                         "not be used with user or clientId filter component.")
+            raise ApiError(E.INVALID_REQUEST, f"Unknown match type {match_type}")
+    if (IP in exact or IP in typed) and ({USER, CLIENT_ID} & (set(exact) | typed)):
+        raise ApiError(E.INVALID_REQUEST, "Invalid entity filter component combination. IP filter component "
+                                          "should not be used with user or clientId filter component.")
     out = []
     for e, values in sorted(entities.items(), key=lambda kv: repr(kv[0])):
         names = dict(e)
-        if strict and set(names) != set(wanted):
+        if strict and len(names) != len(exact) + len(typed):
             continue
-        ok = True
-        for kind, (match_type, match) in wanted.items():
-            if kind not in names:
-                ok = False
-            elif match_type == dcq.MATCH_EXACT:
-                ok = names[kind] == match
-            elif match_type == dcq.MATCH_DEFAULT:
-                ok = names[kind] is None
-            else:
-                ok = names[kind] is not None
-            if not ok:
-                break
-        if ok and values:
+        if all(k in names and names[k] == v for k, v in exact.items()) and all(k in names for k in typed):
             out.append((e, values))
     return out
