@@ -19,6 +19,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_client_quotas as acq
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import describe_client_quotas as dcq
+from kafkalite.protocol.messages import metadata
 from kafkalite.server.broker import Broker
 from kafkalite.testing import Cluster
 from tests.support.wait import wait_for
@@ -250,3 +251,40 @@ def test_controller_mutation_rate_refuses_a_burst(cluster):
     r = create(["m3"], 1, 5)
     assert [t.error_code for t in r.topics] == [E.NONE]
     assert r.throttle_time_ms > 0
+
+
+def test_request_percentage_throttles_and_mutes_the_connection(cluster):
+    """A client id over request_percentage gets the throttle time (capped at one window, 1 s) in
+    its response, and its connection stays muted for it (KIP-219): its next request is answered
+    only after that; another client id is answered at once without throttle time."""
+    quota_set(cluster, "busy", "request_percentage", 0.0001)
+    b = cluster.broker(2)
+    md = metadata.REQUEST(topics=None, allow_auto_topic_creation=False,
+                          include_topic_authorized_operations=False)
+    with connect(b, "busy") as c:
+        first = c.call(ApiKey.METADATA, 12, md)
+        assert first.throttle_time_ms == 1000
+        start = time.monotonic()
+        c.call(ApiKey.METADATA, 12, md)
+        assert time.monotonic() - start >= 0.5  # muted for the throttle time (1 s)
+    with connect(b, "idle") as c:
+        assert c.call(ApiKey.METADATA, 12, md).throttle_time_ms == 0
+    assert b.quotas.request.sensors[("", "busy")].throttled >= 1
+
+
+def test_kafka_python_sees_the_produce_throttle_time(cluster):
+    """kafka-python 3.0.12's producer-metrics throttle-time-max shows the broker's throttle."""
+    from kafka import KafkaProducer
+
+    quota_set(cluster, "kp-slow", "producer_byte_rate", 10_000.0)
+    leader = cluster.broker(cluster.leader("free"))
+    p = KafkaProducer(bootstrap_servers=f"127.0.0.1:{leader.bound_port(None)}", client_id="kp-slow",
+                      linger_ms=5)
+    try:
+        for _ in range(150):  # 150 kB: past the 100 kB the 10 s window lets through at once
+            p.send("free", b"k" * 1000)
+        p.flush(60)
+        metrics = p.metrics()["producer-metrics"]
+        assert metrics["throttle-time-max"] > 0
+    finally:
+        p.close(5)

@@ -134,7 +134,8 @@ def describe(entities: Any, components: list[tuple[str, int, str | None]],
         if not kind:
             raise ApiError(E.INVALID_REQUEST, "Invalid empty entity type.")
         if kind in exact or kind in typed:
-            raise ApiError(E.INVALID_REQUEST, f"Entity type {kind} cannot appear more than once in the filter.")
+            raise ApiError(E.INVALID_REQUEST,
+                           f"Entity type {kind} cannot appear more than once in the filter.")
         if kind not in (USER, CLIENT_ID, IP):
             raise ApiError(E.UNSUPPORTED_VERSION, f"Unsupported entity type {kind}")
         if match_type == dcq.MATCH_EXACT:
