@@ -73,6 +73,7 @@ class QuotaSettings:
 # --- entities ---------------------------------------------------------------------------------
 
 # An entity: ((type, name-or-None), ...) sorted by type; a None name is the default entity.
+INT32_MAX = 2**31 - 1  # a Fetch's largest max_bytes
 QuotaEntity = tuple[tuple[str, str | None], ...]
 DEFAULT = None
 
@@ -472,8 +473,8 @@ class QuotaManagers:
         user, client_id = self.who(request)
         bound = quota_limit(self.quotas, manager.key, manager.tags(user, client_id))
         if bound is None:
-            return 2 ** 31 - 1
-        return int(min(2 ** 31 - 1, bound * (manager.samples - 1) * manager.window_ms / 1000))
+            return INT32_MAX
+        return int(min(INT32_MAX, bound * (manager.samples - 1) * manager.window_ms / 1000))
 
     def exempt(self, request: Any) -> bool:
         """Requests of other nodes (the privileged listener, controller listeners) are exempt,
