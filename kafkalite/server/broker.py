@@ -237,7 +237,8 @@ class Broker:
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
-        self.quotas = QuotaManagers(cfg.quota_settings(), cfg.num_io_threads, self._send_response_now)
+        self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now,
+                                    node_listeners=frozenset(cfg.controller_listener_names))
         self.apis = self._kafka_apis(advertised_here)
         # The markers of partitions this broker leads: written in-process by WriteTxnMarkers' logic.
         assert self.txn_markers is not None

@@ -111,6 +111,8 @@ class ClientQuotas:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.entities: Mapping[QuotaEntity, Mapping[str, float]] = {}
+        # The keys some entity has: a quota type without any costs a set lookup per request.
+        self.keys: frozenset[str] = frozenset()
         self._listeners: list[Callable[[], None]] = []
 
     def add_listener(self, fn: Callable[[], None]) -> None:
@@ -124,6 +126,7 @@ class ClientQuotas:
             else:
                 new.pop(e, None)
             self.entities = new
+            self.keys = frozenset(k for values in new.values() for k in values)
         for fn in self._listeners:
             fn()
 
@@ -296,7 +299,7 @@ class ClientQuotaManager:
 
     @property
     def enabled(self) -> bool:
-        return any(self.key in v for v in self.quotas.entities.values())
+        return self.key in self.quotas.keys
 
     def tags(self, user: str, client_id: str) -> tuple[str, str]:
         k = (user, client_id)
@@ -447,9 +450,11 @@ class QuotaManagers:
     """Kafka's QuotaFactory.QuotaManagers for one broker: Produce, Fetch, Request and
     ControllerMutation, over one ClientQuotas, with the Throttler."""
 
-    def __init__(self, settings: QuotaSettings, capacity_threads: int, send: Callable[[Any], None],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: QuotaSettings, send: Callable[[Any], None],
+                 clock: Callable[[], float] = time.monotonic,
+                 node_listeners: frozenset[str] = frozenset()) -> None:
         self.quotas = ClientQuotas()
+        self.node_listeners = node_listeners  # controller.listener.names: other nodes' requests
         n, w = settings.window_num, settings.window_size_seconds
         self.produce = ClientQuotaManager("Produce", PRODUCER_BYTE_RATE, self.quotas, n, w, clock)
         self.fetch = ClientQuotaManager("Fetch", CONSUMER_BYTE_RATE, self.quotas, n, w, clock)
@@ -457,7 +462,6 @@ class QuotaManagers:
                                           max_throttle_ms=w * 1000)
         self.controller_mutation = ControllerMutationQuotaManager(
             self.quotas, settings.controller_window_num, settings.controller_window_size_seconds, clock)
-        self.capacity_threads = capacity_threads
         self.throttler = Throttler(send, clock)
 
     def close(self) -> None:
@@ -479,7 +483,7 @@ class QuotaManagers:
     def exempt(self, request: Any) -> bool:
         """Requests of other nodes (the privileged listener, controller listeners) are exempt,
         as Kafka's cluster-action requests."""
-        return bool(request.privileged)
+        return bool(request.privileged) or request.listener in self.node_listeners
 
     def on_response(self, request: Any, body: Any) -> None:
         """Called as a response is encoded: the request quota on the handler's time (KIP-124),
