@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.messages import alter_client_quotas as acq
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 # Kafka's QuotaConfig key types: user and client-id entities, and ip entities.
@@ -126,7 +127,6 @@ class ClientQuotaControl:
 
     def push_body(self, sets: Mapping[Entity, Mapping[str, float]]) -> Any:
         """AlterClientQuotas with each entity's complete set: its keys set, every other removed."""
-        from kafkalite.protocol.messages import alter_client_quotas as acq
         Q = acq.REQUEST
         op, ent = Q["entries"]["ops"], Q["entries"]["entity"]
         entries = []

@@ -36,6 +36,7 @@ from typing import Any
 
 from kafkalite.common.config_def import Setting, at_least, fields_from
 from kafkalite.controller.quotas import CLIENT_ID, IP, USER
+from kafkalite.network.request_channel import EndThrottlingResponse, StartThrottlingResponse
 
 log = logging.getLogger("kafkalite.server.client_quotas")
 
@@ -414,7 +415,6 @@ class Throttler:
         self._thread.start()
 
     def throttle(self, request: Any, ms: int) -> None:
-        from kafkalite.network.request_channel import StartThrottlingResponse
         if ms <= 0:
             return
         self.send(StartThrottlingResponse(request))
@@ -423,7 +423,6 @@ class Throttler:
             self._cond.notify()
 
     def _run(self) -> None:
-        from kafkalite.network.request_channel import EndThrottlingResponse
         while True:
             with self._cond:
                 while not self._stopped and (not self._heap or self._heap[0][0] > self.clock()):
