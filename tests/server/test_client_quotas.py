@@ -288,3 +288,17 @@ def test_kafka_python_sees_the_produce_throttle_time(cluster):
         assert metrics["throttle-time-max"] > 0
     finally:
         p.close(5)
+
+
+def test_quotas_pushed_to_a_restarted_broker_and_kept_by_the_controller(tmp_path):
+    """A broker that restarts gets every quota again when it registers (the controller's full
+    push), and the controller's store keeps them across a restart of the whole cluster."""
+    with Cluster(2, storage="files") as c:
+        quota_set(c, "kept", "producer_byte_rate", 1234.0)
+        c.restart(2)
+        assert wait_for(lambda: c.broker(2).quotas.quotas.value((("client-id", "kept"),),
+                                                                "producer_byte_rate") == 1234.0)
+        c.restart_all()
+        for n in (1, 2):
+            assert wait_for(lambda n=n: describe(c.broker(n), [("client-id", EXACT, "kept")])[1] == {
+                (("client-id", "kept"),): {"producer_byte_rate": 1234.0}})
