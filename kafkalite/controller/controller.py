@@ -71,6 +71,9 @@ SESSION_CHECK_INTERVAL = 0.1
 # Producer ids a broker gets per AllocateProducerIds (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 PRODUCER_ID_BLOCK_SIZE = 1000
 MAX_PRODUCER_ID = 2**63 - 1
+# A topic mutation's charge against controller_mutation_rate: called with its partition count
+# once the topic is checked; raises ApiError (THROTTLING_QUOTA_EXCEEDED) to refuse it.
+Charge = Callable[[int], None]
 
 
 class KafkaController:
@@ -794,17 +797,21 @@ class KafkaController:
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      assignment: dict[int, list[int]] | None,
                      validate_only: bool,
-                     configs: Mapping[str, str | None] | None = None) -> concurrent.futures.Future:
+                     configs: Mapping[str, str | None] | None = None,
+                     charge: Charge | None = None) -> concurrent.futures.Future:
         """Create a topic on the event thread: the future (topic id, assignment), or ApiError with
         Kafka's code when refused. ``configs``: the topic's config overrides (Kafka's topic-level
-        names), checked as Kafka does (INVALID_CONFIG) and kept with the topic."""
+        names), checked as Kafka does (INVALID_CONFIG) and kept with the topic. ``charge``: called
+        with the partition count once the topic is checked (controller_mutation_rate; it raises
+        ApiError THROTTLING_QUOTA_EXCEEDED to refuse it)."""
         what = f"CreateTopics{' (validate only)' if validate_only else ''} of {name!r}"
         return self.submit(lambda: self._create_topic(name, partitions, replication_factor, assignment,
-                                                    validate_only, dict(configs or {})), what=what)
+                                                    validate_only, dict(configs or {}), charge), what=what)
 
     def _create_topic(self, name: str, partitions: int, replication_factor: int,
                       assignment: dict[int, list[int]] | None, validate_only: bool,
-                      configs: dict[str, str | None] | None = None) -> tuple[uuid.UUID, dict]:
+                      configs: dict[str, str | None] | None = None,
+                      charge: Charge | None = None) -> tuple[uuid.UUID, dict]:
         ctx = self.context
         configs = configs or {}
         validate_topic_name(name)
@@ -837,6 +844,8 @@ class KafkaController:
             LogConfig.from_properties(overrides)  # the names and values Kafka's LogConfig takes
         except ConfigError as e:
             raise ApiError(E.INVALID_CONFIG, str(e)) from None
+        if charge is not None:
+            charge(len(assignment))
         topic_id = uuid.uuid4()
         if validate_only:
             return topic_id, assignment
@@ -953,15 +962,16 @@ class KafkaController:
     # --- partitions -----------------------------------------------------------------------------
 
     def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
-                          validate_only: bool) -> concurrent.futures.Future:
+                          validate_only: bool, charge: Charge | None = None) -> concurrent.futures.Future:
         """Raise a topic's partition count to ``count`` on the event thread (Kafka's
         createPartitions): the future {partition: replicas} of the new partitions, or ApiError
         with Kafka's code when refused. ``assignment``: the new partitions' replicas, in order."""
         what = f"CreatePartitions{' (validate only)' if validate_only else ''} of {name!r}"
-        return self.submit(lambda: self._create_partitions(name, count, assignment, validate_only), what=what)
+        return self.submit(lambda: self._create_partitions(name, count, assignment, validate_only, charge),
+                           what=what)
 
     def _create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
-                           validate_only: bool) -> dict[int, list[int]]:
+                           validate_only: bool, charge: Charge | None = None) -> dict[int, list[int]]:
         ctx = self.context
         existing = ctx.partition_assignments.get(name)
         if name not in ctx.topic_ids or name in self._deleting or not existing:
@@ -1005,6 +1015,8 @@ class KafkaController:
             start = next((i for i, b in enumerate(live) if b >= first[0]), -1)
             full = assign_replicas(count, len(first), live, self._rng, fixed_start_index=start)
             added = {p: full[p] for p in range(old, count)}
+        if charge is not None:
+            charge(len(added))
         if validate_only:
             return added
         stored = self._new_partitions(name, added)
@@ -1018,12 +1030,14 @@ class KafkaController:
         log.info("Topic %s: partitions %d-%d added (now %d)", name, old, count - 1, count)
         return added
 
-    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> concurrent.futures.Future:
+    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None,
+                     charge: Charge | None = None) -> concurrent.futures.Future:
         """Delete a topic on the event thread: the future name, or ApiError when refused."""
         what = f"DeleteTopics of {name!r}" if name is not None else f"DeleteTopics of topic id {topic_id}"
-        return self.submit(lambda: self._delete_topic(name, topic_id), what=what)
+        return self.submit(lambda: self._delete_topic(name, topic_id, charge), what=what)
 
-    def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
+    def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None,
+                      charge: Charge | None = None) -> str:
         ctx = self.context
         if name is None:
             name = next((n for n, i in ctx.topic_ids.items() if i == topic_id), None)
@@ -1032,6 +1046,8 @@ class KafkaController:
         if name not in ctx.topic_ids or name in self._deleting:
             raise ApiError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         partitions = list(ctx.partitions_for_topic(name))
+        if charge is not None:
+            charge(len(partitions))
         ctx.queue_topic_deletion([name])
         ctx.topics_with_deletion_started.add(name)
         self.reassignments.topic_deleted(name)

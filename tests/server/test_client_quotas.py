@@ -13,11 +13,13 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.metrics.collector import BrokerCollector
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_client_quotas as acq
 from kafkalite.protocol.messages import create_topics as ct
+from kafkalite.protocol.messages import delete_topics as dt
 from kafkalite.protocol.messages import describe_client_quotas as dcq
 from kafkalite.protocol.messages import metadata
 from kafkalite.server.broker import Broker
@@ -246,6 +248,16 @@ def test_controller_mutation_rate_refuses_a_burst(cluster):
     r = create(["m1", "m2"], 20, 7)
     codes = [t.error_code for t in r.topics]
     assert codes == [E.NONE, E.THROTTLING_QUOTA_EXCEEDED]
+    assert r.throttle_time_ms > 0
+    # the controller checks a topic before charging it: an existing topic is refused as such
+    assert [t.error_code for t in create(["m1"], 20, 7).topics] == [E.TOPIC_ALREADY_EXISTS]
+    # DeleteTopics v6 meets the same empty bucket
+    D = dt.REQUEST
+    with connect(b1, "creator") as c:
+        body = D(timeout_ms=10000, topics=[D["topics"](name="m1", topic_id=ZERO_UUID)])
+        r = c.call(ApiKey.DELETE_TOPICS, 6, body)
+    assert [(t.error_code, t.error_message) for t in r.responses] == [
+        (E.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")]
     assert r.throttle_time_ms > 0
     # CreateTopics v5 is permissive: accepted, then throttled
     r = create(["m3"], 1, 5)

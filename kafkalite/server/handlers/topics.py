@@ -73,34 +73,16 @@ class TopicApis:
         self.purgatory.try_complete_else_watch(operation, keys)
         return None
 
-    @staticmethod
-    def _mutation_refused(request: Request, throttle: list[int], permits: int, strict: bool) -> bool:
-        """controller_mutation_rate (KIP-599) for one topic's ``permits`` partitions: True when a
-        strict request (the versions that know THROTTLING_QUOTA_EXCEEDED) finds the bucket empty;
-        ``throttle[0]`` keeps the largest throttle time (a permissive request is accepted and
-        throttled after)."""
-        quotas = request.quotas
-        if quotas is None or quotas.exempt(request) or not quotas.controller_mutation.enabled or permits <= 0:
-            return False
-        user, client_id = quotas.who(request)
-        try:
-            ms = quotas.controller_mutation.record_mutation(user, client_id, permits, strict)
-        except ThrottlingQuotaExceeded as e:
-            throttle[0] = max(throttle[0], e.throttle_ms)
-            quotas.controller_mutation.throttled(user, client_id, e.throttle_ms)
-            return True
-        throttle[0] = max(throttle[0], ms)
-        return False
-
     # --- CreateTopics -------------------------------------------------------------------------
 
     def create_topics(self, request: Request) -> Response | None:
         req = request.body
         R = create_topics.RESPONSE
-        results = []
+        results: list[Any] = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         configs: dict[str, dict[str, str]] = {}
-        throttle = [0]
+        body = R(throttle_time_ms=0, topics=results)
+        charge = _mutation_charge(request, body, strict=request.api_version >= 6)
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
             if self.controller is None:
@@ -112,19 +94,13 @@ class TopicApis:
                     result.error_code = E.INVALID_REQUEST
                     result.error_message = ("Both numPartitions or replicationFactor and replicasAssignments "
                                             "were set. Both cannot be used at the same time.")
-                elif not req.validate_only and self._mutation_refused(
-                        request, throttle, topic.num_partitions if topic.num_partitions > 0
-                        else len(assignment or {}) or 1, request.api_version >= 6):
-                    result.error_code = E.THROTTLING_QUOTA_EXCEEDED
-                    result.error_message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
                 else:
                     overrides = {c.name: c.value for c in topic.configs}
                     configs[topic.name] = overrides
                     pending.append((result, self.controller.create_topic(
                         topic.name, topic.num_partitions, topic.replication_factor, assignment,
-                        req.validate_only, overrides)))
+                        req.validate_only, overrides, charge=charge)))
             results.append(result)
-        body = R(throttle_time_ms=throttle[0], topics=results)
         return self._respond_or_wait(request, body, _DelayedCreateTopics(
             request, body, pending, req.validate_only, self, configs))
 
@@ -134,11 +110,11 @@ class TopicApis:
         req = request.body
         R = create_partitions.RESPONSE
         names = [t.name for t in req.topics]
-        results = []
+        results: list[Any] = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         counts: dict[str, int] = {}
-        throttle = [0]
-        snapshot = self.cache.snapshot
+        body = R(throttle_time_ms=0, results=results)
+        charge = _mutation_charge(request, body, strict=request.api_version >= 3)
         for topic in req.topics:
             result = R["results"](name=topic.name, error_code=E.NONE, error_message=None)
             if names.count(topic.name) > 1:
@@ -146,19 +122,13 @@ class TopicApis:
             elif self.controller is None:
                 result.error_code = E.NOT_CONTROLLER
                 result.error_message = E.BY_CODE[E.NOT_CONTROLLER].message
-            elif not req.validate_only and self._mutation_refused(
-                    request, throttle, max(0, topic.count - _partition_count(snapshot, topic.name)),
-                    request.api_version >= 3):
-                result.error_code = E.THROTTLING_QUOTA_EXCEEDED
-                result.error_message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
             else:
                 assignment = ([list(a.broker_ids) for a in topic.assignments]
                               if topic.assignments is not None else None)
                 counts[topic.name] = topic.count
                 pending.append((result, self.controller.create_partitions(
-                    topic.name, topic.count, assignment, req.validate_only)))
+                    topic.name, topic.count, assignment, req.validate_only, charge=charge)))
             results.append(result)
-        body = R(throttle_time_ms=throttle[0], results=results)
         return self._respond_or_wait(request, body, _DelayedCreatePartitions(
             request, body, pending, req.validate_only, self, counts))
 
@@ -169,25 +139,19 @@ class TopicApis:
         R = delete_topics.RESPONSE
         wanted = ([(t.name, t.topic_id if t.name is None else None) for t in req.topics] if version >= 6
                   else [(name, None) for name in req.topic_names])
-        results = []
+        results: list[Any] = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
-        throttle = [0]
-        snapshot = self.cache.snapshot
+        body = R(throttle_time_ms=0, responses=results)
+        charge = _mutation_charge(request, body, strict=version >= 5)
         for name, topic_id in wanted:
             result = R["responses"](name=name, error_code=E.NONE)
             if topic_id is not None:
                 result.topic_id = topic_id
             if self.controller is None:
                 result.error_code = E.NOT_CONTROLLER
-            elif self._mutation_refused(request, throttle, _partition_count(snapshot, name),
-                                        version >= 5):
-                result.error_code = E.THROTTLING_QUOTA_EXCEEDED
-                if version >= 5:
-                    result.error_message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
             else:
-                pending.append((result, self.controller.delete_topic(name, topic_id)))
+                pending.append((result, self.controller.delete_topic(name, topic_id, charge=charge)))
             results.append(result)
-        body = R(throttle_time_ms=throttle[0], responses=results)
         return self._respond_or_wait(request, body, _DelayedDeleteTopics(request, body, pending, False, self))
 
 
@@ -293,6 +257,26 @@ class _DelayedDeleteTopics(_DelayedTopics):
         return future.result() not in snap.topics
 
 
-def _partition_count(snapshot: Any, name: str | None) -> int:
-    info = snapshot.topics.get(name) if name is not None else None
-    return len(info.partitions) if info is not None else 0
+
+def _mutation_charge(request: Request, body: Any, strict: bool) -> Callable[[int], None] | None:
+    """controller_mutation_rate (KIP-599): what the controller calls with the partitions a topic
+    creates or deletes once it has checked the topic (Kafka's applyPartitionChangeQuota). A strict
+    request (the versions that know THROTTLING_QUOTA_EXCEEDED) finding the bucket empty is refused
+    with it; a permissive one is accepted. The response's throttle time is the largest met."""
+    quotas = request.quotas
+    if quotas is None or quotas.exempt(request) or not quotas.controller_mutation.enabled:
+        return None
+    user, client_id = quotas.who(request)
+    manager = quotas.controller_mutation
+
+    def charge(permits: int) -> None:
+        try:
+            ms = manager.record_mutation(user, client_id, permits, strict)
+        except ThrottlingQuotaExceeded as e:
+            body.throttle_time_ms = max(body.throttle_time_ms, e.throttle_ms)
+            manager.throttled(user, client_id, e.throttle_ms)
+            message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
+            raise ApiError(E.THROTTLING_QUOTA_EXCEEDED, message) from None
+        body.throttle_time_ms = max(body.throttle_time_ms, ms)
+
+    return charge
