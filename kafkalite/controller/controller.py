@@ -60,6 +60,8 @@ from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
 from .configs import PUSH_VERSION, ConfigurationControl, ResourceChange
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
+from .quotas import PUSH_VERSION as QUOTAS_PUSH_VERSION
+from .quotas import ClientQuotaControl
 from .reassignment import Ongoing, Reassignments
 from .request_batch import ControllerBrokerRequestBatch
 from .scram import ScramControl
@@ -72,6 +74,9 @@ SESSION_CHECK_INTERVAL = 0.1
 # Producer ids a broker gets per AllocateProducerIds (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 PRODUCER_ID_BLOCK_SIZE = 1000
 MAX_PRODUCER_ID = 2**63 - 1
+# A topic mutation's charge against controller_mutation_rate: called with its partition count
+# once the topic is checked; raises ApiError (THROTTLING_QUOTA_EXCEEDED) to refuse it.
+Charge = Callable[[int], None]
 
 
 class KafkaController:
@@ -101,6 +106,8 @@ class KafkaController:
         self._topic_configs: dict[str, dict[str, str]] = {}
         # Dynamic configs: AlterConfigs / IncrementalAlterConfigs, stored and pushed (configs.py).
         self.configs = ConfigurationControl(self._topic_configs, self.store)
+        # Client quotas: AlterClientQuotas, stored and pushed (quotas.py).
+        self.quotas = ClientQuotaControl(self.store)
         self.reassignments = Reassignments(self)  # the partition reassignments in progress
         self.scram = ScramControl(self.store)  # SCRAM credentials: stored and pushed (scram.py)
         self.acls = AclControl(self.store)  # CreateAcls / DeleteAcls, stored and pushed (acls.py)
@@ -131,6 +138,7 @@ class KafkaController:
         self.configs.load()
         self.scram.load()
         self.acls.load()
+        self.quotas.load()
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)
             self.context.update_partition_replica_assignment(tp, list(p.replicas))
@@ -328,6 +336,8 @@ class KafkaController:
             self._push_configs([b.id], self.configs.full_sets(b.id, list(self.context.topic_ids)))
             self._push_scram([b.id], None)
             self._push_acls([b.id])
+            if self.quotas.entities:
+                self._push_quotas([b.id], self.quotas.entities)
         new_ids = {b.id for b in brokers}
         ctx = self.context
         changed = []
@@ -796,17 +806,21 @@ class KafkaController:
     def create_topic(self, name: str, partitions: int, replication_factor: int,
                      assignment: dict[int, list[int]] | None,
                      validate_only: bool,
-                     configs: Mapping[str, str | None] | None = None) -> concurrent.futures.Future:
+                     configs: Mapping[str, str | None] | None = None,
+                     charge: Charge | None = None) -> concurrent.futures.Future:
         """Create a topic on the event thread: the future (topic id, assignment), or ApiError with
         Kafka's code when refused. ``configs``: the topic's config overrides (Kafka's topic-level
-        names), checked as Kafka does (INVALID_CONFIG) and kept with the topic."""
+        names), checked as Kafka does (INVALID_CONFIG) and kept with the topic. ``charge``: called
+        with the partition count once the topic is checked (controller_mutation_rate; it raises
+        ApiError THROTTLING_QUOTA_EXCEEDED to refuse it)."""
         what = f"CreateTopics{' (validate only)' if validate_only else ''} of {name!r}"
         return self.submit(lambda: self._create_topic(name, partitions, replication_factor, assignment,
-                                                    validate_only, dict(configs or {})), what=what)
+                                                    validate_only, dict(configs or {}), charge), what=what)
 
     def _create_topic(self, name: str, partitions: int, replication_factor: int,
                       assignment: dict[int, list[int]] | None, validate_only: bool,
-                      configs: dict[str, str | None] | None = None) -> tuple[uuid.UUID, dict]:
+                      configs: dict[str, str | None] | None = None,
+                      charge: Charge | None = None) -> tuple[uuid.UUID, dict]:
         ctx = self.context
         configs = configs or {}
         validate_topic_name(name)
@@ -839,6 +853,8 @@ class KafkaController:
             LogConfig.from_properties(overrides)  # the names and values Kafka's LogConfig takes
         except ConfigError as e:
             raise ApiError(E.INVALID_CONFIG, str(e)) from None
+        if charge is not None:
+            charge(len(assignment))
         topic_id = uuid.uuid4()
         if validate_only:
             return topic_id, assignment
@@ -982,6 +998,26 @@ class KafkaController:
         body = acl_control.push_body(self.acls.acls)
         for b in brokers:
             self.channel.send_request(b, ApiKey.CREATE_ACLS, acl_control.PUSH_VERSION, body)
+    def alter_client_quotas(self, entries: list[Any], validate_only: bool) -> concurrent.futures.Future:
+        """AlterClientQuotas on the event thread: the future [(error code, message)] per entry;
+        the entities changed are stored and pushed to every live broker."""
+        return self.submit(lambda: self._alter_client_quotas(entries, validate_only),
+                           what=f"AlterClientQuotas of {len(entries)} entities")
+
+    def _alter_client_quotas(self, entries: list[Any], validate_only: bool) -> list[tuple[int, str | None]]:
+        try:
+            results, changed = self.quotas.alter(entries, validate_only)
+        except sqlite3.Error as e:
+            self._store_failed("client quotas", e, "the change is refused")
+            return [(E.KAFKA_STORAGE_ERROR, f"The controller could not store the quotas: {e}")] * len(entries)
+        if changed:
+            self._push_quotas(sorted(self.context.live_or_shutting_down_broker_ids), changed)
+        return results
+
+    def _push_quotas(self, brokers: list[int], sets: Mapping[Any, Mapping[str, float]]) -> None:
+        body = self.quotas.push_body(sets)
+        for b in brokers:
+            self.channel.send_request(b, ApiKey.ALTER_CLIENT_QUOTAS, QUOTAS_PUSH_VERSION, body)
 
     def broker_configs(self, name: str) -> dict[str, str]:
         """The dynamic configs of a broker id, or of '' (the cluster default); read from any thread."""
@@ -997,15 +1033,16 @@ class KafkaController:
     # --- partitions -----------------------------------------------------------------------------
 
     def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
-                          validate_only: bool) -> concurrent.futures.Future:
+                          validate_only: bool, charge: Charge | None = None) -> concurrent.futures.Future:
         """Raise a topic's partition count to ``count`` on the event thread (Kafka's
         createPartitions): the future {partition: replicas} of the new partitions, or ApiError
         with Kafka's code when refused. ``assignment``: the new partitions' replicas, in order."""
         what = f"CreatePartitions{' (validate only)' if validate_only else ''} of {name!r}"
-        return self.submit(lambda: self._create_partitions(name, count, assignment, validate_only), what=what)
+        return self.submit(lambda: self._create_partitions(name, count, assignment, validate_only, charge),
+                           what=what)
 
     def _create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
-                           validate_only: bool) -> dict[int, list[int]]:
+                           validate_only: bool, charge: Charge | None = None) -> dict[int, list[int]]:
         ctx = self.context
         existing = ctx.partition_assignments.get(name)
         if name not in ctx.topic_ids or name in self._deleting or not existing:
@@ -1049,6 +1086,8 @@ class KafkaController:
             start = next((i for i, b in enumerate(live) if b >= first[0]), -1)
             full = assign_replicas(count, len(first), live, self._rng, fixed_start_index=start)
             added = {p: full[p] for p in range(old, count)}
+        if charge is not None:
+            charge(len(added))
         if validate_only:
             return added
         stored = self._new_partitions(name, added)
@@ -1062,12 +1101,14 @@ class KafkaController:
         log.info("Topic %s: partitions %d-%d added (now %d)", name, old, count - 1, count)
         return added
 
-    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> concurrent.futures.Future:
+    def delete_topic(self, name: str | None, topic_id: uuid.UUID | None,
+                     charge: Charge | None = None) -> concurrent.futures.Future:
         """Delete a topic on the event thread: the future name, or ApiError when refused."""
         what = f"DeleteTopics of {name!r}" if name is not None else f"DeleteTopics of topic id {topic_id}"
-        return self.submit(lambda: self._delete_topic(name, topic_id), what=what)
+        return self.submit(lambda: self._delete_topic(name, topic_id, charge), what=what)
 
-    def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None) -> str:
+    def _delete_topic(self, name: str | None, topic_id: uuid.UUID | None,
+                      charge: Charge | None = None) -> str:
         ctx = self.context
         if name is None:
             name = next((n for n, i in ctx.topic_ids.items() if i == topic_id), None)
@@ -1076,6 +1117,8 @@ class KafkaController:
         if name not in ctx.topic_ids or name in self._deleting:
             raise ApiError(E.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         partitions = list(ctx.partitions_for_topic(name))
+        if charge is not None:
+            charge(len(partitions))
         ctx.queue_topic_deletion([name])
         ctx.topics_with_deletion_started.add(name)
         self.reassignments.topic_deleted(name)

@@ -58,6 +58,12 @@ CREATE TABLE IF NOT EXISTS scram_credentials (
     iterations INTEGER NOT NULL,
     PRIMARY KEY (user, mechanism)
 );
+CREATE TABLE IF NOT EXISTS client_quotas (
+    entity TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (entity, key)
+);
 CREATE TABLE IF NOT EXISTS reassignments (
     topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
     partition INTEGER NOT NULL,
@@ -77,6 +83,8 @@ CREATE TABLE IF NOT EXISTS acls (
 );
 """
 
+# A client quota entity: ((type, name or None for the default), ...) (controller/quotas.py).
+QuotaEntity = tuple[tuple[str, str | None], ...]
 # (topic, partition) -> (adding replicas, removing replicas) of a reassignment in progress.
 StoredReassignments = Mapping[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -199,6 +207,24 @@ class ControllerStore:
     def set_broker_configs(self, broker: str, configs: Mapping[str, str]) -> None:
         """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
         self._replace_configs(self._BROKERS, broker, configs)
+
+    def set_client_quotas(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        """Replace the client quotas of ``entity`` ((type, name or None for the default), ...)."""
+        key = json.dumps([list(p) for p in entity])
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM client_quotas WHERE entity = ?", (key,))
+            self._db.executemany("INSERT INTO client_quotas (entity, key, value) VALUES (?, ?, ?)",
+                                 [(key, k, float(v)) for k, v in values.items()])
+
+    def load_client_quotas(self) -> dict[QuotaEntity, dict[str, float]]:
+        """Entity -> its client quotas (AlterClientQuotas)."""
+        out: dict[QuotaEntity, dict[str, float]] = {}
+        rows = self._db.execute("SELECT entity, key, value FROM client_quotas ORDER BY entity, key")
+        for key, name, value in rows:
+            entity = tuple((t, n) for t, n in json.loads(key))
+            out.setdefault(entity, {})[name] = value
+        return out
 
     def load_broker_configs(self) -> dict[str, dict[str, str]]:
         """Broker ('' for the cluster default) -> its dynamic configs (those without any left out)."""

@@ -338,6 +338,49 @@ def handler_pool_metrics(pool: HandlerPoolView) -> MetricSource:
     return collect
 
 
+# --- client quotas (kafkalite/server/client_quotas.py) -----------------------------------------
+
+class QuotaManagerView(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    def snapshot(self) -> list[tuple[str, str, float, float, int]]: ...
+
+
+# Kafka's rate attribute of each quota type's sensors (byte-rate, request-time, mutation-rate).
+QUOTA_RATES = {"Produce": ("byte_rate", "Bytes per second of Produce requests"),
+               "Fetch": ("byte_rate", "Bytes per second of Fetch responses"),
+               "Request": ("request_time", "Percent of one handler thread's time"),
+               "ControllerMutation": ("mutation_rate", "Partitions created or deleted per second")}
+
+
+def quota_metrics(managers: Sequence[QuotaManagerView]) -> MetricSource:
+    """Kafka's client quota sensors (``kafka.server:type=Produce|Fetch|Request|ControllerMutation,
+    user=U,client-id=C``): the rate over the quota window and the throttle times, per sensor."""
+
+    def collect() -> Iterator[Metric]:
+        for m in managers:
+            kind = m.kind.lower()
+            rate_name, rate_help = QUOTA_RATES[m.kind]
+            labels = ["user", "client_id"]
+            rate = GaugeMetricFamily(f"kafka_server_{kind}_{rate_name}", f"{rate_help} ({m.kind}).",
+                                     labels=labels)
+            avg = GaugeMetricFamily(f"kafka_server_{kind}_throttle_time",
+                                    f"Average milliseconds a throttled {m.kind} response was throttled "
+                                    "(throttle-time).", labels=labels)
+            count = CounterMetricFamily(f"kafka_server_{kind}_throttled",
+                                        f"{m.kind} responses throttled.", labels=labels)
+            for user, client_id, value, throttle_ms, throttled in m.snapshot():
+                rate.add_metric([user, client_id], value)
+                avg.add_metric([user, client_id], throttle_ms / throttled if throttled else 0.0)
+                count.add_metric([user, client_id], throttled)
+            yield rate
+            yield avg
+            yield count
+
+    return collect
+
+
 # --- the controller (kafkalite/controller/) ---------------------------------------------------
 
 class ControllerChannelView(Protocol):

@@ -52,6 +52,10 @@ class Request:
     topic_traffic: list[Any] | None = None
     # Errors a test injected into this request's answer (server/faults/injector.py), put in by ``respond``.
     injected: Any = None
+    # Client quotas (server/client_quotas.QuotaManagers), set by KafkaApis: ``respond`` applies the
+    # request quota and the throttle; ``thread_ns`` is the handler thread's time on it.
+    quotas: Any = None
+    thread_ns: int = 0
 
     @property
     def api_key(self) -> int:

@@ -31,6 +31,7 @@ from kafkalite.protocol.schema import Versions
 
 from .handlers.acls import AclApis
 from .handlers.api_versions import ApiTable, ApiVersionsApis
+from .handlers.client_quotas import ClientQuotaApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis
 from .handlers.control import ControlApis
@@ -218,6 +219,11 @@ SERVED: tuple[ServedApi, ...] = (
             note="the groups this broker coordinates, as Kafka's brokers answer"),
     _served(ApiKey.DELETE_GROUPS, "0-2", EVERY, GroupApis.delete_groups, Waits.GROUP_LOG),
     _served(ApiKey.OFFSET_DELETE, "0", EVERY, GroupApis.offset_delete, Waits.GROUP_LOG),
+    _served(ApiKey.DESCRIBE_CLIENT_QUOTAS, "0-1", EVERY, ClientQuotaApis.describe_client_quotas,
+            note="from this broker's copy of the quotas the controller pushed"),
+    _served(ApiKey.ALTER_CLIENT_QUOTAS, "0-1", EVERY, ClientQuotaApis.alter_client_quotas, Waits.CONTROLLER,
+            note="stored by the controller (forwarded to it) and pushed to every broker; also the "
+                 "controller's pushes (privileged listener, its client id)"),
     # Kafka serves it on every broker listener and asks CLUSTER_ACTION of the sender: the
     # coordinators dial the inter-broker listener, which a control plane listener is not.
     _served(ApiKey.WRITE_TXN_MARKERS, "1", EVERY, TxnMarkerApis.write_txn_markers, Waits.PRODUCE,

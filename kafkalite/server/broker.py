@@ -20,6 +20,7 @@ from kafkalite.controller.controller import KafkaController
 from kafkalite.metrics.components import (
     controller_state,
     handler_pool_metrics,
+    quota_metrics,
     request_log_metrics,
     topic_metrics,
 )
@@ -35,6 +36,7 @@ from . import meta_properties
 from .apis import ApiTable, apis_for
 from .authorizer import ALLOW_ALL, Authorizer
 from .authorizer.standard import StandardAuthorizer
+from .client_quotas import QuotaManagers
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
@@ -56,6 +58,7 @@ from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
 from .handlers.acls import AclApis
 from .handlers.api_versions import ApiVersionsApis
+from .handlers.client_quotas import ClientQuotaApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis, ConfigDescriber
 from .handlers.control import ControlApis
@@ -144,6 +147,7 @@ class Broker:
         self.txn_verifier: AddPartitionsToTxnManager | None = None
         self.alter_partition_manager: AlterPartitionManager | None = None
         self.faults: FaultInjector | None = None
+        self.quotas: QuotaManagers | None = None  # client quotas (client_quotas.py), made in startup
         self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
         self.topic_stats = BrokerTopicStats()  # Kafka's BrokerTopicMetrics, counted by Produce and Fetch
         # What the components report (kafkalite/metrics/registry.py), read by the metrics endpoint.
@@ -243,12 +247,15 @@ class Broker:
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
+        self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now,
+                                    node_listeners=frozenset(cfg.controller_listener_names))
         self.apis = self._kafka_apis(advertised_here)
         # The markers of partitions this broker leads: written in-process by WriteTxnMarkers' logic.
         assert self.txn_markers is not None
         self.txn_markers.local_writer = self.apis.area(TxnMarkerApis).write_markers
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
         self.apis.faults = self.faults = self._fault_injector()
+        self.apis.quotas = self.quotas
         hidden = {cfg.privileged_listener_name, *cfg.controller_listener_names}
         clients = [e.name for e in cfg.listeners if e.name not in hidden]
         self.fault_ops = BrokerFaults(self.faults, self.socket_server, clients, self.controller)
@@ -307,6 +314,10 @@ class Broker:
         self._metrics.append(register("topic-metrics", topic_metrics(self.topic_stats)))
         data_plane = self.pools[-1]  # started last
         self._metrics.append(register("request-handler-pool", handler_pool_metrics(data_plane)))
+        if self.quotas is not None:
+            q = self.quotas
+            self._metrics.append(register("client-quotas", quota_metrics(
+                [q.produce, q.fetch, q.request, q.controller_mutation])))
         if self.request_log is not None:
             self._metrics.append(register("request-log", request_log_metrics(self.request_log)))
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)
@@ -341,6 +352,8 @@ class Broker:
             TxnMarkerApis(rm, send, self.group_coordinator,
                           self.config.transaction_config().request_timeout_ms),
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
+            ClientQuotaApis(self._quotas().quotas, send, controller, self.controller_link,
+                            frozenset(self.config.controller_listener_names)),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
             ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
@@ -348,6 +361,10 @@ class Broker:
                       frozenset(self.config.controller_listener_names), self.authorizer),
             AclApis(self.standard_authorizer, send, controller, self.controller_link,
                     frozenset(self.config.controller_listener_names)))
+
+    def _quotas(self) -> QuotaManagers:
+        assert self.quotas is not None
+        return self.quotas
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
@@ -547,6 +564,8 @@ class Broker:
                 log.warning("Some requests were still unanswered at shutdown")
         if self.controller is not None:
             self.controller.shutdown()
+        if self.quotas is not None:
+            self.quotas.close()
         for pool in self.pools:
             pool.shutdown(timeout / 4)
         if self.controller_link is not None:

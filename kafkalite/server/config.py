@@ -48,6 +48,7 @@ from kafkalite.network.settings import (
     TlsSettings,
 )
 from kafkalite.server.authorizer.settings import AUTHORIZER_SETTINGS, AuthorizerSettings
+from kafkalite.server.client_quotas import QUOTA_SETTINGS, QuotaSettings
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
 from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
 from kafkalite.server.kafka_config_names import (
@@ -154,7 +155,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + TRANSACTION_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS
+    + TRANSACTION_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS + QUOTA_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -165,6 +166,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("log", "Log"),
     ("group", "Consumer groups"),
     ("transaction", "Transactions"),
+    ("quotas", "Client quotas"),
     ("security", "Security (SSL and SASL)"),
 )
 
@@ -506,6 +508,9 @@ class BrokerConfig:
 
     def authorizer_settings(self) -> AuthorizerSettings:
         return view(AuthorizerSettings, self._values)
+
+    def quota_settings(self) -> QuotaSettings:
+        return view(QuotaSettings, self._values)
 
     @property
     def controlled_shutdown(self) -> bool:

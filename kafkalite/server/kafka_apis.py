@@ -5,6 +5,7 @@ connection only."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,6 +24,7 @@ class KafkaApis:
         broker.py); a benchmark that answers a few apis passes those apis only."""
         self.areas = areas
         self.faults: FaultInjector | None = None  # a test's faults (faults.py), set by the broker
+        self.quotas: Any = None  # client_quotas.QuotaManagers, set by the broker
         self.handlers: dict[int, Callable[[Request], Response | None]] = {}
         for s in served:
             owner = next((a for a in areas if getattr(type(a), s.handler.__name__, None) is s.handler), None)
@@ -42,10 +44,15 @@ class KafkaApis:
                         request.connection_id)
             return CloseConnectionResponse(request)
         faults = self.faults
+        if self.quotas is not None:
+            request.quotas = self.quotas
         if faults is not None and faults.active:
             return self._handle_with_faults(faults, handler, request)
         try:
-            return handler(request)
+            start = time.monotonic_ns()
+            response = handler(request)
+            request.thread_ns = time.monotonic_ns() - start
+            return response
         except Exception:  # one bad request closes its connection, nothing more
             log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
             return CloseConnectionResponse(request)

@@ -16,6 +16,8 @@ def respond(request: Request, body: Any) -> SendResponse:
     api_key, version = request.api_key, request.api_version
     if request.injected is not None:
         request.injected.overlay(request, body)
+    if request.quotas is not None:
+        request.quotas.on_response(request, body)
     frame = encode_response(api_key, version, request.correlation_id, body)
     return SendResponse(request, frame, top_level_error_code(api_key, version, body),
                         error_counts(api_key, version, body))

@@ -47,7 +47,8 @@ class ControllerLink:
     # "alter-configs": AlterConfigs / IncrementalAlterConfigs forwarded (its client id,
     # broker-<id>-alter-configs, tells the controller's node the request was forwarded).
     # "alter-scram": AlterUserScramCredentials forwarded (server/handlers/scram.py).
-    LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram")
+    LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram",
+             "client-quotas")
 
     def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT) -> None:
         self.address = address

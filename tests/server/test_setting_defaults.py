@@ -37,6 +37,9 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("server/replication/alter_log_dirs.py", INT64_MAX):
         "no throttle: a rate of Long.MAX_VALUE bytes/s is Kafka's unlimited quota",
     ("controller/controller.py", INT64_MAX): "MAX_PRODUCER_ID, Kafka's Long.MAX_VALUE",
+    ("controller/quotas.py", INT32_MAX): "the largest quota value of an INT key (ClientQuotaControlManager)",
+    ("controller/quotas.py", INT64_MAX): "the largest quota value of a LONG key (ClientQuotaControlManager)",
+    ("server/client_quotas.py", INT32_MAX): "a Fetch's max_bytes without a consumer_byte_rate (int32)",
     ("server/replication/settings.py", INT64_MAX):
         "UNLIMITED_RATE, Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (the rows' default)",
     ("server/coordinator/producer_id_manager.py", INT64_MAX): "a producer id block ends by Long.MAX_VALUE",

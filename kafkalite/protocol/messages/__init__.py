@@ -6,6 +6,7 @@ from ..schema import Api
 from .add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from .add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from .allocate_producer_ids import ALLOCATE_PRODUCER_IDS
+from .alter_client_quotas import ALTER_CLIENT_QUOTAS
 from .alter_configs import ALTER_CONFIGS
 from .alter_partition import ALTER_PARTITION
 from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
@@ -22,6 +23,7 @@ from .delete_groups import DELETE_GROUPS
 from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
 from .describe_acls import DESCRIBE_ACLS
+from .describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
 from .describe_cluster import DESCRIBE_CLUSTER
 from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
@@ -103,6 +105,8 @@ ALL: tuple[Api, ...] = (
     ALTER_PARTITION_REASSIGNMENTS,
     LIST_PARTITION_REASSIGNMENTS,
     OFFSET_DELETE,
+    DESCRIBE_CLIENT_QUOTAS,
+    ALTER_CLIENT_QUOTAS,
     ALTER_PARTITION,
     DESCRIBE_CLUSTER,
     DESCRIBE_PRODUCERS,

@@ -98,13 +98,18 @@ class FetchApis:
             # No session was ever handed out (responses carry session id 0).
             return respond(request, R(throttle_time_ms=0, error_code=E.FETCH_SESSION_ID_NOT_FOUND,
                                       session_id=0, responses=[]))
-        params = FetchParams(version, replica_id, isolation, req.max_bytes, req.min_bytes, req.max_wait_ms)
+        max_bytes = req.max_bytes
+        quotas = request.quotas
+        if replica_id < 0 and quotas is not None and quotas.fetch.enabled and not quotas.exempt(request):
+            # Kafka's getMaxValueInQuotaWindow: at most what the quota allows in its window
+            max_bytes = min(max_bytes, quotas.max_value_in_window(quotas.fetch, request))
+        params = FetchParams(version, replica_id, isolation, max_bytes, req.min_bytes, req.max_wait_ms)
         infos = self._fetch_infos(req, version)
         datas, readable, done = self.read(infos, params)
         self.topic_stats.fetch_read(infos, datas)
         if done or params.max_wait_ms <= 0 or readable >= params.min_bytes:
             self.topic_stats.fetch_answered(request, params.is_from_follower, infos, datas)
-            return respond(request, self._response(infos, datas))
+            return respond(request, self._quota_checked(request, params, infos, datas))
         keys = [partition_key(i.topic, i.partition) for i in infos if i.topic is not None]
         operation = DelayedFetch(request, infos, params, self, frozenset(keys))
         if params.is_from_follower:  # see ReplicaManager._nudge
@@ -199,6 +204,23 @@ class FetchApis:
             diverging_epoch=PartitionData["diverging_epoch"](epoch=epoch, end_offset=end_offset),
             aborted_transactions=None, preferred_read_replica=-1, records=b"")
 
+    def _quota_checked(self, request: Request, params: FetchParams, infos: list[FetchInfo],
+                       datas: list[Any]) -> Any:
+        """The response, after the consumer_byte_rate quota (Kafka's KafkaApis.handleFetchRequest):
+        the bytes returned are recorded; over the quota they are taken back and the response is
+        empty, with the throttle time (the connection is muted for it when it is sent)."""
+        quotas = request.quotas
+        if quotas is None or params.is_from_follower or quotas.exempt(request) or not quotas.fetch.enabled:
+            return self._response(infos, datas)
+        size = sum(_size(d.records) for d in datas)
+        user, client_id = quotas.who(request)
+        ms = quotas.fetch.record(user, client_id, size)
+        if ms <= 0:
+            return self._response(infos, datas)
+        quotas.fetch.unrecord(user, client_id, size)
+        quotas.fetch.throttled(user, client_id, ms)
+        return R(throttle_time_ms=ms, error_code=E.NONE, session_id=0, responses=[])
+
     def _response(self, infos: list[FetchInfo], datas: list[Any]) -> Any:
         topics: list[Any] = []
         for info, data in zip(infos, datas, strict=True):
@@ -255,7 +277,16 @@ class DelayedFetch(DelayedOperation):
         if datas is None:  # expired (or forced): what there is now
             datas, _, _ = self.apis.read(self.infos, self.params)
         self.apis.topic_stats.fetch_answered(self.request, self.params.is_from_follower, self.infos, datas)
-        self.apis.send_response(respond(self.request, self.apis._response(self.infos, datas)))
+        self.apis.send_response(respond(self.request, self.apis._quota_checked(self.request, self.params,
+                                                                                self.infos, datas)))
 
     def on_expiration(self) -> None:
         pass
+
+
+def _size(records: Any) -> int:
+    """Bytes of a partition's records: a FileSlice's size, or the bytes'."""
+    if records is None:
+        return 0
+    size = getattr(records, "size", None)
+    return int(size) if size is not None else len(records)

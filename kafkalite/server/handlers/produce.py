@@ -300,6 +300,19 @@ class ProduceApis:
                     return None
         return self._append(request, entries, topics, names, failure)
 
+    @staticmethod
+    def _produce_quota(request: Request) -> int:
+        """producer_byte_rate on the request's size (Kafka's produce bandwidth quota): the
+        throttle time in ms."""
+        quotas = request.quotas
+        if quotas is None or quotas.exempt(request) or not quotas.produce.enabled:
+            return 0
+        user, client_id = quotas.who(request)
+        ms = quotas.produce.record(user, client_id, request.size)
+        if ms > 0:
+            quotas.produce.throttled(user, client_id, ms)
+        return int(ms)
+
     def _in_transaction(self, topic: str, index: int, producer_id: int, producer_epoch: int) -> bool:
         partition = self.replica_manager.partitions.get((topic, index))
         if partition is None:
@@ -336,9 +349,14 @@ class ProduceApis:
             if acks == -1:
                 waiting.append((entry.topic, result, info.last_offset + 1))
         self.topic_stats.produced(request, req.topic_data, topics, served=failure is None, names=names)
+        throttle_ms = self._produce_quota(request)
         if acks == 0:
-            return CloseConnectionResponse(request) if errors else NoOpResponse(request)
-        body = R(responses=topics, throttle_time_ms=0)
+            if errors:
+                return CloseConnectionResponse(request)
+            if throttle_ms > 0:  # no response to carry it: the connection is muted alone
+                request.quotas.throttler.throttle(request, throttle_ms)
+            return NoOpResponse(request)
+        body = R(responses=topics, throttle_time_ms=throttle_ms)
         if not waiting:
             return respond(request, body)
         operation = DelayedProduce(req.timeout_ms, request, body, waiting, self)

@@ -21,6 +21,7 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_partitions, create_topics, delete_topics
 
+from ..client_quotas import ThrottlingQuotaExceeded
 from ..metadata_cache import MetadataCache, Snapshot
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..responses import respond
@@ -77,9 +78,11 @@ class TopicApis:
     def create_topics(self, request: Request) -> Response | None:
         req = request.body
         R = create_topics.RESPONSE
-        results = []
+        results: list[Any] = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         configs: dict[str, dict[str, str]] = {}
+        body = R(throttle_time_ms=0, topics=results)
+        charge = _mutation_charge(request, body, strict=request.api_version >= 6)
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
             if self.controller is None:
@@ -96,9 +99,8 @@ class TopicApis:
                     configs[topic.name] = overrides
                     pending.append((result, self.controller.create_topic(
                         topic.name, topic.num_partitions, topic.replication_factor, assignment,
-                        req.validate_only, overrides)))
+                        req.validate_only, overrides, charge=charge)))
             results.append(result)
-        body = R(throttle_time_ms=0, topics=results)
         return self._respond_or_wait(request, body, _DelayedCreateTopics(
             request, body, pending, req.validate_only, self, configs))
 
@@ -108,9 +110,11 @@ class TopicApis:
         req = request.body
         R = create_partitions.RESPONSE
         names = [t.name for t in req.topics]
-        results = []
+        results: list[Any] = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         counts: dict[str, int] = {}
+        body = R(throttle_time_ms=0, results=results)
+        charge = _mutation_charge(request, body, strict=request.api_version >= 3)
         for topic in req.topics:
             result = R["results"](name=topic.name, error_code=E.NONE, error_message=None)
             if names.count(topic.name) > 1:
@@ -123,9 +127,8 @@ class TopicApis:
                               if topic.assignments is not None else None)
                 counts[topic.name] = topic.count
                 pending.append((result, self.controller.create_partitions(
-                    topic.name, topic.count, assignment, req.validate_only)))
+                    topic.name, topic.count, assignment, req.validate_only, charge=charge)))
             results.append(result)
-        body = R(throttle_time_ms=0, results=results)
         return self._respond_or_wait(request, body, _DelayedCreatePartitions(
             request, body, pending, req.validate_only, self, counts))
 
@@ -136,8 +139,10 @@ class TopicApis:
         R = delete_topics.RESPONSE
         wanted = ([(t.name, t.topic_id if t.name is None else None) for t in req.topics] if version >= 6
                   else [(name, None) for name in req.topic_names])
-        results = []
+        results: list[Any] = []
         pending: list[tuple[Any, concurrent.futures.Future]] = []
+        body = R(throttle_time_ms=0, responses=results)
+        charge = _mutation_charge(request, body, strict=version >= 5)
         for name, topic_id in wanted:
             result = R["responses"](name=name, error_code=E.NONE)
             if topic_id is not None:
@@ -145,9 +150,8 @@ class TopicApis:
             if self.controller is None:
                 result.error_code = E.NOT_CONTROLLER
             else:
-                pending.append((result, self.controller.delete_topic(name, topic_id)))
+                pending.append((result, self.controller.delete_topic(name, topic_id, charge=charge)))
             results.append(result)
-        body = R(throttle_time_ms=0, responses=results)
         return self._respond_or_wait(request, body, _DelayedDeleteTopics(request, body, pending, False, self))
 
 
@@ -251,3 +255,28 @@ class _DelayedDeleteTopics(_DelayedTopics):
 
     def shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
         return future.result() not in snap.topics
+
+
+
+def _mutation_charge(request: Request, body: Any, strict: bool) -> Callable[[int], None] | None:
+    """controller_mutation_rate (KIP-599): what the controller calls with the partitions a topic
+    creates or deletes once it has checked the topic (Kafka's applyPartitionChangeQuota). A strict
+    request (the versions that know THROTTLING_QUOTA_EXCEEDED) finding the bucket empty is refused
+    with it; a permissive one is accepted. The response's throttle time is the largest met."""
+    quotas = request.quotas
+    if quotas is None or quotas.exempt(request) or not quotas.controller_mutation.enabled:
+        return None
+    user, client_id = quotas.who(request)
+    manager = quotas.controller_mutation
+
+    def charge(permits: int) -> None:
+        try:
+            ms = manager.record_mutation(user, client_id, permits, strict)
+        except ThrottlingQuotaExceeded as e:
+            body.throttle_time_ms = max(body.throttle_time_ms, e.throttle_ms)
+            manager.throttled(user, client_id, e.throttle_ms)
+            message = E.BY_CODE[E.THROTTLING_QUOTA_EXCEEDED].message
+            raise ApiError(E.THROTTLING_QUOTA_EXCEEDED, message) from None
+        body.throttle_time_ms = max(body.throttle_time_ms, ms)
+
+    return charge
