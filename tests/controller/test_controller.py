@@ -117,13 +117,16 @@ def test_refused_admin_requests_are_one_info_line_each_and_no_traceback(tmp_path
             gone = c.call(20, 5, dt.REQUEST(timeout_ms=1000, topic_names=["nope"]))
             assert gone.responses[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
             records = [r for r in caplog.records if r.name == "kafkalite.controller"]
-    assert [(r.levelname, r.getMessage()) for r in records] == [
+    # The controller's other business may log meanwhile (a block of producer ids for the broker):
+    # what is asserted is the lines about these two requests, and nothing above INFO.
+    about = [r for r in records if "'x'" in r.getMessage() or "'nope'" in r.getMessage()]
+    assert [(r.levelname, r.getMessage()) for r in about] == [
         ("INFO", "Controller 1: CreateTopics of 'x' refused: TOPIC_ALREADY_EXISTS "
                  "(Topic 'x' already exists.)"),
         ("INFO", "Controller 1: DeleteTopics of 'nope' refused: UNKNOWN_TOPIC_OR_PARTITION "
                  "(This server does not host this topic-partition.)"),
     ]
-    assert not [r for r in records if r.exc_info or r.exc_text]
+    assert not [r for r in records if r.exc_info or r.exc_text or r.levelno > logging.INFO]
     assert "Traceback" not in caplog.text
 
 
