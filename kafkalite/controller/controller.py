@@ -83,7 +83,8 @@ class KafkaController:
         self.session_timeout = settings.session_timeout_ms / 1000
         self.store = ControllerStore(store_dir)
         self.context = ControllerContext()
-        self.channel = ControllerChannelManager(self.node_id, settings.socket_timeout_ms)
+        self.channel = ControllerChannelManager(self.node_id, settings.socket_timeout_ms,
+                                               settings.client_security)
         self.batch = ControllerBrokerRequestBatch(
             self.context, self.channel.send_request, settings.inter_broker_protocol_version,
             self.node_id, inter_broker_listener=self.listener,
