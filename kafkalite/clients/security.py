@@ -17,7 +17,7 @@ import functools
 import socket
 import ssl
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS
@@ -47,7 +47,7 @@ class ClientSecurity:
     settings (trust store, key store) and the SASL mechanism with this client's credentials."""
 
     protocol: str = "PLAINTEXT"
-    listener: str = ""  # the listener's name, for messages
+    listener: str = field(default="", compare=False)  # the listener's name, for messages
     tls: TlsSettings | None = None
     endpoint_identification: str = "https"  # ssl.endpoint.identification.algorithm; "" = none
     mechanism: str | None = None

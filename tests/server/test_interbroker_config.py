@@ -57,7 +57,8 @@ def test_security_inter_broker_protocol_names_the_listener() -> None:
     assert c.inter_broker_listener_name == "SSL"
     assert c.inter_broker_security.protocol == "SSL" and c.inter_broker_security.endpoint_identification == ""
     e = error_for({**props, "inter.broker.listener.name": "PLAINTEXT"})
-    assert str(e) == "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set."
+    assert str(e) == ("Only one of inter.broker.listener.name and security.inter.broker.protocol "
+                      "should be set.")
     e = error_for({**props, "security.inter.broker.protocol": "SASL_SSL"})
     assert e.setting == "security.inter.broker.protocol" and "no listener of that name" in str(e)
 
@@ -95,7 +96,8 @@ def test_credentials_are_required_and_checked() -> None:
 def test_a_broker_reaches_the_controller_on_the_controller_listener() -> None:
     jaas = f'{PLAIN_MODULE} required username="ctl" password="ctl-secret";'
     props = {**SECURE, "node.id": "2", "process.roles": "broker",
-             "controller.quorum.bootstrap.servers": "127.0.0.1:9999", "controller.listener.names": "CONTROLLER",
+             "controller.quorum.bootstrap.servers": "127.0.0.1:9999",
+             "controller.listener.names": "CONTROLLER",
              "sasl.mechanism.controller.protocol": "PLAIN",
              "listener.name.controller.plain.sasl.jaas.config": jaas}
     c = BrokerConfig(props)
