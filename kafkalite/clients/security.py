@@ -14,6 +14,7 @@ failed TLS handshake raises ssl.SSLError (an OSError, as a refused connection).
 from __future__ import annotations
 
 import functools
+import os
 import socket
 import ssl
 from collections.abc import Callable
@@ -73,10 +74,27 @@ class ClientSecurity:
 PLAINTEXT = ClientSecurity()
 
 
-@functools.lru_cache(maxsize=8)
 def client_context(tls: TlsSettings, check_hostname: bool) -> ssl.SSLContext:
     """The client side SSLContext from the broker's ssl.* settings: trust the trust store (the
-    system's CAs without one, as Java's default trust manager), present the key store if any."""
+    system's CAs without one, as Java's default trust manager), present the key store if any.
+    Built once per settings and store files: a key or trust store file replaced in place (its
+    modification time, size or inode changed) gives a new context for the next connection."""
+    stamps = tuple(_stamp(path) for path in (tls.truststore_location, tls.keystore_location))
+    return _client_context(tls, check_hostname, stamps)
+
+
+def _stamp(path: str | None) -> tuple[int, int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # loading it says what is wrong
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+@functools.lru_cache(maxsize=8)
+def _client_context(tls: TlsSettings, check_hostname: bool, _stamps: tuple[object, ...]) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     versions = sorted(PROTOCOLS[p] for p in tls.enabled_protocols)
     context.minimum_version, context.maximum_version = versions[0], versions[-1]

@@ -4,6 +4,7 @@ refusals), and two in-process brokers whose inter-broker listener is SSL or SASL
 
 from __future__ import annotations
 
+import os
 import ssl
 
 import pytest
@@ -146,3 +147,18 @@ def test_two_brokers_replicate_over_a_secured_inter_broker_listener(tmp_path, pk
         follower = one.replica_manager.partitions  # broker 1 follows broker 2 over INTERNAL
         assert wait_for(lambda: ("secured", 0) in follower
                         and follower[("secured", 0)].log.log_end_offset == 20, timeout=20)
+
+
+def test_a_trust_store_replaced_in_place_is_read_for_the_next_connection(tmp_path, pki):
+    from kafkalite.clients.security import client_context
+
+    trust = tmp_path / "trust.pem"
+    trust.write_bytes(pki["ca"].read_bytes())
+    tls = TlsSettings(truststore_location=str(trust))
+    first = client_context(tls, True)
+    assert client_context(tls, True) is first  # built once
+    other = trustme.CA()
+    other.cert_pem.write_to_path(str(trust), append=True)
+    os.utime(trust, ns=(trust.stat().st_atime_ns, trust.stat().st_mtime_ns + 10**9))
+    second = client_context(tls, True)
+    assert second is not first and len(second.get_ca_certs()) == 2
