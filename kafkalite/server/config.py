@@ -653,9 +653,17 @@ class BrokerConfig:
         if self._controller_listeners and self._controller_address is not None:
             name = self._controller_listeners[0]
             if name not in v["listener.security.protocol.map"]:
-                raise ConfigError(
-                    f"controller.listener.names names {name}, which has no entry in "
-                    "listener.security.protocol.map", "controller.listener.names")
+                if "listener.security.protocol.map" in self._explicit:
+                    # Kafka's KafkaConfig.effectiveListenerSecurityProtocolMap.
+                    raise ConfigError(
+                        f"Controller listener with name {name} defined in controller.listener.names not "
+                        "found in listener.security.protocol.map (an explicit security mapping for "
+                        "each controller listener is required if listener.security.protocol.map is "
+                        "non-empty, or if there are security protocols other than PLAINTEXT in use)",
+                        "controller.listener.names")
+                # Kafka: with the default map, a controller listener not in it is PLAINTEXT.
+                v["listener.security.protocol.map"] = {**v["listener.security.protocol.map"],
+                                                       name: "PLAINTEXT"}
             self._controller_security = self._client_security(
                 name, v["sasl.mechanism.controller.protocol"], "sasl.mechanism.controller.protocol")
         else:  # kafkalite: the controller's privileged listener takes the registrations

@@ -107,4 +107,10 @@ def test_a_broker_reaches_the_controller_on_the_controller_listener() -> None:
     e = error_for({**props, "sasl.mechanism.controller.protocol": "GSSAPI"})
     assert e.setting == "sasl.mechanism.controller.protocol"
     e = error_for({**props, "controller.listener.names": "NOWHERE"})
-    assert "listener.security.protocol.map" in str(e)
+    assert str(e).startswith("Controller listener with name NOWHERE defined in controller.listener.names "
+                             "not found in listener.security.protocol.map")
+    # With the default map, a controller listener it does not name is PLAINTEXT (Kafka's rule).
+    c = BrokerConfig({"node.id": "2", "listeners": "PLAINTEXT://:9092", "process.roles": "broker",
+                      "controller.quorum.bootstrap.servers": "127.0.0.1:9999",
+                      "controller.listener.names": "CONTROLLER"})
+    assert c.controller_security.protocol == "PLAINTEXT" and c.controller_security.listener == "CONTROLLER"
