@@ -33,6 +33,8 @@ from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
 from .apis import ApiTable, apis_for
+from .authorizer import ALLOW_ALL, Authorizer
+from .authorizer.standard import StandardAuthorizer
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
@@ -52,6 +54,7 @@ from .dynamic_config import (
 )
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
+from .handlers.acls import AclApis
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis, ConfigDescriber
@@ -145,6 +148,12 @@ class Broker:
         # What the components report (kafkalite/metrics/registry.py), read by the metrics endpoint.
         self.metrics = MetricsRegistry()
         self._metrics: list[Registration] = []  # the broker's own registrations, closed at shutdown
+        # Who may do what (server/authorizer): the StandardAuthorizer over the ACLs the controller
+        # pushes when authorizer.class.name is set, else ALLOW_ALL. Every handler asks ``authorizer``.
+        auth = config.authorizer_settings()
+        self.standard_authorizer: StandardAuthorizer | None = (
+            StandardAuthorizer(auth) if auth.enabled else None)
+        self.authorizer: Authorizer = self.standard_authorizer or ALLOW_ALL
 
     # --- start --------------------------------------------------------------------------------
 
@@ -303,6 +312,8 @@ class Broker:
             self._metrics.append(register("request-log", request_log_metrics(self.request_log)))
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)
             self._metrics.append(register("no-controller", controller_state(0)))
+        if self.standard_authorizer is not None:
+            self._metrics.append(register("authorizer", self.standard_authorizer.metrics))
 
     def _kafka_apis(self, advertised_here: ApiTable) -> KafkaApis:
         """KafkaApis with one object of every area (handlers/), each given what it serves from
@@ -332,7 +343,9 @@ class Broker:
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
-            ElectionApis(controller, cache, send), ReassignmentApis(controller, send))
+            ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
+            AclApis(self.standard_authorizer, send, controller, self.controller_link,
+                    frozenset(self.config.controller_listener_names)))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
