@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS
+from kafkalite.common.scram import MECHANISMS, ScramClient, ScramError
 from kafkalite.network.settings import TlsSettings
 from kafkalite.network.tls import PROTOCOLS, _load_inline_chain, normalise_pem
 from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_response, encode_request
@@ -32,7 +33,7 @@ from kafkalite.protocol.messages import sasl_authenticate, sasl_handshake
 __all__ = ["CLIENT_MECHANISMS", "PLAINTEXT", "AuthenticationError", "ClientSecurity", "connect", "exchange"]
 
 # The SASL mechanisms this client side speaks.
-CLIENT_MECHANISMS = ("PLAIN",)
+CLIENT_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 SASL_HANDSHAKE_VERSION = 1  # tokens travel in SaslAuthenticate requests
 SASL_AUTHENTICATE_VERSION = 2
 
@@ -197,4 +198,25 @@ def _mechanism_client(security: ClientSecurity) -> Callable[[bytes | None], byte
             return b"\x00" + username.encode() + b"\x00" + password.encode()
 
         return plain
+    scram_mechanism = MECHANISMS.get(mechanism or "")
+    if scram_mechanism is not None:
+        # Kafka's ScramSaslClient: client-first, client-final (the proof), then the server's
+        # signature checked, so a server that does not know the password is not trusted either.
+        client = ScramClient(scram_mechanism, username, password)
+        steps = 0
+
+        def scram(challenge: bytes | None) -> bytes | None:
+            nonlocal steps
+            steps += 1
+            try:
+                if steps == 1:
+                    return client.first()
+                if steps == 2:
+                    return client.final(challenge or b"")
+                client.verify(challenge or b"")
+                return None
+            except ScramError as e:
+                raise AuthenticationError(f"SCRAM authentication as {username!r} failed: {e}") from None
+
+        return scram
     raise AuthenticationError(f"SASL mechanism {mechanism} is not supported by kafkalite's client")

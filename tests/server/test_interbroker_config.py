@@ -104,6 +104,12 @@ def test_a_broker_reaches_the_controller_on_the_controller_listener() -> None:
     s = c.controller_security
     assert (s.protocol, s.listener, s.username, s.tls) == ("SASL_PLAINTEXT", "CONTROLLER", "ctl", None)
     assert c.inter_broker_security.listener == "INTERNAL"
+    scram = {**props, "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+             "listener.name.controller.scram-sha-512.sasl.jaas.config":
+                 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                 'username="s" password="p";'}
+    s = BrokerConfig(scram).controller_security
+    assert (s.mechanism, s.username, s.password) == ("SCRAM-SHA-512", "s", "p")
     e = error_for({**props, "sasl.mechanism.controller.protocol": "GSSAPI"})
     assert e.setting == "sasl.mechanism.controller.protocol"
     e = error_for({**props, "controller.listener.names": "NOWHERE"})
