@@ -676,7 +676,7 @@ class BrokerConfig:
 
     def _client_security(self, listener: str, mechanism: str, mechanism_setting: str) -> ClientSecurity:
         v = self._values
-        protocol = v["listener.security.protocol.map"].get(listener, listener)
+        protocol = v["listener.security.protocol.map"][listener]
         tls = view(TlsSettings, v) if protocol in TLS_PROTOCOLS else None
         identification = v["ssl.endpoint.identification.algorithm"]
         if protocol not in SASL_PROTOCOLS:
