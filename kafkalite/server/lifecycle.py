@@ -24,6 +24,7 @@ controller moves the leadership of the partitions on that dir away.
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 import uuid
 from collections.abc import Callable
@@ -105,9 +106,10 @@ class BrokerLifecycleManager(threading.Thread):
                     self._register()
                 else:
                     self._heartbeat()
-            except AuthenticationError as e:
-                # Wrong credentials do not mend by retrying fast: said once per distinct message
-                # (Kafka's NetworkClient logs an authentication failure at error level).
+            except (AuthenticationError, ssl.SSLError) as e:
+                # Wrong credentials or an untrusted certificate do not mend by retrying fast: said
+                # once per distinct message (Kafka's NetworkClient logs an authentication failure,
+                # TLS's included, at error level).
                 if str(e) != self._auth_failure:
                     self._auth_failure = str(e)
                     log.error("Broker %d cannot register with the controller at %s:%d: %s",

@@ -162,3 +162,29 @@ def test_a_trust_store_replaced_in_place_is_read_for_the_next_connection(tmp_pat
     os.utime(trust, ns=(trust.stat().st_atime_ns, trust.stat().st_mtime_ns + 10**9))
     second = client_context(tls, True)
     assert second is not first and len(second.get_ca_certs()) == 2
+
+
+def test_a_broker_that_does_not_trust_the_controller_says_so_and_does_not_register(tmp_path, pki, caplog):
+    from kafkalite.server.broker import Broker
+    from kafkalite.server.config import BrokerConfig
+
+    secured = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL",
+               "ssl.keystore.location": str(pki["server"]), "ssl.truststore.location": str(pki["ca"])}
+    stranger = tmp_path / "stranger-ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(stranger))
+    with running_broker(tmp_path / "1", **underscored(secured)) as one:
+        props = {"node.id": "2", "listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0",
+                 "inter.broker.listener.name": "INTERNAL", "log.dirs": str(tmp_path / "2"),
+                 "controller.quorum.bootstrap.servers": f"127.0.0.1:{one.bound_port('INTERNAL')}",
+                 **secured, "ssl.truststore.location": str(stranger)}
+        two = Broker(BrokerConfig(props))
+        with caplog.at_level("ERROR", logger="kafkalite.server.lifecycle"):
+            two.startup()
+            try:
+                assert wait_for(lambda: any("Broker 2 cannot register with the controller" in r.message
+                                            and "CERTIFICATE_VERIFY_FAILED" in r.message
+                                            for r in caplog.records), timeout=10)
+                assert two.lifecycle is not None and not two.lifecycle.registered.is_set()
+            finally:
+                two.shutdown()
+        assert sum("cannot register" in r.message for r in caplog.records) == 1  # once per reason
