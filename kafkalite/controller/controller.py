@@ -89,7 +89,7 @@ class KafkaController:
                                                settings.client_security)
         self.batch = ControllerBrokerRequestBatch(
             self.context, self.channel.send_request, settings.inter_broker_protocol_version,
-            self.node_id, inter_broker_listener=self.listener,
+            self.node_id, inter_broker_listener=settings.inter_broker_listener or self.listener,
             on_stop_replica_response=self._on_stop_replica_response,
             on_leader_and_isr_response=self._on_leader_and_isr_response)
         # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).

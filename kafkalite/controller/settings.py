@@ -155,5 +155,8 @@ class ControllerSettings:
     auto_leader_rebalance_enable: bool = _field("auto.leader.rebalance.enable")
     leader_imbalance_check_interval_seconds: int = _field("leader.imbalance.check.interval.seconds")
     leader_imbalance_per_broker_percentage: int = _field("leader.imbalance.per.broker.percentage")
+    # Where followers find their leaders (LeaderAndIsr's live_leaders, as Kafka's controller gives
+    # the inter-broker listener's endpoints); None: ``listener``.
+    inter_broker_listener: str | None = None
     # How the controller connects to the brokers' privileged listener (BrokerConfig.privileged_security).
     client_security: ClientSecurity = PLAINTEXT

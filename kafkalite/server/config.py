@@ -481,7 +481,8 @@ class BrokerConfig:
 
     def controller_settings(self) -> ControllerSettings:
         return view(ControllerSettings, self._values, node_id=self.node_id,
-                    listener=self.privileged_listener_name, client_security=self._privileged_security)
+                    listener=self.privileged_listener_name, client_security=self._privileged_security,
+                    inter_broker_listener=self._inter_broker if self._control_plane else None)
 
     def replication_settings(self) -> ReplicationSettings:
         return view(ReplicationSettings, self._values, inter_broker_security=self._inter_broker_security)
@@ -655,6 +656,16 @@ class BrokerConfig:
             self._inter_broker, inter_mechanism, "sasl.mechanism.inter.broker.protocol")
         self._privileged_security = self._client_security(
             self.privileged_listener_name, inter_mechanism, "sasl.mechanism.inter.broker.protocol")
+        if self._privileged_security.uses_sasl and inter_mechanism.startswith("SCRAM-"):
+            # kafkalite's controller pushes the SCRAM credentials to the brokers over this very
+            # listener (Kafka's brokers read them from the metadata log instead): a SCRAM login
+            # there could never succeed before the credential it needs has arrived.
+            raise ConfigError(
+                f"sasl.mechanism.inter.broker.protocol is {inter_mechanism}, but the controller "
+                f"reaches the brokers on listener {self.privileged_listener_name} "
+                f"({self._privileged_security.protocol}) and sends them the SCRAM credentials "
+                "there: use PLAIN, or set control.plane.listener.name to an SSL listener",
+                "sasl.mechanism.inter.broker.protocol")
         if self._controller_listeners and self._controller_address is not None:
             name = self._controller_listeners[0]
             if name not in v["listener.security.protocol.map"]:

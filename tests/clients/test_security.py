@@ -188,3 +188,53 @@ def test_a_broker_that_does_not_trust_the_controller_says_so_and_does_not_regist
             finally:
                 two.shutdown()
         assert sum("cannot register" in r.message for r in caplog.records) == 1  # once per reason
+
+
+def test_a_control_plane_listener_apart_leaders_are_still_found_on_the_inter_broker_listener(tmp_path, pki):
+    """Control plane on SSL, inter-broker on SASL_PLAINTEXT, the controller on SASL_PLAINTEXT: the
+    followers fetch from the leader's inter-broker endpoint (LeaderAndIsr's live leaders), not
+    from its control plane one."""
+    from confluent_kafka import Producer
+
+    from kafkalite.server.broker import Broker
+    from kafkalite.server.config import BrokerConfig
+    from kafkalite_bench.ports import free_port
+
+    ctl = free_port()
+
+    def props(node: int, listeners: str) -> dict[str, str]:
+        return {"node.id": str(node), "log.dirs": str(tmp_path / str(node)), "listeners": listeners,
+                "listener.security.protocol.map":
+                    "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,CONTROL:SSL,CONTROLLER:SASL_PLAINTEXT",
+                "inter.broker.listener.name": "INTERNAL", "control.plane.listener.name": "CONTROL",
+                "controller.listener.names": "CONTROLLER",
+                "controller.quorum.bootstrap.servers": f"127.0.0.1:{ctl}",
+                "ssl.keystore.location": str(pki["server"]), "ssl.truststore.location": str(pki["ca"]),
+                "sasl.plain.users.file": str(pki["users"]),
+                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                "sasl.mechanism.controller.protocol": "PLAIN",
+                "sasl.jaas.config": f'{PLAIN_MODULE} required username="broker" password="broker-secret";'}
+
+    base = "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,CONTROL://127.0.0.1:0"
+    one = Broker(BrokerConfig(props(1, f"{base},CONTROLLER://127.0.0.1:{ctl}")))
+    two = Broker(BrokerConfig({**props(2, base), "process.roles": "broker"}))
+    one.startup()
+    try:
+        two.startup()
+        try:
+            assert one.lifecycle is not None and two.lifecycle is not None
+            assert one.lifecycle.registered.wait(10) and two.lifecycle.registered.wait(10)
+            assert wait_for(lambda: all(set(b.metadata_cache.snapshot.brokers) == {1, 2} for b in (one, two)),
+                            timeout=10)
+            assert create(one, "apart", [2, 1]).error_code == 0
+            bootstrap = f"127.0.0.1:{two.bound_port('PLAINTEXT')}"
+            producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+            for _ in range(10):
+                producer.produce("apart", b"x")
+            assert producer.flush(20) == 0  # acks=all: broker 1 followed broker 2 over INTERNAL
+            follower = one.replica_manager.partitions
+            assert wait_for(lambda: follower[("apart", 0)].log.log_end_offset == 10, timeout=10)
+        finally:
+            two.shutdown()
+    finally:
+        one.shutdown()
