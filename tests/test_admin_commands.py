@@ -474,8 +474,9 @@ def test_reassign_partitions_generate_execute_verify(cluster, tmp_path):
                                        "Reassignment of partition moved-0 is completed.",
                                        "Clearing broker-level throttles on brokers 1,2,3",
                                        "Clearing topic-level throttles on topic moved"]
-    moved = parse_describe(ok(topics(cluster, "--describe", "--topic", "moved")))["moved"]
-    assert moved["partitions"][0]["Replicas"] == [2, 3]
+    # Done at the controller; the broker answering Metadata learns it by its UpdateMetadata.
+    assert wait_for(lambda: parse_describe(ok(topics(cluster, "--describe", "--topic", "moved")))[
+        "moved"]["partitions"][0]["Replicas"] == [2, 3], timeout=20)
     assert ok(reassign(cluster, "--list")) == "No partition reassignments found.\n"
     assert ok(reassign(cluster, "--cancel", "--reassignment-json-file", str(plan))).splitlines()[0] == (
         "None of the specified partition reassignments are active.")

@@ -4,5 +4,6 @@ replica fetchers to come). In Kafka, the controller and the replica fetchers sha
 framing (NetworkClient)."""
 
 from .blocking import BlockingClient
+from .security import AuthenticationError, ClientSecurity
 
-__all__ = ["BlockingClient"]
+__all__ = ["AuthenticationError", "BlockingClient", "ClientSecurity"]

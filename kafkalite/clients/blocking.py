@@ -1,16 +1,21 @@
 """A blocking Kafka client for one peer, on kafkalite's own codec and framing (the same the
-server uses): the controller's RequestSendThreads and the brokers' lifecycle thread use it."""
+server uses): every connection a broker opens to another broker or to the controller (the
+controller's RequestSendThreads, the replica fetchers, the lifecycle thread, ...). ``security``
+says how to connect to the peer's listener (clients/security.py: TLS, SASL); PLAINTEXT by default."""
 
 from __future__ import annotations
 
 import socket
 from typing import Any
 
-from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder, decode_response, encode_request
+from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
+
+from .security import PLAINTEXT, ClientSecurity, connect, exchange
 
 
 class BlockingClient:
-    def __init__(self, host: str, port: int, client_id: str, timeout: float, strict: bool = True) -> None:
+    def __init__(self, host: str, port: int, client_id: str, timeout: float, strict: bool = True,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         """``strict``: refuse a response with bytes after its body (else ignored, as Kafka's
         clients ignore them: librdkafka's mock cluster sends one in flexible Metadata)."""
         self.host = host
@@ -18,6 +23,7 @@ class BlockingClient:
         self.port = port
         self.client_id = client_id
         self.timeout = timeout
+        self.security = security
         self._sock: socket.socket | None = None
         self._decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
         self._correlation = 0
@@ -28,9 +34,7 @@ class BlockingClient:
 
     def connect(self) -> None:
         if self._sock is None:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._sock = sock
+            self._sock = connect(self.host, self.port, self.timeout, self.security, self.client_id)
             self._decoder = FrameDecoder(UNLIMITED_FRAME_SIZE)
 
     def close(self) -> None:
@@ -51,17 +55,8 @@ class BlockingClient:
         self._correlation = (self._correlation + 1) & 0x7FFFFFFF
         corr = self._correlation
         try:
-            self._sock.sendall(encode_request(api_key, version, corr, self.client_id, body))
-            while True:
-                for payload in self._decoder.frames():
-                    got, response = decode_response(payload, api_key, version, self.strict)
-                    if got != corr:
-                        raise ConnectionError(f"correlation id {got} does not match {corr}")
-                    return response
-                data = self._sock.recv(65536)
-                if not data:
-                    raise ConnectionError(f"{self.host}:{self.port} closed the connection")
-                self._decoder.feed(data)
+            return exchange(self._sock, self._decoder, corr, self.client_id, api_key, version, body,
+                            self.strict, f"{self.host}:{self.port}")
         except BaseException:
             self.close()
             raise

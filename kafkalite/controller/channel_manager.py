@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.clients import BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.protocol.api_keys import ApiKey, api_name
 
 log = logging.getLogger("kafkalite.controller.channel_manager")
@@ -116,8 +117,10 @@ class _BrokerState:
 
 
 class ControllerChannelManager:
-    def __init__(self, controller_id: int, socket_timeout_ms: int) -> None:
+    def __init__(self, controller_id: int, socket_timeout_ms: int,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         self.controller_id = controller_id
+        self.security = security  # the brokers' privileged listener's protocol
         self.socket_timeout = socket_timeout_ms / 1000
         self._brokers: dict[int, _BrokerState] = {}
         self._lock = threading.Lock()
@@ -158,7 +161,7 @@ class ControllerChannelManager:
     def _add(self, broker_id: int, endpoint: tuple[str, int]) -> _BrokerState:
         items: queue.Queue[QueueItem | None] = queue.Queue()
         client = BlockingClient(endpoint[0], endpoint[1], f"controller-{self.controller_id}",
-                                self.socket_timeout)
+                                self.socket_timeout, security=self.security)
         thread = RequestSendThread(self.controller_id, broker_id, items, client, self._record)
         state = _BrokerState(endpoint, items, thread, client)
         self._brokers[broker_id] = state

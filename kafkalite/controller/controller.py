@@ -91,10 +91,11 @@ class KafkaController:
         self.session_timeout = settings.session_timeout_ms / 1000
         self.store = ControllerStore(store_dir)
         self.context = ControllerContext()
-        self.channel = ControllerChannelManager(self.node_id, settings.socket_timeout_ms)
+        self.channel = ControllerChannelManager(self.node_id, settings.socket_timeout_ms,
+                                               settings.client_security)
         self.batch = ControllerBrokerRequestBatch(
             self.context, self.channel.send_request, settings.inter_broker_protocol_version,
-            self.node_id, inter_broker_listener=self.listener,
+            self.node_id, inter_broker_listener=settings.inter_broker_listener or self.listener,
             on_stop_replica_response=self._on_stop_replica_response,
             on_leader_and_isr_response=self._on_leader_and_isr_response)
         # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.config_def import Setting, Validator, at_least, fields_from
 from kafkalite.common.metadata_version import is_metadata_version
 from kafkalite.storage.config import STORAGE_SETTINGS
@@ -82,7 +83,8 @@ CONTROLLER_SETTINGS: tuple[Setting, ...] = (
         "controller.listener.names", "list", [],
         "A comma-separated list of the names of the listeners used by the controller; on a node that "
         "runs the controller they serve broker registration and heartbeats and are not advertised "
-        "to clients. They must be PLAINTEXT in kafkalite.",
+        "to clients. A broker connects to the controller with the security protocol of the first of them "
+        "(and sasl.mechanism.controller.protocol); unset, with that of its privileged listener.",
         group="controller",
     ),
     Setting(
@@ -153,3 +155,8 @@ class ControllerSettings:
     auto_leader_rebalance_enable: bool = _field("auto.leader.rebalance.enable")
     leader_imbalance_check_interval_seconds: int = _field("leader.imbalance.check.interval.seconds")
     leader_imbalance_per_broker_percentage: int = _field("leader.imbalance.per.broker.percentage")
+    # Where followers find their leaders (LeaderAndIsr's live_leaders, as Kafka's controller gives
+    # the inter-broker listener's endpoints); None: ``listener``.
+    inter_broker_listener: str | None = None
+    # How the controller connects to the brokers' privileged listener (BrokerConfig.privileged_security).
+    client_security: ClientSecurity = PLAINTEXT

@@ -47,15 +47,23 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
         "listener.security.protocol.map", "map",
         {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"},
         "Map between listener names and security protocols, as NAME:PROTOCOL entries separated by commas; "
-        "the inter-broker and control plane listeners must be PLAINTEXT in kafkalite.",
+        "the inter-broker, control plane and controller listeners may use any of them.",
         validator=_ProtocolMap(), group="network",
     ),
     Setting(
         "inter.broker.listener.name", "string", None,
-        "Name of the listener used for communication between brokers; if unset, kafkalite uses the "
-        "listener named PLAINTEXT if there is one, else the first listener (Kafka: the listener for "
+        "Name of the listener used for communication between brokers; set this or "
+        "security.inter.broker.protocol, not both. If neither is set, kafkalite uses the listener "
+        "named PLAINTEXT if there is one, else the first listener (Kafka: the listener named as "
         "security.inter.broker.protocol, PLAINTEXT).",
         group="network",
+    ),
+    Setting(
+        "security.inter.broker.protocol", "string", None,
+        "Security protocol used to communicate between brokers: the inter-broker listener is the "
+        "listener of that name. It is an error to set this and inter.broker.listener.name "
+        "(Kafka's default is PLAINTEXT; see inter.broker.listener.name for kafkalite's when unset).",
+        validator=one_of(*SECURITY_PROTOCOLS), group="security",
     ),
     Setting(
         "control.plane.listener.name", "string", None,
@@ -228,6 +236,36 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
         "distinguished name of the X.500 certificate will be the principal. Each rule is "
         "RULE:pattern/replacement/[LU], or DEFAULT.",
         group="security",
+    ),
+    Setting(
+        "sasl.mechanism.inter.broker.protocol", "string", "GSSAPI",
+        "SASL mechanism used for inter-broker communication (and by the controller to reach the "
+        "brokers) when the inter-broker listener uses SASL; kafkalite supports PLAIN, SCRAM-SHA-256 "
+        "and SCRAM-SHA-512 (GSSAPI, Kafka's default, is refused at startup when used).",
+        group="security",
+    ),
+    Setting(
+        "sasl.mechanism.controller.protocol", "string", "GSSAPI",
+        "SASL mechanism used for communication with the controller when the first listener of "
+        "controller.listener.names uses SASL; kafkalite supports PLAIN, SCRAM-SHA-256 and "
+        "SCRAM-SHA-512 (GSSAPI, Kafka's default, is refused at startup when used).",
+        group="security",
+    ),
+    Setting(
+        "sasl.jaas.config", "password", None,
+        "JAAS login context parameters for SASL connections in the format used by JAAS "
+        "configuration files: one login module, e.g. org.apache.kafka.common.security.plain."
+        "PlainLoginModule required username=\"broker\" password=\"secret\"; its username and "
+        "password are the broker's own credentials when it connects to other brokers and to the "
+        "controller. listener.name.<listener>.<mechanism>.sasl.jaas.config takes precedence.",
+        group="security",
+    ),
+    Setting(
+        "ssl.endpoint.identification.algorithm", "string", "https",
+        "The endpoint identification algorithm to validate server hostname using server certificate, "
+        "on the connections a broker opens to other brokers and to the controller: https checks the "
+        "host name against the certificate; empty disables the check.",
+        validator=one_of("https", ""), group="security",
     ),
     Setting(
         "sasl.plain.users.file", "string", None,

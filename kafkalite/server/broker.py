@@ -196,7 +196,8 @@ class Broker:
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
         if not cfg.is_controller:
-            self.controller_link = ControllerLink(self.node_id, self.controller_address)
+            self.controller_link = ControllerLink(self.node_id, self.controller_address,
+                                                  security=cfg.controller_security)
         # Each log gets its topic's overrides over the broker's defaults (from the controller).
         self.topic_configs = TopicConfigCache(self.log_config, self.controller, self.controller_link)
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
@@ -225,14 +226,14 @@ class Broker:
         self.alter_partition_manager = AlterPartitionManager(
             self.node_id, lambda: self.controller_address,
             lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
-            rm.alter_partition_answered)
+            rm.alter_partition_answered, security=cfg.controller_security)
         self.alter_partition_manager.start()
         self._start_scheduler()
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id, self.metrics)
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.
         self.producer_ids = ProducerIdManager(
             self.node_id, lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
-            self.controller_address)
+            self.controller_address, security=cfg.controller_security)
         self.producer_ids.startup()
         # The group coordinator of the __consumer_offsets partitions this broker leads.
         offsets_topic = cfg.offsets_topic_config()
@@ -292,7 +293,8 @@ class Broker:
         assert self.scheduler is not None
         txn = cfg.transaction_config()
         listener = cfg.inter_broker_listener_name
-        self.txn_markers = TransactionMarkerChannelManager(self.node_id, cache, listener)
+        self.txn_markers = TransactionMarkerChannelManager(self.node_id, cache, listener,
+                                                           security=cfg.inter_broker_security)
         self.txn_markers.start()
         state = TransactionStateManager(txn, ReplicatedTxnLogStore(rm, txn.request_timeout_ms))
         self.txn_coordinator = coordinator = TransactionCoordinator(
@@ -301,7 +303,7 @@ class Broker:
         rm.leadership_listeners.append(self.txn_loader.on_leadership)
         self.txn_verifier = AddPartitionsToTxnManager(
             self.node_id, cache, listener, txn.num_partitions, local=coordinator,
-            enabled=txn.partition_verification_enable)
+            enabled=txn.partition_verification_enable, security=cfg.inter_broker_security)
         self.dynamic_config.add_reconfigurable(TransactionVerification(self.txn_verifier))
         self.scheduler.schedule("transaction-abort", coordinator.abort_timed_out_transactions,
                                 txn.abort_timed_out_interval_ms)
@@ -499,7 +501,8 @@ class Broker:
         self.lifecycle = BrokerLifecycleManager(
             self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
             cfg.broker_rack, cfg.heartbeat_interval_ms, registered,
-            on_cluster_id=adopt, on_fatal=fatal, offline_log_dirs=self.offline_log_dir_ids)
+            on_cluster_id=adopt, on_fatal=fatal, offline_log_dirs=self.offline_log_dir_ids,
+            security=cfg.controller_security)
         self.lifecycle.start()
 
     def _advertised_endpoints(self) -> Iterator[Endpoint]:

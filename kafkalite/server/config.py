@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkalite.clients.security import CLIENT_MECHANISMS, ClientSecurity
 from kafkalite.common.config_def import (
     Setting,
     Validator,
@@ -38,6 +39,7 @@ from kafkalite.common.config_def import (
 )
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint, parse_listener
 from kafkalite.common.errors import ConfigError
+from kafkalite.common.jaas import LOGIN_MODULES, JaasConfigError, parse_jaas_config
 from kafkalite.common.properties import load_properties_file
 from kafkalite.controller.settings import CONTROLLER_SETTINGS, ControllerSettings, parse_voter
 from kafkalite.metrics.settings import REQUEST_LOG_SETTINGS
@@ -206,6 +208,8 @@ def _unknown(name: str) -> ConfigError:
 # --- the broker's configuration ------------------------------------------------------------------
 
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+# A listener's JAAS config for one mechanism: the broker's credentials on that listener.
+_JAAS_KEY = re.compile(r"listener\.name\.([^.\s]+)\.([a-z0-9-]+)\.sasl\.jaas\.config", re.I)
 
 
 @dataclass
@@ -218,6 +222,8 @@ class _Gathered:
     errors: list[ConfigError]
     # listener.name.<listener>.<setting> for the settings kafkalite reads per listener at startup.
     listener_raw: dict[str, object] = field(default_factory=dict)
+    # listener.name.<listener>.<mechanism>.sasl.jaas.config values, by the name as given
+    jaas: dict[str, str] = field(default_factory=dict)
 
 
 # Settings a static listener.name.<listener>. prefix overrides (read when the listener is created).
@@ -241,6 +247,8 @@ def _canonical(props: Mapping[str, object], into: _Gathered | None = None) -> _G
         if setting is None:
             if not is_kafka_config(key):
                 gathered.errors.append(_unknown(key))
+            elif raw is not None and _JAAS_KEY.fullmatch(key):
+                gathered.jaas[key] = str(raw)
             elif raw is not None:
                 gathered.ignored.add(key)
             continue
@@ -307,6 +315,7 @@ class BrokerConfig:
         self._values = values
         self._explicit = frozenset(gathered.raw)
         self._ignored = sorted(gathered.ignored)
+        self._jaas = dict(gathered.jaas)
         self._derive()
 
     @classmethod
@@ -501,10 +510,11 @@ class BrokerConfig:
 
     def controller_settings(self) -> ControllerSettings:
         return view(ControllerSettings, self._values, node_id=self.node_id,
-                    listener=self.privileged_listener_name)
+                    listener=self.privileged_listener_name, client_security=self._privileged_security,
+                    inter_broker_listener=self._inter_broker if self._control_plane else None)
 
     def replication_settings(self) -> ReplicationSettings:
-        return view(ReplicationSettings, self._values)
+        return view(ReplicationSettings, self._values, inter_broker_security=self._inter_broker_security)
 
     def authorizer_settings(self) -> AuthorizerSettings:
         return view(AuthorizerSettings, self._values)
@@ -572,7 +582,18 @@ class BrokerConfig:
                 f"in listeners ({', '.join(names)})", "control.plane.listener.name")
 
         inter_broker = v["inter.broker.listener.name"]
-        if inter_broker is not None:
+        if inter_broker is not None and v["security.inter.broker.protocol"] is not None:
+            raise ConfigError("Only one of inter.broker.listener.name and security.inter.broker.protocol "
+                              "should be set.", "security.inter.broker.protocol")
+        if v["security.inter.broker.protocol"] is not None:
+            # Kafka: the inter-broker listener is the listener named as the protocol.
+            self._inter_broker = v["security.inter.broker.protocol"].upper()
+            if self._inter_broker not in names:
+                raise ConfigError(
+                    f"security.inter.broker.protocol is {self._inter_broker}, but no listener of that "
+                    f"name is in listeners ({', '.join(names)}); name the listener with "
+                    "inter.broker.listener.name instead", "security.inter.broker.protocol")
+        elif inter_broker is not None:
             self._inter_broker = inter_broker.upper()
             if self._inter_broker not in names:
                 raise ConfigError(
@@ -595,21 +616,13 @@ class BrokerConfig:
                 raise ConfigError(
                     f"{setting} is {name}, which must also be in advertised.listeners", setting)
 
-        for setting, name in (("inter.broker.listener.name", self._inter_broker),
-                              ("control.plane.listener.name", self._control_plane)):
-            protocol = protocols.get(name or "")
-            if name is not None and protocol != "PLAINTEXT":
-                raise ConfigError(
-                    f"{setting} is {name}, whose security protocol is {protocol}: kafkalite's "
-                    "controller and brokers talk to each other over PLAINTEXT only; add a PLAINTEXT "
-                    "listener for them", setting)
-
         if v["max.connections.per.ip"] == 0 and not v["max.connections.per.ip.overrides"]:
             raise ConfigError(
                 "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides is set",
                 "max.connections.per.ip")
 
         self._derive_controller()
+        self._derive_client_security()
 
         self._log_dirs = list(v["log.dirs"]) if v["log.dirs"] is not None else [v["log.dir"]]
         if not self._log_dirs or not all(self._log_dirs):
@@ -660,11 +673,122 @@ class BrokerConfig:
                 raise ConfigError(
                     f"controller.listener.names must not name the inter-broker or control plane "
                     f"listener ({name})", "controller.listener.names")
-            if names[name].security_protocol != "PLAINTEXT":
-                raise ConfigError(
-                    f"controller.listener.names names {name}, whose security protocol is "
-                    f"{names[name].security_protocol}: kafkalite's controller takes PLAINTEXT only",
-                    "controller.listener.names")
+
+    def _derive_client_security(self) -> None:
+        """How this node connects to other brokers and to the controller (Kafka's
+        interBrokerSecurityProtocol with sasl.mechanism.inter.broker.protocol, and the controller
+        listener's protocol with sasl.mechanism.controller.protocol); ConfigError as Kafka's
+        startup checks for a mechanism not enabled, an unsupported one, missing credentials."""
+        v = self._values
+        inter_mechanism = v["sasl.mechanism.inter.broker.protocol"]
+        # The controller reaches the brokers on their privileged listener (Kafka's ZooKeeper-mode
+        # ControllerChannelManager: the control plane listener, else the inter-broker one, with
+        # the inter-broker mechanism).
+        self._inter_broker_security = self._client_security(
+            self._inter_broker, inter_mechanism, "sasl.mechanism.inter.broker.protocol")
+        self._privileged_security = self._client_security(
+            self.privileged_listener_name, inter_mechanism, "sasl.mechanism.inter.broker.protocol")
+        if self._privileged_security.uses_sasl and inter_mechanism.startswith("SCRAM-"):
+            # kafkalite's controller pushes the SCRAM credentials to the brokers over this very
+            # listener (Kafka's brokers read them from the metadata log instead): a SCRAM login
+            # there could never succeed before the credential it needs has arrived.
+            raise ConfigError(
+                f"sasl.mechanism.inter.broker.protocol is {inter_mechanism}, but the controller "
+                f"reaches the brokers on listener {self.privileged_listener_name} "
+                f"({self._privileged_security.protocol}) and sends them the SCRAM credentials "
+                "there: use PLAIN, or set control.plane.listener.name to an SSL listener",
+                "sasl.mechanism.inter.broker.protocol")
+        if self._controller_listeners and self._controller_address is not None:
+            name = self._controller_listeners[0]
+            if name not in v["listener.security.protocol.map"]:
+                if "listener.security.protocol.map" in self._explicit:
+                    # Kafka's KafkaConfig.effectiveListenerSecurityProtocolMap.
+                    raise ConfigError(
+                        f"Controller listener with name {name} defined in controller.listener.names not "
+                        "found in listener.security.protocol.map (an explicit security mapping for "
+                        "each controller listener is required if listener.security.protocol.map is "
+                        "non-empty, or if there are security protocols other than PLAINTEXT in use)",
+                        "controller.listener.names")
+                # Kafka: with the default map, a controller listener not in it is PLAINTEXT.
+                v["listener.security.protocol.map"] = {**v["listener.security.protocol.map"],
+                                                       name: "PLAINTEXT"}
+            self._controller_security = self._client_security(
+                name, v["sasl.mechanism.controller.protocol"], "sasl.mechanism.controller.protocol")
+        else:  # kafkalite: the controller's privileged listener takes the registrations
+            self._controller_security = self._privileged_security
+
+    def _client_security(self, listener: str, mechanism: str, mechanism_setting: str) -> ClientSecurity:
+        v = self._values
+        protocol = v["listener.security.protocol.map"][listener]
+        tls = view(TlsSettings, v) if protocol in TLS_PROTOCOLS else None
+        identification = v["ssl.endpoint.identification.algorithm"]
+        if protocol not in SASL_PROTOCOLS:
+            return ClientSecurity(protocol, listener, tls, identification)
+        if mechanism.upper() == "GSSAPI":
+            raise ConfigError(
+                f"{mechanism_setting} is GSSAPI (Kafka's default), which kafkalite does not support; "
+                f"listener {listener} uses {protocol}: set {mechanism_setting} to one of "
+                f"{', '.join(CLIENT_MECHANISMS)}", mechanism_setting)
+        if mechanism not in CLIENT_MECHANISMS:
+            raise ConfigError(
+                f"{mechanism_setting} is {mechanism}, which kafkalite does not support (one of "
+                f"{', '.join(CLIENT_MECHANISMS)})", mechanism_setting)
+        listens = listener in {e.name for e in self._listeners}
+        enabled = self._enabled_mechanisms(listener)
+        if listens and mechanism not in enabled:
+            # Kafka's KafkaConfig.validateValues for the inter-broker listener.
+            raise ConfigError(
+                f"{mechanism_setting} must be included in sasl.enabled.mechanisms when SASL is used "
+                f"for inter-broker communication ({mechanism} is not enabled on listener {listener}: "
+                f"{', '.join(enabled)})", mechanism_setting)
+        key, text = self._jaas_config(listener, mechanism)
+        if text is None:
+            raise ConfigError(
+                f"listener {listener} uses {protocol} with mechanism {mechanism}: this node needs its "
+                f"own credentials to connect there; set listener.name.{listener.lower()}."
+                f"{mechanism.lower()}.sasl.jaas.config (or sasl.jaas.config) to "
+                f'{LOGIN_MODULES[mechanism]} required username="..." password="...";', key)
+        try:
+            module = parse_jaas_config(text)
+        except JaasConfigError as e:
+            raise ConfigError(f"invalid value for {key}: {e}", key) from None
+        if not module.username or module.password is None:
+            raise ConfigError(f"{key}: the login module {module.class_name} needs username and password "
+                              "options (this node's credentials on other brokers and the controller)",
+                              key)
+        return ClientSecurity(protocol, listener, tls, identification, mechanism, module.username,
+                              module.password)
+
+    def _enabled_mechanisms(self, listener: str) -> list[str]:
+        """listener.name.<l>.sasl.enabled.mechanisms if set, else sasl.enabled.mechanisms."""
+        return list(self.listener_value(listener, "sasl.enabled.mechanisms"))
+
+    def _jaas_config(self, listener: str, mechanism: str) -> tuple[str, str | None]:
+        """(the key it came from, the JAAS text) of the listener's login module for ``mechanism``:
+        listener.name.<listener>.<mechanism>.sasl.jaas.config, else sasl.jaas.config."""
+        wanted = f"listener.name.{listener}.{mechanism}.sasl.jaas.config".lower()
+        for key, text in self._jaas.items():
+            if key.lower() == wanted:
+                return key, text
+        text = self._values["sasl.jaas.config"]
+        return ("sasl.jaas.config" if text is not None else wanted), text
+
+    @property
+    def inter_broker_security(self) -> ClientSecurity:
+        """How this broker connects to the other brokers' inter-broker listener (replica fetchers,
+        transaction markers, AddPartitionsToTxn verification)."""
+        return self._inter_broker_security
+
+    @property
+    def privileged_security(self) -> ClientSecurity:
+        """How the controller connects to the brokers' privileged listener."""
+        return self._privileged_security
+
+    @property
+    def controller_security(self) -> ClientSecurity:
+        """How this broker connects to the controller (registration, heartbeats, ControllerLink,
+        AlterPartition, producer id blocks)."""
+        return self._controller_security
 
     def _is_own_address(self, host: str, port: int) -> bool:
         local = {"", "localhost", "127.0.0.1", "::1", "0.0.0.0", "::"}

@@ -24,12 +24,14 @@ controller moves the leadership of the partitions on that dir away.
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kafkalite.clients import BlockingClient
+from kafkalite.clients import AuthenticationError, BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_IDS
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
@@ -41,6 +43,7 @@ REGISTRATION_VERSION = 3
 HEARTBEAT_VERSION = 1
 METADATA_VERSION = 12
 RETRY = 0.1  # seconds between failed attempts
+AUTH_RETRY = 1.0  # seconds between attempts the controller refused to authenticate
 SHUTDOWN_POLL = 0.05  # seconds between heartbeats that ask to shut down
 
 
@@ -50,7 +53,8 @@ class BrokerLifecycleManager(threading.Thread):
                  on_registered: Callable[[int], None], timeout: float = 5.0,
                  on_cluster_id: Callable[[str], None] = lambda _: None,
                  on_fatal: Callable[[str], None] = lambda _: None,
-                 offline_log_dirs: Callable[[], list[uuid.UUID]] = lambda: []) -> None:
+                 offline_log_dirs: Callable[[], list[uuid.UUID]] = lambda: [],
+                 security: ClientSecurity = PLAINTEXT) -> None:
         super().__init__(name=f"broker-{node_id}-lifecycle-manager", daemon=True)
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -62,7 +66,8 @@ class BrokerLifecycleManager(threading.Thread):
         self.on_fatal = on_fatal
         self.offline_log_dirs = offline_log_dirs
         self.controller = controller
-        self.client = BlockingClient(controller[0], controller[1], f"broker-{node_id}", timeout)
+        self.client = BlockingClient(controller[0], controller[1], f"broker-{node_id}", timeout,
+                                     security=security)
         self.incarnation = uuid.uuid4()
         self.broker_epoch = -1
         self.registered = threading.Event()
@@ -70,6 +75,7 @@ class BrokerLifecycleManager(threading.Thread):
         self._want_shut_down = False
         self.shut_down_allowed = threading.Event()  # the controller answered should_shut_down
         self._wake = threading.Event()  # ends the wait between heartbeats early
+        self._auth_failure = ""  # the last authentication failure logged
 
     def controlled_shutdown(self, timeout: float) -> bool:
         """Ask the controller to move this broker's leaderships; whether it said to go ahead
@@ -100,6 +106,16 @@ class BrokerLifecycleManager(threading.Thread):
                     self._register()
                 else:
                     self._heartbeat()
+            except (AuthenticationError, ssl.SSLError) as e:
+                # Wrong credentials or an untrusted certificate do not mend by retrying fast: said
+                # once per distinct message (Kafka's NetworkClient logs an authentication failure,
+                # TLS's included, at error level).
+                if str(e) != self._auth_failure:
+                    self._auth_failure = str(e)
+                    log.error("Broker %d cannot register with the controller at %s:%d: %s",
+                              self.node_id, *self.controller, e)
+                self.client.close()
+                self._stopping.wait(AUTH_RETRY)
             except Exception as e:
                 log.debug("Broker %d cannot reach the controller: %s", self.node_id, e)
                 self.client.close()

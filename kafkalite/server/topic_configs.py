@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafkalite.clients import BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.errors import ConfigError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
@@ -50,12 +51,14 @@ class ControllerLink:
     LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram",
              "client-quotas")
 
-    def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT) -> None:
+    def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         self.address = address
         self._stopping = threading.Event()
         self._lanes: dict[str, tuple[concurrent.futures.ThreadPoolExecutor, BlockingClient]] = {
             lane: (concurrent.futures.ThreadPoolExecutor(1, f"broker-{node_id}-to-controller-{lane}"),
-                   BlockingClient(address[0], address[1], f"broker-{node_id}-{lane}", timeout))
+                   BlockingClient(address[0], address[1], f"broker-{node_id}-{lane}", timeout,
+                                  security=security))
             for lane in self.LANES}
 
     def submit(self, lane: str, api_key: int, version: int, body: Any) -> concurrent.futures.Future:

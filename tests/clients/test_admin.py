@@ -193,7 +193,9 @@ def test_reassignments_go_to_the_controller(cluster):
     with AdminClient(address(cluster, 3)) as admin, cluster.capture(broker=1) as at_controller:
         assert admin.alter_partition_reassignments({("reassigned", 0): [2, 3]}) == {("reassigned", 0): None}
         assert wait_for(lambda: not admin.list_partition_reassignments([("reassigned", 0)]), timeout=20)
-        assert admin.describe_topics(["reassigned"])["reassigned"].partitions[0].replicas == [2, 3]
+        # Done at the controller; the broker answering Metadata learns it by its UpdateMetadata.
+        assert wait_for(lambda: admin.describe_topics(["reassigned"])["reassigned"].partitions[0].replicas
+                        == [2, 3], timeout=20)
         cancelled = admin.alter_partition_reassignments({("reassigned", 0): None})[("reassigned", 0)]
         assert cancelled is not None and cancelled.name == "NO_REASSIGNMENT_IN_PROGRESS"
     seen = {r.api_name for r in at_controller}

@@ -414,16 +414,6 @@ def test_secure_listeners_need_their_stores_and_users() -> None:
     assert "listener.name.sasl_plaintext.connections.max.reauth.ms" in str(e)
 
 
-def test_controller_traffic_stays_on_plaintext() -> None:
-    e = error_for({"listeners": "SSL://:9093", "ssl.keystore.location": "k.pem"})
-    assert e.setting == "inter.broker.listener.name" and "PLAINTEXT" in str(e)
-    e = error_for({"listeners": "PLAINTEXT://:9092,SECURE://:9093",
-                   "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL",
-                   "control.plane.listener.name": "SECURE", "ssl.keystore.location": "k.pem",
-                   "sasl.plain.users.file": "users"})
-    assert e.setting == "control.plane.listener.name"
-
-
 def test_passwords_are_never_shown() -> None:
     c = cfg(listeners="PLAINTEXT://:9092,SSL://:9093", ssl_keystore_location="k.pem",
             ssl_key_password="s3cret")
@@ -687,8 +677,8 @@ def test_kafka_names_are_accepted_and_ignored_not_set() -> None:
     c = BrokerConfig({"node.id": "1", "listener.name.internal.ssl.keystore.location": "/k.jks",
                       "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": "x required;",
                       "log.flush.interval.ms": None})  # None is unset, so not listed
-    assert c.ignored == ["listener.name.internal.ssl.keystore.location",
-                         "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config"]
+    # A listener's JAAS config is read (the broker's own credentials on that listener).
+    assert c.ignored == ["listener.name.internal.ssl.keystore.location"]
     with pytest.raises(ConfigError, match="Kafka setting that kafkalite does not act on") as info:
         lookup("log.flush.interval.ms")
     assert info.value.setting == "log.flush.interval.ms"

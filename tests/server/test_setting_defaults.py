@@ -44,7 +44,7 @@ ALLOWED: dict[tuple[str, int], str] = {
         "UNLIMITED_RATE, Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (the rows' default)",
     ("server/coordinator/producer_id_manager.py", INT64_MAX): "a producer id block ends by Long.MAX_VALUE",
     # 64 KiB (replica.socket.receive.buffer.bytes' default): read and buffer sizes.
-    ("clients/blocking.py", 65536): "bytes asked of one recv",
+    ("clients/security.py", 65536): "bytes asked of one recv (the blocking clients' exchange)",
     ("network/processor.py", 65536): "READ_SIZE: bytes asked of one recv",
     ("network/tls.py", 65536): "bytes asked of the TLS object per read",
     ("protocol/frames.py", 65536): "DIRECT_MIN: the frame size read in place",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafkalite.clients import BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
@@ -54,14 +55,14 @@ class ProducerIdsBlock:
 
 class ProducerIdManager:
     def __init__(self, broker_id: int, broker_epoch: Callable[[], int], controller: tuple[str, int],
-                 timeout: float = 5.0) -> None:
+                 timeout: float = 5.0, security: ClientSecurity = PLAINTEXT) -> None:
         """``broker_epoch``: this broker's epoch from its registration, -1 while not registered
         (nothing is asked then: the controller would refuse it)."""
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
         self.controller = controller
         self.client = BlockingClient(controller[0], controller[1], f"broker-{broker_id}-producer-ids",
-                                     timeout)
+                                     timeout, security=security)
         self._lock = threading.Lock()
         self._current: ProducerIdsBlock | None = None
         self._next: ProducerIdsBlock | None = None

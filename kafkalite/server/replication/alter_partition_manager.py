@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.clients import BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_partition as ap
@@ -33,13 +34,15 @@ RETRY_BACKOFF = 0.1  # seconds before a failed send is tried again (Kafka's retr
 class AlterPartitionManager(threading.Thread):
     def __init__(self, node_id: int, controller: Callable[[], tuple[str, int]],
                  broker_epoch: Callable[[], int],
-                 on_answer: Callable[[Partition, bool], None], timeout: float = 5.0) -> None:
+                 on_answer: Callable[[Partition, bool], None], timeout: float = 5.0,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         super().__init__(name=f"broker-{node_id}-alter-partition-channel", daemon=True)
         self.node_id = node_id
         self.controller = controller
         self.broker_epoch = broker_epoch
         self.on_answer = on_answer  # (partition, whether its high watermark moved)
         self.timeout = timeout
+        self.security = security  # the controller's listener's
         self._client: BlockingClient | None = None
         self._pending: dict[tuple[uuid.UUID, int], tuple[Partition, tuple[int, ...]]] = {}
         self._cond = threading.Condition()
@@ -90,7 +93,7 @@ class AlterPartitionManager(threading.Thread):
             if client is not None:
                 client.close()
             client = self._client = BlockingClient(host, port, f"broker-{self.node_id}-alter-partition",
-                                                   self.timeout)
+                                                   self.timeout, security=self.security)
         R = ap.REQUEST
         topics: dict[uuid.UUID, list[Any]] = {}
         for (topic_id, index), (partition, new_isr) in batch.items():

@@ -111,7 +111,8 @@ class ReplicaFetcherThread(threading.Thread):
         self.quota = quota  # the follower side's replication throttle
         self.on_high_watermark = on_high_watermark
         self.client = BlockingClient(*leader_address, f"broker-{node_id}-fetcher-{fetcher_id}",
-                                     settings.socket_timeout_ms / 1000)
+                                     settings.socket_timeout_ms / 1000,
+                                     security=settings.inter_broker_security)
         self.partitions: dict[TopicPartition, PartitionFetchState] = {}
         self._lock = threading.Condition()
         self._running = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.config_def import Setting, at_least, fields_from
 
 # Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (Long.MAX_VALUE): no throttle.
@@ -127,3 +128,5 @@ class ReplicationSettings:
     quota_window_size_seconds: int = _field("replication.quota.window.size.seconds")
     # The ReplicaAlterLogDirsThread's copy rate (AlterReplicaLogDirs); changed live.
     alter_log_dirs_io_max_bytes_per_second: int = _field("replica.alter.log.dirs.io.max.bytes.per.second")
+    # How the fetchers connect to the leaders' inter-broker listener (BrokerConfig.inter_broker_security).
+    inter_broker_security: ClientSecurity = PLAINTEXT

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkalite.clients import BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import write_txn_markers
@@ -61,13 +62,15 @@ class _Pending:
 
 class TransactionMarkerChannelManager:
     def __init__(self, node_id: int, metadata_cache: MetadataCache, listener: str | None,
-                 timeout: float = 30.0, local_writer: LocalWriter | None = None) -> None:
+                 timeout: float = 30.0, local_writer: LocalWriter | None = None,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         """``listener``: the inter-broker listener, where partition leaders are reached;
         ``local_writer``: writes the markers of the partitions this broker leads (else they go
         over the listener too; the broker sets it once its handlers exist)."""
         self.node_id = node_id
         self.metadata_cache = metadata_cache
         self.listener = listener
+        self.security = security  # how to connect to ``listener``
         self.timeout = timeout
         self.local_writer = local_writer
         self._lock = threading.Lock()
@@ -300,7 +303,7 @@ class _DestinationSender(threading.Thread):
             if client is not None:
                 client.close()
             client = self.client = BlockingClient(host, port, f"broker-{self.manager.node_id}-txn-markers",
-                                                  self.manager.timeout)
+                                                  self.manager.timeout, security=self.manager.security)
         body, pendings = _request_body([(pending, tp) for pending, tp, _, _ in items])
         try:
             response = client.send_and_receive(ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, body)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafkalite.clients import BlockingClient
+from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import add_partitions_to_txn
@@ -89,12 +90,14 @@ class _Verification:
 class AddPartitionsToTxnManager:
     def __init__(self, node_id: int, metadata_cache: MetadataCache, listener: str | None,
                  num_partitions: int, local: TransactionCoordinator | None = None,
-                 enabled: bool = True, timeout: float = 30.0) -> None:
+                 enabled: bool = True, timeout: float = 30.0,
+                 security: ClientSecurity = PLAINTEXT) -> None:
         """``num_partitions``: transaction.state.log.num.partitions; ``local``: this broker's
         coordinator, asked directly when it leads the id's partition."""
         self.node_id = node_id
         self.metadata_cache = metadata_cache
         self.listener = listener
+        self.security = security  # how to connect to ``listener``
         self.num_partitions = num_partitions
         self.local = local
         self.enabled = enabled  # transaction.partition.verification.enable
@@ -222,7 +225,7 @@ class _VerifySender(threading.Thread):
             if client is not None:
                 client.close()
             client = self.client = BlockingClient(host, port, f"broker-{self.manager.node_id}-verification",
-                                                  self.manager.timeout)
+                                                  self.manager.timeout, security=self.manager.security)
         R = add_partitions_to_txn.REQUEST
         T = R["transactions"]
         txns = []
