@@ -33,6 +33,7 @@ from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
 from .apis import ApiTable, apis_for
+from .checks import Checks
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
@@ -330,7 +331,8 @@ class Broker:
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
-            ElectionApis(controller, cache, send), ReassignmentApis(controller, send))
+            ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
+            checks=Checks(cache, lambda: getattr(self, "authorizer", None)))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""
