@@ -332,7 +332,8 @@ class Broker:
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
             ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
-            checks=Checks(cache, lambda: getattr(self, "authorizer", None)))
+            checks=Checks(cache, lambda: getattr(self, "authorizer", None),
+                          auto_create_topics=self.config.auto_create_topics[0]))
 
     def _fault_injector(self) -> FaultInjector:
         """The faults a test may inject (kafkalite.testing, ``kafkalite fault``); none at first."""

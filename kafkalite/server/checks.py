@@ -28,6 +28,7 @@ from kafkalite.protocol.acl import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_NAME, 
 
 from .authorizer import ALLOW_ALL, Authorizer
 from .forwarding import PUSHED
+from .handlers.metadata import INTERNAL_TOPICS
 from .metadata_cache import MetadataCache
 from .responses import respond
 
@@ -84,10 +85,12 @@ def _absent_or(version: int, struct: Any, field: str) -> bool:
 
 class Checks:
     def __init__(self, metadata_cache: MetadataCache | None = None,
-                 authorizer_of: Callable[[], Authorizer | None] | None = None) -> None:
+                 authorizer_of: Callable[[], Authorizer | None] | None = None,
+                 auto_create_topics: bool = True) -> None:
         """``authorizer_of``: where the broker's authorizer is (asked at each request, so that one
         built or replaced after the apis is used); none there, or no ``authorizer_of``: ALLOW_ALL."""
         self.metadata_cache = metadata_cache
+        self.auto_create_topics = auto_create_topics  # auto.create.topics.enable
         self.authorizer_of = authorizer_of
         self._authorizer: Authorizer | None = None
         self._checks: dict[int, Callable[[Request], Response | None]] = {
@@ -330,7 +333,7 @@ class Checks:
             named = self._names(body.topics, "name") | {
                 n for t in body.topics if t.name is None and (n := self._topic_name(t.topic_id)) is not None}
             described = self._subset(request, Op.DESCRIBE, RT.TOPIC, named)
-            auto_create = version < 4 or body.allow_auto_topic_creation
+            auto_create = self.auto_create_topics and (version < 4 or body.allow_auto_topic_creation)
             unknown = {n for n in described if snap is not None and n not in snap.topics}
             creatable = unknown
             if unknown and auto_create and not self._cluster_allowed(request, Op.CREATE, log_if_denied=False):
@@ -338,12 +341,17 @@ class Checks:
             kept = []
             for t in body.topics:
                 name = t.name if t.name is not None else self._topic_name(t.topic_id)
-                if name is None or (name in described and (not auto_create or name not in unknown
-                                                           or name in creatable)):
+                if name is None:  # an id not known: the handler's UNKNOWN_TOPIC_ID
                     kept.append(t)
+                elif name not in described:
+                    # Named: told nothing, not even the id; by id: the id is no secret (as Kafka).
+                    denied.append(T(error_code=E.TOPIC_AUTHORIZATION_FAILED, name=t.name, is_internal=False,
+                                    topic_id=ZERO_UUID if t.name is not None else t.topic_id, partitions=[]))
+                elif auto_create and name in unknown and name not in creatable:
+                    denied.append(T(error_code=E.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID,
+                                    is_internal=name in INTERNAL_TOPICS, partitions=[]))
                 else:
-                    denied.append(T(error_code=E.TOPIC_AUTHORIZATION_FAILED, name=t.name,
-                                    topic_id=ZERO_UUID, is_internal=False, partitions=[]))
+                    kept.append(t)
             body.topics = kept
             v0_emptied = version == 0 and not kept
         else:

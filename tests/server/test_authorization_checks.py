@@ -175,7 +175,7 @@ def test_delete_records_needs_delete_and_describe_producers_read(table, mallory)
 # --- Metadata, DescribeTopicPartitions, DescribeCluster ------------------------------------------
 
 
-def test_metadata_hides_what_may_not_be_described(table, mallory):
+def test_metadata_hides_what_may_not_be_described(broker, table, mallory):
     table.denied.add((Op.DESCRIBE, RT.TOPIC, "secret"))
     r = call(mallory, ApiKey.METADATA, 12, topics=None)
     names = {t.name for t in r.topics}
@@ -187,6 +187,11 @@ def test_metadata_hides_what_may_not_be_described(table, mallory):
     assert by_name["open"].error_code == E.NONE and by_name["open"].topic_id != ZERO
     secret = by_name["secret"]
     assert (secret.error_code, secret.topic_id, secret.partitions) == (E.TOPIC_AUTHORIZATION_FAILED, ZERO, [])
+    # Asked by id (v12+): the id is no secret, the name is not told.
+    secret_id = broker.metadata_cache.snapshot.topics["secret"].topic_id
+    r = call(mallory, ApiKey.METADATA, 12, topics=[T(name=None, topic_id=secret_id)])
+    assert [(t.error_code, t.name, t.topic_id) for t in r.topics] == [
+        (E.TOPIC_AUTHORIZATION_FAILED, None, secret_id)]
 
 
 def test_metadata_auto_creation_needs_create(broker, table, mallory):
