@@ -291,13 +291,11 @@ class Checks:
             response.topics.append(T(topic=t.topic, partitions=[
                 P(partition=p.partition, error_code=code, leader_epoch=-1, end_offset=-1)
                 for p in t.partitions]))
-        names = self._names(body.topics, "topic")
-        if request.api_version >= 3 and body.replica_id >= 0:  # a follower's
-            if not self._cluster_allowed(request, Op.CLUSTER_ACTION):
-                return self._drop_topics(request, "topics", "topic", set(), add,
-                                         E.CLUSTER_AUTHORIZATION_FAILED)
+        # CLUSTER_ACTION (a follower's right) covers every topic; else DESCRIBE on each, whoever
+        # asks (KIP-320: consumers ask too).
+        if self._cluster_allowed(request, Op.CLUSTER_ACTION, log_if_denied=False):
             return None
-        allowed = self._subset(request, Op.DESCRIBE, RT.TOPIC, names)
+        allowed = self._subset(request, Op.DESCRIBE, RT.TOPIC, self._names(body.topics, "topic"))
         return self._drop_topics(request, "topics", "topic", allowed, add, E.TOPIC_AUTHORIZATION_FAILED)
 
     def _delete_records(self, request: Request) -> Response | None:
