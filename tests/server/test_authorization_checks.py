@@ -129,6 +129,24 @@ def test_fetch_reads_the_allowed_topic_only(table, mallory):
     assert codes == {"open": [E.NONE], "secret": [E.TOPIC_AUTHORIZATION_FAILED]}
 
 
+def test_produce_and_fetch_by_topic_id(broker, table, mallory):
+    """Produce v13 and Fetch v13+ name topics by id: judged by the topic's name, answered by id."""
+    table.denied |= {(Op.WRITE, RT.TOPIC, "secret"), (Op.READ, RT.TOPIC, "secret")}
+    ids = {n: broker.metadata_cache.snapshot.topics[n].topic_id for n in ("open", "secret")}
+    body = produce_request({("open", 1): batch([b"a"]), ("secret", 1): batch([b"b"])})
+    for t in body.topic_data:
+        t.topic_id, t.name = ids[t.name], None
+    r = mallory.call(ApiKey.PRODUCE, 13, body)
+    assert {t.topic_id: t.partition_responses[0].error_code for t in r.responses} == {
+        ids["open"]: E.NONE, ids["secret"]: E.TOPIC_AUTHORIZATION_FAILED}
+    body = fetch_request([("open", 1, 0), ("secret", 1, 0)])
+    for t in body.topics:
+        t.topic_id, t.topic = ids[t.topic], None
+    r = mallory.call(ApiKey.FETCH, 17, body)
+    assert {t.topic_id: t.partitions[0].error_code for t in r.responses} == {
+        ids["open"]: E.NONE, ids["secret"]: E.TOPIC_AUTHORIZATION_FAILED}
+
+
 def test_a_followers_fetch_needs_cluster_action(table, mallory):
     r = mallory.call(ApiKey.FETCH, 12, fetch_request([("open", 0, 0)], replica_id=1))
     assert [p.error_code for t in r.responses for p in t.partitions] != [E.TOPIC_AUTHORIZATION_FAILED]
