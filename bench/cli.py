@@ -281,6 +281,22 @@ def bench_replication(seconds: float, rounds: int, session_timeout_ms: int, writ
     replication.run(seconds, rounds, session_timeout_ms, write_md, command)
 
 
+@bench.command("authorizer")
+@click.option("--seconds", default=3.0, show_default=True, help="Seconds of producing per round.")
+@click.option("--rounds", default=3, show_default=True, help="Rounds (each broker once per round).")
+@click.option("--acls", "acl_count", default=1000, show_default=True, help="ACL bindings of the authorizer.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the authorizer section of this markdown file (docs/benchmarks.md).")
+def bench_authorizer(seconds: float, rounds: int, acl_count: int, write_md: str | None) -> None:
+    """Produce+fetch throughput with the StandardAuthorizer and 1,000 ACLs against none, and the
+    cost of one check."""
+    from . import authorizer
+
+    command = (f"kafkalite bench authorizer --seconds {seconds:g} --rounds {rounds} --acls {acl_count}"
+               + (f" --write {write_md}" if write_md else ""))
+    authorizer.run(seconds, rounds, acl_count, write_md, command)
+
+
 @bench.command("reassign")
 @click.option("--size", default=1_000_000_000, show_default=True, help="Bytes in the partition moved.")
 @click.option("--throttle", default=20_000_000, show_default=True,

@@ -23,9 +23,10 @@ from kafkalite.protocol.api_keys import ApiKey, api_name
 log = logging.getLogger("kafkalite.controller.channel_manager")
 
 BACKOFF = 0.1  # seconds, Kafka's 100 ms
-# AlterConfigs carries the controller's pushes of dynamic configs (controller/configs.py).
+# AlterConfigs carries the controller's pushes of dynamic configs (controller/configs.py),
+# CreateAcls those of the ACLs (controller/acls.py).
 CONTROL_APIS = frozenset({ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
-                          ApiKey.ALTER_CONFIGS})
+                          ApiKey.ALTER_CONFIGS, ApiKey.CREATE_ACLS})
 
 Callback = Callable[[Any], None]
 

@@ -54,6 +54,8 @@ from kafkalite.protocol.messages import alter_partition as ap
 from kafkalite.protocol.messages.describe_configs import RESOURCE_BROKER
 from kafkalite.storage.config import LogConfig
 
+from . import acls as acl_control
+from .acls import AclBinding, AclBindingFilter, AclControl
 from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
 from .configs import PUSH_VERSION, ConfigurationControl, ResourceChange
@@ -99,6 +101,7 @@ class KafkaController:
         # Dynamic configs: AlterConfigs / IncrementalAlterConfigs, stored and pushed (configs.py).
         self.configs = ConfigurationControl(self._topic_configs, self.store)
         self.reassignments = Reassignments(self)  # the partition reassignments in progress
+        self.acls = AclControl(self.store)  # CreateAcls / DeleteAcls, stored and pushed (acls.py)
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
             queue.Queue()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
@@ -124,6 +127,7 @@ class KafkaController:
         self.context.topic_ids.update(topics)
         self._topic_configs.update(self.store.load_topic_configs())
         self.configs.load()
+        self.acls.load()
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)
             self.context.update_partition_replica_assignment(tp, list(p.replicas))
@@ -317,7 +321,9 @@ class KafkaController:
     def _on_broker_startup(self, brokers: list[ControllerBroker]) -> None:
         for b in brokers:
             self.channel.add_broker(b.id, self._endpoint(b))
-            # Its dynamic configs first: they are queued before its LeaderAndIsr.
+            # Its ACLs first: the broker authorizes what follows by them (CLUSTER_ACTION); then its
+            # dynamic configs, queued before its LeaderAndIsr.
+            self._push_acls([b.id])
             self._push_configs([b.id], self.configs.full_sets(b.id, list(self.context.topic_ids)))
         new_ids = {b.id for b in brokers}
         ctx = self.context
@@ -910,6 +916,45 @@ class KafkaController:
         body = self.configs.push_body(sets)
         for b in brokers:
             self.channel.send_request(b, ApiKey.ALTER_CONFIGS, PUSH_VERSION, body)
+
+    # --- ACLs -----------------------------------------------------------------------------------
+
+    def create_acls(self, bindings: list[AclBinding]) -> concurrent.futures.Future:
+        """CreateAcls on the event thread: the future [(error code, message)], one per binding;
+        the new set stored, then pushed whole to every live broker."""
+        def create() -> list[tuple[int, str | None]]:
+            try:
+                results, changed = self.acls.create(bindings)
+            except sqlite3.Error as e:
+                self._store_failed("the ACLs", e, "the change is refused")
+                failed = f"The controller could not store the ACLs: {e}"
+                return [(E.KAFKA_STORAGE_ERROR, failed)] * len(bindings)
+            if changed:
+                self._push_acls(sorted(self.context.live_or_shutting_down_broker_ids))
+            return results
+
+        return self.submit(create, what=f"CreateAcls of {len(bindings)} bindings")
+
+    def delete_acls(self, filters: list[AclBindingFilter]) -> concurrent.futures.Future:
+        """DeleteAcls on the event thread: the future [(error code, message, removed bindings)],
+        one per filter; the new set stored, then pushed whole to every live broker."""
+        def delete() -> list[tuple[int, str | None, list[AclBinding]]]:
+            try:
+                results, changed = self.acls.delete(filters)
+            except sqlite3.Error as e:
+                self._store_failed("the ACLs", e, "the change is refused")
+                failed = f"The controller could not store the ACLs: {e}"
+                return [(E.KAFKA_STORAGE_ERROR, failed, [])] * len(filters)
+            if changed:
+                self._push_acls(sorted(self.context.live_or_shutting_down_broker_ids))
+            return results
+
+        return self.submit(delete, what=f"DeleteAcls of {len(filters)} filters")
+
+    def _push_acls(self, brokers: list[int]) -> None:
+        body = acl_control.push_body(self.acls.acls)
+        for b in brokers:
+            self.channel.send_request(b, ApiKey.CREATE_ACLS, acl_control.PUSH_VERSION, body)
 
     def broker_configs(self, name: str) -> dict[str, str]:
         """The dynamic configs of a broker id, or of '' (the cluster default); read from any thread."""

@@ -6,7 +6,8 @@ producer id is given twice), and every topic with its id, replica assignment, le
 topic-level config overrides (CreateTopics' configs and AlterConfigs'; they go with the topic),
 the dynamic broker configs (AlterConfigs of a broker id, or of '' for the cluster default), and
 the partition reassignments in progress (the replicas being added and removed; the partition's
-replicas row holds the whole transitional set), so that a restarted controller resumes them.
+replicas row holds the whole transitional set), so that a restarted controller resumes them,
+and the ACL bindings (CreateAcls / DeleteAcls: one row per binding, Kafka's codes).
 Each change is one transaction. Only the controller's event thread writes it.
 A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
 decides what that means (see KafkaController._write_store).
@@ -52,6 +53,16 @@ CREATE TABLE IF NOT EXISTS reassignments (
     adding TEXT NOT NULL,
     removing TEXT NOT NULL,
     PRIMARY KEY (topic, partition)
+);
+CREATE TABLE IF NOT EXISTS acls (
+    resource_type INTEGER NOT NULL,
+    resource_name TEXT NOT NULL,
+    pattern_type INTEGER NOT NULL,
+    principal TEXT NOT NULL,
+    host TEXT NOT NULL,
+    operation INTEGER NOT NULL,
+    permission_type INTEGER NOT NULL,
+    PRIMARY KEY (resource_type, resource_name, pattern_type, principal, host, operation, permission_type)
 );
 """
 
@@ -181,6 +192,26 @@ class ControllerStore:
     def load_broker_configs(self) -> dict[str, dict[str, str]]:
         """Broker ('' for the cluster default) -> its dynamic configs (those without any left out)."""
         return self._load_configs(self._BROKERS)
+
+    # An ACL row: (resource type, resource name, pattern type, principal, host, operation,
+    # permission type), the codes as Kafka's (controller/acls.py AclBinding).
+    def add_acls(self, rows: list[tuple]) -> None:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR IGNORE INTO acls VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 [tuple(int(v) if not isinstance(v, str) else v for v in r) for r in rows])
+
+    def delete_acls(self, rows: list[tuple]) -> None:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "DELETE FROM acls WHERE resource_type = ? AND resource_name = ? AND pattern_type = ? AND "
+                "principal = ? AND host = ? AND operation = ? AND permission_type = ?",
+                [tuple(int(v) if not isinstance(v, str) else v for v in r) for r in rows])
+
+    def load_acls(self) -> list[tuple]:
+        return list(self._db.execute("SELECT * FROM acls ORDER BY resource_type, resource_name, "
+                                     "pattern_type, principal, host, operation, permission_type"))
 
     def update_partitions(self, partitions: list[StoredPartition]) -> None:
         if not partitions:

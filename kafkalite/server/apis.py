@@ -29,6 +29,7 @@ from typing import Any
 from kafkalite.protocol import APIS_BY_KEY, ApiKey
 from kafkalite.protocol.schema import Versions
 
+from .handlers.acls import AclApis
 from .handlers.api_versions import ApiTable, ApiVersionsApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis
@@ -151,6 +152,14 @@ SERVED: tuple[ServedApi, ...] = (
             note="idempotent producers answered at once; a transactional id by its transaction "
                  "coordinator, once its epoch is written"),
     _served(ApiKey.OFFSET_FOR_LEADER_EPOCH, "2-4", EVERY, OffsetApis.offset_for_leader_epoch),
+    _served(ApiKey.DESCRIBE_ACLS, "1-3", EVERY, AclApis.describe_acls,
+            note="from this broker's authorizer's copy of the controller's ACLs; SECURITY_DISABLED "
+                 "without authorizer.class.name"),
+    _served(ApiKey.CREATE_ACLS, "1-3", EVERY, AclApis.create_acls, Waits.CONFIGS,
+            note="stored by the controller and pushed to every broker (the controller's pushes come as "
+                 "this api, on the privileged listener from its client id)"),
+    _served(ApiKey.DELETE_ACLS, "1-3", EVERY, AclApis.delete_acls, Waits.CONFIGS,
+            note="by filters, in the controller; the new set pushed to every broker"),
     _served(ApiKey.DESCRIBE_CONFIGS, "1-4", EVERY, ConfigApis.describe_configs, Waits.TOPIC_CONFIGS,
             note="BROKER (this broker's id, and '' the cluster default), BROKER_LOGGER and TOPIC resources"),
     _served(ApiKey.ALTER_CONFIGS, "0-2", EVERY, ConfigApis.alter_configs, Waits.CONFIGS,

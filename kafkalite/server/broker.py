@@ -33,6 +33,8 @@ from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
 from .apis import ApiTable, apis_for
+from .authorizer import ALLOW_ALL, Authorizer
+from .authorizer.standard import StandardAuthorizer
 from .checks import Checks
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
@@ -53,6 +55,7 @@ from .dynamic_config import (
 )
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
+from .handlers.acls import AclApis
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.cluster import ClusterApis
 from .handlers.configs import ConfigApis, ConfigDescriber
@@ -146,6 +149,12 @@ class Broker:
         # What the components report (kafkalite/metrics/registry.py), read by the metrics endpoint.
         self.metrics = MetricsRegistry()
         self._metrics: list[Registration] = []  # the broker's own registrations, closed at shutdown
+        # Who may do what (server/authorizer): the StandardAuthorizer over the ACLs the controller
+        # pushes when authorizer.class.name is set, else ALLOW_ALL. Every handler asks ``authorizer``.
+        auth = config.authorizer_settings()
+        self.standard_authorizer: StandardAuthorizer | None = (
+            StandardAuthorizer(auth) if auth.enabled else None)
+        self.authorizer: Authorizer = self.standard_authorizer or ALLOW_ALL
 
     # --- start --------------------------------------------------------------------------------
 
@@ -182,6 +191,11 @@ class Broker:
             self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id, self.metrics)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
+            if self.standard_authorizer is not None:
+                # The controller's node authorizes from the ACLs its controller stores from the start,
+                # brokers' registrations (its own too) included, as Kafka's controllers do from the
+                # metadata log they replay; its pushes replace them after.
+                self.standard_authorizer.load(self.controller.acls.acls)
         if not cfg.is_controller:
             self.controller_link = ControllerLink(self.node_id, self.controller_address)
         # Each log gets its topic's overrides over the broker's defaults (from the controller).
@@ -302,6 +316,8 @@ class Broker:
             self._metrics.append(register("request-log", request_log_metrics(self.request_log)))
         if self.controller is None:  # the controller's broker reports 1 (KafkaController)
             self._metrics.append(register("no-controller", controller_state(0)))
+        if self.standard_authorizer is not None:
+            self._metrics.append(register("authorizer", self.standard_authorizer.metrics))
 
     def _kafka_apis(self, advertised_here: ApiTable) -> KafkaApis:
         """KafkaApis with one object of every area (handlers/), each given what it serves from
@@ -332,7 +348,10 @@ class Broker:
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
             ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
-            checks=Checks(cache, lambda: getattr(self, "authorizer", None),
+            AclApis(self.standard_authorizer, send, controller, self.controller_link,
+                    frozenset(self.config.controller_listener_names)),
+            # Every request's authorization (checks.py) asks self.authorizer, looked up at each request.
+            checks=Checks(cache, lambda: self.authorizer,
                           auto_create_topics=self.config.auto_create_topics[0]))
 
     def _fault_injector(self) -> FaultInjector:

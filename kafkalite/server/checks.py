@@ -768,10 +768,8 @@ class Checks:
             return self._init_producer_id_refused(request, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         if self._cluster_allowed(request, Op.IDEMPOTENT_WRITE, log_if_denied=False):
             return None
-        # Kafka 3.0+: WRITE on any topic will do too (authorizeByResourceType), when the
-        # authorizer can tell.
-        by_type = getattr(self.authorizer, "authorize_by_resource_type", None)
-        if by_type is not None and by_type(request, Op.WRITE, RT.TOPIC):
+        # Kafka 3.0+: WRITE on any topic will do too (authorizeByResourceType).
+        if self.authorizer.authorize_by_resource_type(request, Op.WRITE, RT.TOPIC):
             return None
         return self._init_producer_id_refused(request, E.CLUSTER_AUTHORIZATION_FAILED)
 

@@ -5,7 +5,8 @@ Each area owns its settings (``common/config_def.py``: a ``Setting`` row carries
 name, type, default, meaning and validator, or ``kafka=False`` when the setting exists only in
 kafkalite) and the typed view it is configured with: the network's (``network/settings.py``), the
 controller's (``controller/settings.py``), replication's (``server/replication/settings.py``), the
-group coordinator's (``server/coordinator/settings.py``), the storage's with the topic-level
+group coordinator's (``server/coordinator/settings.py``), the authorizer's
+(``server/authorizer/settings.py``), the storage's with the topic-level
 settings (``storage/config.py``), the request log's (``metrics/settings.py``, listed among the
 broker's), and the broker's own below. ``SETTINGS`` joins them: it feeds
 loading, validation, ``--override``, DescribeConfigs and ``docs/configuration.md``
@@ -45,6 +46,7 @@ from kafkalite.network.settings import (
     SocketServerSettings,
     TlsSettings,
 )
+from kafkalite.server.authorizer.settings import AUTHORIZER_SETTINGS, AuthorizerSettings
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
 from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
 from kafkalite.server.kafka_config_names import (
@@ -151,7 +153,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + TRANSACTION_SETTINGS + STORAGE_SETTINGS
+    + TRANSACTION_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -474,6 +476,9 @@ class BrokerConfig:
 
     def replication_settings(self) -> ReplicationSettings:
         return view(ReplicationSettings, self._values)
+
+    def authorizer_settings(self) -> AuthorizerSettings:
+        return view(AuthorizerSettings, self._values)
 
     @property
     def controlled_shutdown(self) -> bool:

@@ -373,8 +373,13 @@ def level_name(level: int) -> str:
     return "ALL"
 
 
+# Loggers kafkalite names as Kafka does, listed with its own: the authorizer's audit log.
+KAFKA_LOGGERS = frozenset({"kafka.authorizer.logger"})
+
+
 class BrokerLoggers:
-    """The BROKER_LOGGER resource of this broker: ``root`` and every ``kafkalite.*`` logger, each
+    """The BROKER_LOGGER resource of this broker: ``root``, every ``kafkalite.*`` logger and
+    Kafka's ``kafka.authorizer.logger`` (KAFKA_LOGGERS), each
     with its effective level (DYNAMIC_BROKER_LOGGER_CONFIG). IncrementalAlterConfigs SETs a level
     (Kafka's names) or DELETEs one (the logger then follows its parent; root's cannot be removed).
     Levels are this process's: they last until the broker stops, as in Kafka."""
@@ -385,7 +390,8 @@ class BrokerLoggers:
     def names(self) -> list[str]:
         # Parents of loggers (kafkalite.server) are loggers too, though Python makes them on first use.
         known = list(logging.root.manager.loggerDict)
-        return [ROOT_LOGGER] + sorted(n for n in known if n == self.prefix or n.startswith(self.prefix + "."))
+        return [ROOT_LOGGER] + sorted(n for n in known if n == self.prefix or n.startswith(self.prefix + ".")
+                                      or n in KAFKA_LOGGERS)
 
     @staticmethod
     def _logger(name: str) -> logging.Logger:

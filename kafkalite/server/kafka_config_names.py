@@ -16,6 +16,8 @@ Where the list came from (apache/kafka and apache/kafka-site on GitHub):
 - the same on trunk in October 2024 (4.0.0-SNAPSHOT), which adds ShareCoordinatorConfig;
 - every broker configuration documented for Kafka 4.1 (``41/generated/kafka_config.html``), which
   adds the streams group, share group, OAuth assertion and ``add.partitions.to.txn.*`` settings.
+- the properties Kafka's authorizer (StandardAuthorizer, AclAuthorizer) reads from the broker's
+  configuration: ``super.users``, ``allow.everyone.if.no.acl.found``;
 - the dynamic-only broker configurations of Kafka's ``DynamicConfig.Broker`` (set by AlterConfigs,
   not in ``CONFIG_DEF``): ``replica.alter.log.dirs.io.max.bytes.per.second``.
 
@@ -37,6 +39,7 @@ _NAMES = """
 add.partitions.to.txn.retry.backoff.max.ms
 add.partitions.to.txn.retry.backoff.ms
 advertised.listeners
+allow.everyone.if.no.acl.found
 alter.config.policy.class.name
 alter.log.dirs.replication.quota.window.num
 alter.log.dirs.replication.quota.window.size.seconds
@@ -369,6 +372,7 @@ ssl.truststore.certificates
 ssl.truststore.location
 ssl.truststore.password
 ssl.truststore.type
+super.users
 telemetry.max.bytes
 transaction.abort.timed.out.transaction.cleanup.interval.ms
 transaction.max.timeout.ms

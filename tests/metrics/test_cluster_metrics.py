@@ -35,7 +35,10 @@ def cluster(tmp_path_factory):
                 # A follower behind for 1 s leaves the ISR; caught-up followers fetch far more often.
                 "replica.lag.time.max.ms": 1000, "replica.fetch.wait.max.ms": 50}
     # Broker 1 also has what only some brokers report: the memory pool and the request log.
+    # ... and an authorizer (everything allowed: no ACL, allow.everyone.if.no.acl.found).
     first = {"queued.max.request.bytes": 10_000_000,
+             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+             "allow.everyone.if.no.acl.found": "true",
              "request.log.dir": str(tmp_path_factory.mktemp("request-log"))}
     with Cluster(3, settings=settings, broker_settings={1: first}) as c:
         yield c

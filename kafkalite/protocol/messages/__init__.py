@@ -13,11 +13,14 @@ from .alter_replica_log_dirs import ALTER_REPLICA_LOG_DIRS
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
+from .create_acls import CREATE_ACLS
 from .create_partitions import CREATE_PARTITIONS
 from .create_topics import CREATE_TOPICS
+from .delete_acls import DELETE_ACLS
 from .delete_groups import DELETE_GROUPS
 from .delete_records import DELETE_RECORDS
 from .delete_topics import DELETE_TOPICS
+from .describe_acls import DESCRIBE_ACLS
 from .describe_cluster import DESCRIBE_CLUSTER
 from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
@@ -83,6 +86,9 @@ ALL: tuple[Api, ...] = (
     END_TXN,
     WRITE_TXN_MARKERS,
     TXN_OFFSET_COMMIT,
+    DESCRIBE_ACLS,
+    CREATE_ACLS,
+    DELETE_ACLS,
     DESCRIBE_CONFIGS,
     ALTER_CONFIGS,
     ALTER_REPLICA_LOG_DIRS,

@@ -4,8 +4,9 @@
 is empty (Kafka's default: no authorizer, everything allowed). The StandardAuthorizer (the ACLs
 the controller stores, super users, allow.everyone.if.no.acl.found) implements the same protocol.
 
-Handlers ask through ``authorize(request, operation, resource_type, name)`` for one resource and
-``authorized(request, operation, resource_type, names)`` for the subset of many; both take the
+Handlers ask through ``authorize(request, operation, resource_type, name)`` for one resource,
+``authorized(request, operation, resource_type, names)`` for the subset of many and
+``authorize_by_resource_type(request, operation, resource_type)`` for any of a type; both take the
 request's principal and client address, and the denied ones are logged and counted by the
 authorizer (Kafka's kafka.authorizer.logger), not by the handler.
 """
@@ -32,6 +33,11 @@ class Authorizer(Protocol):
         """Kafka's authorized operations bit field of the resource for the request (each
         AclOperation code allowed sets bit 1 << code)."""
 
+    def authorize_by_resource_type(self, request: Any, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        """Kafka's authorizeByResourceType: whether the request may do ``operation`` on at least
+        one resource of the type (InitProducerId without a transactional id: WRITE on any topic)."""
+
 
 class AllowAll:
     """No authorizer configured: everything is allowed, as in Kafka without authorizer.class.name."""
@@ -46,6 +52,10 @@ class AllowAll:
 
     def authorized_operations(self, request: Any, resource_type: ResourceType, name: str) -> int:
         return operations_bits(OPERATIONS_OF[resource_type])
+
+    def authorize_by_resource_type(self, request: Any, operation: AclOperation,
+                                   resource_type: ResourceType) -> bool:
+        return True
 
 
 # The operations Kafka lists for each resource type (AclEntry.supportedOperations).
