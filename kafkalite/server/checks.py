@@ -12,7 +12,7 @@ changes without one). It either
   same hook hides what an all-topics / all-groups listing may not show and fills the authorized
   operations bit fields (Metadata v8+, DescribeGroups v3+, DescribeCluster, DescribeTopicPartitions).
 
-The table of checks, api by api, is docs/security-checks.md ("What each api checks").
+The table of checks, api by api, is docs/security.md ("What each api checks").
 """
 
 from __future__ import annotations
