@@ -850,10 +850,9 @@ class Checks:
         R = APIS_BY_KEY[ApiKey.DESCRIBE_TRANSACTIONS].response
         S = R["transaction_states"]
         allowed = self._subset(request, Op.DESCRIBE, RT.TRANSACTIONAL_ID, body.transactional_ids)
-        denied = [S(error_code=E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=t,
-                    transaction_state="",
-                    transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1, producer_epoch=-1,
-                    topics=[]) for t in body.transactional_ids if t not in allowed]
+        # As Kafka: the id and the error, the rest the schema's defaults.
+        denied = [S(error_code=E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=t, topics=[])
+                  for t in body.transactional_ids if t not in allowed]
         body.transactional_ids = [t for t in body.transactional_ids if t in allowed]
 
         def overlay(response: Any) -> None:
