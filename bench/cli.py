@@ -353,6 +353,21 @@ def bench_startup(rounds: int, write_md: str | None) -> None:
     startup.run(rounds, write_md, command)
 
 
+@bench.command("sasl")
+@click.option("--seconds", default=3.0, show_default=True, help="Seconds of logins per mechanism per round.")
+@click.option("--rounds", default=3, show_default=True, help="Rounds (mechanisms in turn).")
+@click.option("--iterations", default=4096, show_default=True, help="The SCRAM credentials' iterations.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the sasl section of this markdown file (docs/benchmarks.md).")
+def bench_sasl(seconds: float, rounds: int, iterations: int, write_md: str | None) -> None:
+    """SASL logins per second on one broker: SCRAM-SHA-256 and SCRAM-SHA-512 against PLAIN."""
+    from . import sasl
+
+    command = (f"kafkalite bench sasl --seconds {seconds:g} --rounds {rounds} --iterations {iterations}"
+               + (f" --write {write_md}" if write_md else ""))
+    sasl.run(seconds, rounds, iterations, write_md, command)
+
+
 @bench.command("storage")
 @click.option("--size", default="10GB", show_default=True,
               help="The large log's size (the small one is 10 MB).")

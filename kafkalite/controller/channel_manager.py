@@ -26,7 +26,7 @@ BACKOFF = 0.1  # seconds, Kafka's 100 ms
 # AlterConfigs carries the controller's pushes of dynamic configs (controller/configs.py),
 # CreateAcls those of the ACLs (controller/acls.py).
 CONTROL_APIS = frozenset({ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA,
-                          ApiKey.ALTER_CONFIGS, ApiKey.CREATE_ACLS})
+                          ApiKey.ALTER_CONFIGS, ApiKey.CREATE_ACLS, ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
 
 Callback = Callable[[Any], None]
 

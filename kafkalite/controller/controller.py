@@ -62,6 +62,7 @@ from .configs import PUSH_VERSION, ConfigurationControl, ResourceChange
 from .context import ControllerBroker, ControllerContext, LeaderIsrAndControllerEpoch, TopicPartition
 from .reassignment import Ongoing, Reassignments
 from .request_batch import ControllerBrokerRequestBatch
+from .scram import ScramControl
 from .settings import ControllerSettings
 from .store import ControllerStore, StoredPartition
 
@@ -101,6 +102,7 @@ class KafkaController:
         # Dynamic configs: AlterConfigs / IncrementalAlterConfigs, stored and pushed (configs.py).
         self.configs = ConfigurationControl(self._topic_configs, self.store)
         self.reassignments = Reassignments(self)  # the partition reassignments in progress
+        self.scram = ScramControl(self.store)  # SCRAM credentials: stored and pushed (scram.py)
         self.acls = AclControl(self.store)  # CreateAcls / DeleteAcls, stored and pushed (acls.py)
         self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
             queue.Queue()
@@ -127,6 +129,7 @@ class KafkaController:
         self.context.topic_ids.update(topics)
         self._topic_configs.update(self.store.load_topic_configs())
         self.configs.load()
+        self.scram.load()
         self.acls.load()
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)
@@ -322,9 +325,10 @@ class KafkaController:
         for b in brokers:
             self.channel.add_broker(b.id, self._endpoint(b))
             # Its ACLs first: the broker authorizes what follows by them (CLUSTER_ACTION); then its
-            # dynamic configs, queued before its LeaderAndIsr.
+            # dynamic configs, queued before its LeaderAndIsr, and its SCRAM credentials.
             self._push_acls([b.id])
             self._push_configs([b.id], self.configs.full_sets(b.id, list(self.context.topic_ids)))
+            self._push_scram([b.id], None)
         new_ids = {b.id for b in brokers}
         ctx = self.context
         changed = []
@@ -917,6 +921,30 @@ class KafkaController:
         for b in brokers:
             self.channel.send_request(b, ApiKey.ALTER_CONFIGS, PUSH_VERSION, body)
 
+    # --- SCRAM credentials ------------------------------------------------------------------------
+
+    def alter_user_scram_credentials(self, request: Any) -> concurrent.futures.Future:
+        """AlterUserScramCredentials on the event thread: the future [(user, error code, message)];
+        the changed users' credentials stored, then pushed to every live broker."""
+        return self.submit(lambda: self._alter_scram(request), what="AlterUserScramCredentials")
+
+    def _alter_scram(self, request: Any) -> list[tuple[str, int, str | None]]:
+        try:
+            results, changed = self.scram.alter(request)
+        except sqlite3.Error as e:
+            self._store_failed("SCRAM credentials", e, "the change is refused")
+            names = dict.fromkeys([*(d.name for d in request.deletions),
+                                   *(u.name for u in request.upsertions)])
+            return [(n, E.KAFKA_STORAGE_ERROR, f"The controller could not store the credentials: {e}")
+                    for n in names]
+        if changed:
+            self._push_scram(sorted(self.context.live_or_shutting_down_broker_ids), changed)
+        return results
+
+    def _push_scram(self, brokers: list[int], users: list[str] | None) -> None:
+        body = self.scram.push_body(users)
+        for b in brokers:
+            self.channel.send_request(b, ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, body)
     # --- ACLs -----------------------------------------------------------------------------------
 
     def create_acls(self, bindings: list[AclBinding]) -> concurrent.futures.Future:

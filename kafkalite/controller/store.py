@@ -22,6 +22,8 @@ import sqlite3
 import uuid
 from collections.abc import Mapping
 
+from kafkalite.common.scram import ScramCredential
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, topic_id TEXT NOT NULL);
@@ -46,6 +48,15 @@ CREATE TABLE IF NOT EXISTS broker_configs (
     name TEXT NOT NULL,
     value TEXT NOT NULL,
     PRIMARY KEY (broker, name)
+);
+CREATE TABLE IF NOT EXISTS scram_credentials (
+    user TEXT NOT NULL,
+    mechanism INTEGER NOT NULL,
+    salt BLOB NOT NULL,
+    stored_key BLOB NOT NULL,
+    server_key BLOB NOT NULL,
+    iterations INTEGER NOT NULL,
+    PRIMARY KEY (user, mechanism)
 );
 CREATE TABLE IF NOT EXISTS reassignments (
     topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
@@ -192,6 +203,24 @@ class ControllerStore:
     def load_broker_configs(self) -> dict[str, dict[str, str]]:
         """Broker ('' for the cluster default) -> its dynamic configs (those without any left out)."""
         return self._load_configs(self._BROKERS)
+
+    def set_scram_credentials(self, user: str, credentials: Mapping[int, ScramCredential]) -> None:
+        """Replace ``user``'s SCRAM credentials (mechanism type -> salted keys; empty: none)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM scram_credentials WHERE user = ?", (user,))
+            self._db.executemany(
+                "INSERT INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?)",
+                [(user, m, c.salt, c.stored_key, c.server_key, c.iterations) for m, c in credentials.items()])
+
+    def load_scram_credentials(self) -> dict[str, dict[int, ScramCredential]]:
+        """User -> mechanism type -> its salted keys."""
+        out: dict[str, dict[int, ScramCredential]] = {}
+        for user, m, salt, stored, server, iterations in self._db.execute(
+                "SELECT user, mechanism, salt, stored_key, server_key, iterations FROM scram_credentials"):
+            out.setdefault(user, {})[m] = ScramCredential(bytes(salt), bytes(stored), bytes(server),
+                                                          iterations)
+        return out
 
     # An ACL row: (resource type, resource name, pattern type, principal, host, operation,
     # permission type), the codes as Kafka's (controller/acls.py AclBinding).

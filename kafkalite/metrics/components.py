@@ -150,6 +150,12 @@ class ProcessorView(Protocol):
     def failed_authentications(self) -> int: ...
 
     @property
+    def successful_reauthentications(self) -> int: ...
+
+    @property
+    def expired_connections_killed(self) -> int: ...
+
+    @property
     def request_metrics(self) -> RequestMetrics: ...
 
 
@@ -219,6 +225,14 @@ def _network(ss: SocketServerView, fractions: Fractions) -> Iterator[Metric]:
                                       "SSL handshakes and SASL authentications that failed "
                                       "(failed-authentication-total).",
                                       labels=["listener", "networkProcessor"])
+    reauth_ok = CounterMetricFamily("kafka_server_socket_server_metrics_successful_reauthentication",
+                                    "SASL re-authentications that succeeded (KIP-368, "
+                                    "successful-reauthentication-total).",
+                                    labels=["listener", "networkProcessor"])
+    expired = GaugeMetricFamily("kafka_server_socket_server_metrics_expired_connections_killed_count",
+                                "Connections closed because their SASL session expired without "
+                                "re-authentication (KIP-368, expired-connections-killed-count).",
+                                labels=["listener", "networkProcessor"])
     for p in list(ss.processors):
         pct = fractions(f"processor-{p.id}", p.idle_ns_total)
         per.add_metric([str(p.id), p.listener], pct)
@@ -230,6 +244,8 @@ def _network(ss: SocketServerView, fractions: Fractions) -> Iterator[Metric]:
         closed.add_metric(labels, p.connections_closed)
         auth_ok.add_metric(labels, p.successful_authentications)
         auth_failed.add_metric(labels, p.failed_authentications)
+        reauth_ok.add_metric(labels, p.successful_reauthentications)
+        expired.add_metric(labels, p.expired_connections_killed)
     yield per
     yield GaugeMetricFamily("kafka_network_socketserver_networkprocessoravgidlepercent",
                             "Mean of the Processors' idle fractions (NetworkProcessorAvgIdlePercent).",
@@ -239,6 +255,8 @@ def _network(ss: SocketServerView, fractions: Fractions) -> Iterator[Metric]:
     yield closed
     yield auth_ok
     yield auth_failed
+    yield reauth_ok
+    yield expired
     pool = ss.memory_pool
     if pool is not None:  # queued.max.request.bytes set
         yield GaugeMetricFamily("kafka_network_socketserver_memorypoolavailable",

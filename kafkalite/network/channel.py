@@ -20,11 +20,14 @@ from __future__ import annotations
 import collections
 import logging
 import socket
+import ssl
+import time
 
 from kafkalite.common.file_slice import FileSlice
 from kafkalite.protocol import FrameDecoder, SplicedFrame
 
 from .mute import IllegalMuteTransition, MuteState, MuteStep
+from .principal import NoMatchingRule, SslPrincipalMapper
 from .sasl import SaslAuthenticator, Step
 from .tls import TlsTransport
 
@@ -56,11 +59,14 @@ class KafkaChannel:
         "mute_state",
         "pending",
         "principal",
+        "principal_mapper",
         "remote_ip",
         "response_end",
         "sasl",
+        "sasl_mechanism",
         "send_buffer",
         "send_rest",
+        "session_expiry_ns",
         "sock",
         "tls",
     )
@@ -68,7 +74,7 @@ class KafkaChannel:
     def __init__(
         self, sock: socket.socket, channel_id: str, remote_ip: str, max_request_size: int, *,
         tls: TlsTransport | None = None, sasl: SaslAuthenticator | None = None,
-        counts_memory: bool = False,
+        counts_memory: bool = False, principal_mapper: SslPrincipalMapper | None = None,
     ) -> None:
         # The Processor's socket for this channel, kept here so that one lookup finds both; the
         # channel itself never reads or writes it.
@@ -103,6 +109,11 @@ class KafkaChannel:
         self.tls = tls
         self.sasl = sasl
         self.principal = "User:ANONYMOUS"
+        self.principal_mapper = principal_mapper  # ssl.principal.mapping.rules; None: DEFAULT
+        # After SASL authentication: its mechanism, and when its session ends (monotonic ns; None
+        # without connections.max.reauth.ms or an expiring credential, KIP-368).
+        self.sasl_mechanism: str | None = None
+        self.session_expiry_ns: int | None = None
 
     # --- the mute state -------------------------------------------------------------------------
 
@@ -169,7 +180,12 @@ class KafkaChannel:
         if handshaking and tls.ready:
             subject = tls.peer_subject()
             if subject is not None:
-                self.principal = "User:" + subject
+                mapper = self.principal_mapper
+                try:
+                    self.principal = "User:" + (mapper.name(subject) if mapper is not None else subject)
+                except NoMatchingRule as e:  # Kafka fails the connection (KafkaException)
+                    raise ssl.SSLError(f"Failed to map name for '{subject}' based on SSL principal "
+                                       f"mapping rules: {e}") from None
             log.debug("SSL handshake with %s done (%s, %s)", self.id, tls.version, self.principal)
         return plain
 
@@ -284,4 +300,11 @@ class KafkaChannel:
         sasl = self.sasl
         if sasl is not None and sasl.complete:
             self.principal = sasl.principal or self.principal
+            self.sasl_mechanism = sasl.mechanism
+            lifetime = sasl.session_lifetime_ms
+            self.session_expiry_ns = time.monotonic_ns() + lifetime * 1_000_000 if lifetime else None
             self.sasl = None
+
+    def session_expired(self, now_ns: int) -> bool:
+        """The SASL session's lifetime is over (the client did not re-authenticate in time)."""
+        return self.session_expiry_ns is not None and now_ns > self.session_expiry_ns

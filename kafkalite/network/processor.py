@@ -61,6 +61,7 @@ from .mute import (
     ON_THROTTLE_STARTED,
     MuteState,
 )
+from .principal import SslPrincipalMapper
 from .quotas import ConnectionQuotas
 from .request_channel import (
     NO_ERROR_COUNTS,
@@ -73,7 +74,7 @@ from .request_channel import (
     SendResponse,
     StartThrottlingResponse,
 )
-from .sasl import IllegalSaslState, SaslAuthenticator, Step
+from .sasl import CredentialCache, IllegalSaslState, SaslAuthenticator, SaslSettings, Step
 from .settings import NETWORK_SETTINGS
 from .tls import TlsTransport
 from .turns import Turns
@@ -85,7 +86,7 @@ CONNECTION_QUEUE_SIZE = 20  # Kafka's ConnectionQueueSize
 POLL_TIMEOUT = 0.3  # seconds, as Kafka's 300 ms
 READ_SIZE = 65536
 API_VERSIONS = ApiKey.API_VERSIONS
-EMPTY_TOKEN = b"\x00\x00\x00\x00"  # a bare SASL token of no bytes: PLAIN's answer after a v0 handshake
+SASL_HANDSHAKE = ApiKey.SASL_HANDSHAKE
 NOT_MUTED = MuteState.NOT_MUTED
 EVENT_READ, EVENT_WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
@@ -107,6 +108,11 @@ class ProcessorSettings:
     tls_context: ssl.SSLContext | None = None
     sasl_users: Mapping[str, str] | None = None
     sasl_mechanisms: tuple[str, ...] = _setting("sasl.enabled.mechanisms", tuple)
+    # SCRAM users (the controller's pushes fill it) and KIP-368's connections.max.reauth.ms.
+    sasl_credentials: CredentialCache | None = None
+    connections_max_reauth_ms: int = _setting("connections.max.reauth.ms")
+    # ssl.principal.mapping.rules for TLS client certificates (None: DEFAULT, the subject as it is).
+    principal_mapper: SslPrincipalMapper | None = None
     failed_authentication_delay_ms: int = _setting("connection.failed.authentication.delay.ms")
 
 
@@ -185,6 +191,8 @@ class Processor(threading.Thread):
         self.expired_connections_killed = 0
         self.failed_authentications = 0
         self.successful_authentications = 0
+        self.successful_reauthentications = 0
+        self.expired_connections_killed = 0  # Kafka's expired-connections-killed-count (KIP-368)
         # Requests handed to the handlers and answers taken back.
         self.requests_handed_over = 0
         self.answers_taken = 0
@@ -343,6 +351,11 @@ class Processor(threading.Thread):
                 self._close_raw(sock)
                 self.quotas.dec(self.listener, ip)
 
+    def _sasl_settings(self) -> SaslSettings:
+        s = self.settings
+        assert s.sasl_users is not None
+        return SaslSettings(s.sasl_mechanisms, s.sasl_users, s.sasl_credentials, s.connections_max_reauth_ms)
+
     def _register(self, sock: socket.socket) -> None:
         s = self.settings
         local = sock.getsockname()[:2]
@@ -352,8 +365,8 @@ class Processor(threading.Thread):
         conn = KafkaChannel(
             sock, conn_id, remote[0], s.max_request_size,
             tls=TlsTransport(s.tls_context) if s.tls_context is not None else None,
-            sasl=SaslAuthenticator(s.sasl_mechanisms, s.sasl_users) if s.sasl_users is not None else None,
-            counts_memory=self.memory_pool is not None,
+            sasl=SaslAuthenticator(self._sasl_settings()) if s.sasl_users is not None else None,
+            counts_memory=self.memory_pool is not None, principal_mapper=s.principal_mapper,
         )
         conn.last_active = time.monotonic_ns()
         self.connections[conn_id] = conn
@@ -636,6 +649,15 @@ class Processor(threading.Thread):
                     continue
                 if request is None:
                     continue
+                if conn.sasl is None and conn.session_expiry_ns is not None:
+                    if request.api_key == SASL_HANDSHAKE:  # KIP-368: re-authentication begins
+                        assert conn.sasl_mechanism is not None
+                        conn.sasl = SaslAuthenticator(self._sasl_settings(),
+                                                      previous=(conn.principal, conn.sasl_mechanism))
+                    elif conn.session_expired(self._now):
+                        self.expired_connections_killed += 1
+                        self._close(conn, "its SASL session expired without re-authentication")
+                        continue
                 # Muted before the hand-over; the response that unmutes it is handled by this thread.
                 conn.handle(ON_REQUEST)
                 if conn.sasl is not None and not self._authenticate(conn, request):
@@ -698,6 +720,8 @@ class Processor(threading.Thread):
         """A request of a connection not yet authenticated: True if it goes on to the handlers
         (ApiVersions); SaslHandshake and SaslAuthenticate are answered here, as in Kafka's
         network layer, and anything else closes the connection."""
+        assert conn.sasl is not None
+        reauthenticating = conn.sasl.reauthenticating
         try:
             step = conn.authenticate(request.api_key, request.api_version, request.body)
         except IllegalSaslState as e:
@@ -712,7 +736,7 @@ class Processor(threading.Thread):
             self._authentication_failed(conn, step, response)
         else:
             self._answer_here(conn, response)
-            self._maybe_authenticated(conn)
+            self._maybe_authenticated(conn, reauthenticating)
         return False
 
     def _sasl_token(self, conn: KafkaChannel, token: bytes) -> None:
@@ -727,14 +751,18 @@ class Processor(threading.Thread):
             conn.handle(ON_AUTHENTICATION_FAILED)  # nothing more of it goes to the handlers
             self._authentication_failed(conn, step, None)
             return
-        conn.write(EMPTY_TOKEN, answers_request=False)
+        conn.write(len(step.token).to_bytes(4, "big") + step.token, answers_request=False)
         self._write(conn)
         self._maybe_authenticated(conn)
 
-    def _maybe_authenticated(self, conn: KafkaChannel) -> None:
+    def _maybe_authenticated(self, conn: KafkaChannel, reauthenticating: bool = False) -> None:
         if conn.sasl is None:  # the channel let its authenticator go: it has succeeded
-            self.successful_authentications += 1
-            log.debug("Connection %s authenticated as %s", conn.id, conn.principal)
+            if reauthenticating:
+                self.successful_reauthentications += 1
+            else:
+                self.successful_authentications += 1
+            log.debug("Connection %s %sauthenticated as %s", conn.id, "re-" if reauthenticating else "",
+                      conn.principal)
 
     def _answer_here(self, conn: KafkaChannel, response: SendResponse) -> None:
         """Send a response made on this thread, as if the handlers had made it."""

@@ -194,9 +194,40 @@ NETWORK_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sasl.enabled.mechanisms", "list", ["PLAIN"],
-        "The SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners; kafkalite supports "
-        "PLAIN only (Kafka's default is GSSAPI).",
-        validator=one_of("PLAIN"), group="security", update_mode="per-broker",
+        "The SASL mechanisms enabled on SASL_PLAINTEXT and SASL_SSL listeners (also per listener: "
+        "listener.name.<listener>.sasl.enabled.mechanisms); kafkalite supports PLAIN, "
+        "SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER with Kafka's unsecured JWS validator "
+        "(Kafka's default is GSSAPI).",
+        validator=one_of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"), group="security",
+        update_mode="per-broker",
+    ),
+    Setting(
+        "connections.max.reauth.ms", "long", 0,
+        "When explicitly set to a positive number (the default is 0, not a positive number), a "
+        "session lifetime that will not exceed the configured value will be communicated to v2.2.0 "
+        "or later clients when they authenticate. The broker will disconnect any such connection "
+        "that is not re-authenticated within the session lifetime and that is then subsequently "
+        "used for any purpose other than re-authentication. Also per listener: "
+        "listener.name.<listener>.connections.max.reauth.ms.",
+        validator=at_least(0), group="security",
+    ),
+    Setting(
+        "principal.builder.class", "string",
+        "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
+        "The class that builds a connection's principal; kafkalite has Kafka's default only "
+        "(DefaultKafkaPrincipalBuilder: User:ANONYMOUS on PLAINTEXT, the SASL user or token "
+        "principal, a TLS client certificate's subject mapped by ssl.principal.mapping.rules).",
+        validator=one_of("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"),
+        group="security",
+    ),
+    Setting(
+        "ssl.principal.mapping.rules", "string", "DEFAULT",
+        "A list of rules for mapping from distinguished name from the client certificate to short "
+        "name. The rules are evaluated in order and the first rule that matches a principal name is "
+        "used to map it to a short name. Any later rules in the list are ignored. By default, "
+        "distinguished name of the X.500 certificate will be the principal. Each rule is "
+        "RULE:pattern/replacement/[LU], or DEFAULT.",
+        group="security",
     ),
     Setting(
         "sasl.plain.users.file", "string", None,
@@ -251,5 +282,10 @@ class SocketServerSettings:
     max_connections_per_ip_overrides: Mapping[str, int] = _field("max.connections.per.ip.overrides")
     sasl_enabled_mechanisms: tuple[str, ...] = _field("sasl.enabled.mechanisms", tuple)
     sasl_plain_users_file: str | None = _field("sasl.plain.users.file")
+    connections_max_reauth_ms: int = _field("connections.max.reauth.ms")
+    ssl_principal_mapping_rules: str = _field("ssl.principal.mapping.rules")
+    # listener.name.<listener>.<setting> given statically (sasl.enabled.mechanisms,
+    # connections.max.reauth.ms), parsed.
+    listener_overrides: Mapping[str, Any] = field(default_factory=dict)
     failed_authentication_delay_ms: int = _field("connection.failed.authentication.delay.ms")
     tls: TlsSettings = field(default_factory=TlsSettings)

@@ -35,10 +35,11 @@ from kafkalite.protocol.schema import Versions
 
 from .acceptor import Acceptor
 from .memory_pool import MemoryPool
+from .principal import SslPrincipalMapper
 from .processor import Processor, ProcessorSettings
 from .quotas import ConnectionQuotas
 from .request_channel import RequestChannel
-from .sasl import load_users
+from .sasl import CredentialCache, load_users
 from .settings import NETWORK_SETTINGS, SocketServerSettings, TlsSettings
 from .tls import TlsConfigError, check_key_store, key_store_identity, server_context
 from .turns import Turns
@@ -161,6 +162,8 @@ class SocketServer:
         # Loaded once, when the first listener that needs them is created.
         self._tls_context: ssl.SSLContext | None = None
         self._sasl_users: dict[str, str] | None = None
+        # SCRAM users, filled by the controller's pushes (server/handlers/scram.py).
+        self.credentials = CredentialCache()
         self._metrics = metrics.register("socket-server", socket_server_metrics(self))
         self.reconfigurable_configs = self._reconfigurable_configs()
 
@@ -205,7 +208,11 @@ class SocketServer:
             connections_max_idle_ms=cfg.connections_max_idle_ms,
             tls_context=self._tls() if protocol in TLS_PROTOCOLS else None,
             sasl_users=self._users() if protocol in SASL_PROTOCOLS else None,
-            sasl_mechanisms=cfg.sasl_enabled_mechanisms,
+            sasl_mechanisms=tuple(self._static(endpoint.name, "sasl.enabled.mechanisms")),
+            sasl_credentials=self.credentials,
+            connections_max_reauth_ms=self._static(endpoint.name, "connections.max.reauth.ms"),
+            principal_mapper=(SslPrincipalMapper(cfg.ssl_principal_mapping_rules)
+                              if protocol in TLS_PROTOCOLS else None),
             failed_authentication_delay_ms=cfg.failed_authentication_delay_ms,
         )
         pool = None if control else self.memory_pool  # the control plane's requests are not counted
@@ -242,10 +249,17 @@ class SocketServer:
             self._tls_context = server_context(self.config.tls)
         return self._tls_context
 
+    def _static(self, listener: str, name: str) -> Any:
+        """A setting as configured at startup, ``listener.name.<listener>.<name>`` first."""
+        cfg = self.config
+        values = {"sasl.enabled.mechanisms": cfg.sasl_enabled_mechanisms,
+                  "connections.max.reauth.ms": cfg.connections_max_reauth_ms}
+        return cfg.listener_overrides.get(listener_prefix(listener) + name, values[name])
+
     def _users(self) -> dict[str, str]:
         if self._sasl_users is None:
-            assert self.config.sasl_plain_users_file is not None  # checked by the configuration
-            self._sasl_users = load_users(self.config.sasl_plain_users_file)
+            path = self.config.sasl_plain_users_file  # required by the configuration with PLAIN
+            self._sasl_users = load_users(path) if path is not None else {}
         return self._sasl_users
 
     def bound_port(self, listener: str) -> int:

@@ -46,6 +46,7 @@ from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
+from .handlers.scram import ScramApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -188,6 +189,11 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.BROKER_REGISTRATION, "0-4", CONTROLLER, RegistrationApis.broker_registration,
             Waits.CONTROLLER),
     _served(ApiKey.BROKER_HEARTBEAT, "0-1", CONTROLLER, RegistrationApis.broker_heartbeat),
+    _served(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, "0", EVERY, ScramApis.describe_user_scram_credentials,
+            note="answered from the credentials the controller pushed to this broker"),
+    _served(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, "0", EVERY, ScramApis.alter_user_scram_credentials,
+            Waits.CONFIGS, note="SCRAM-SHA-256 and -512, 4096 to 16384 iterations, stored as salted keys; "
+                                "also the controller's pushes (privileged listener, its client id)"),
     _served(ApiKey.ALLOCATE_PRODUCER_IDS, "0", CONTROLLER, ProducerIdApis.allocate_producer_ids,
             Waits.CONTROLLER),
     _served(ApiKey.ALTER_PARTITION, "2-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),

@@ -72,6 +72,7 @@ from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
+from .handlers.scram import ScramApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -325,6 +326,7 @@ class Broker:
         cache, rm, controller = self.metadata_cache, self.replica_manager, self.controller
         send = self.send_response
         assert cache is not None and rm is not None and self.topic_configs is not None
+        assert self.socket_server is not None
         assert self.topic_purgatory is not None and self.producer_ids is not None
         describer = ConfigDescriber(self.config, self.dynamic_config, BrokerLoggers())
         cache.add_listener(self.topic_configs.on_metadata_change)
@@ -348,6 +350,8 @@ class Broker:
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
             ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
+            ScramApis(self.socket_server.credentials, send, controller, self.controller_link,
+                      frozenset(self.config.controller_listener_names), self.authorizer),
             AclApis(self.standard_authorizer, send, controller, self.controller_link,
                     frozenset(self.config.controller_listener_names)),
             # Every request's authorization (checks.py) asks self.authorizer, looked up at each request.

@@ -25,7 +25,7 @@ import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafkalite.common.config_def import (
@@ -41,6 +41,7 @@ from kafkalite.common.errors import ConfigError
 from kafkalite.common.properties import load_properties_file
 from kafkalite.controller.settings import CONTROLLER_SETTINGS, ControllerSettings, parse_voter
 from kafkalite.metrics.settings import REQUEST_LOG_SETTINGS
+from kafkalite.network.principal import parse_rules
 from kafkalite.network.settings import (
     NETWORK_SETTINGS,
     SocketServerSettings,
@@ -213,6 +214,12 @@ class _Gathered:
     raw: dict[str, object]
     ignored: set[str]
     errors: list[ConfigError]
+    # listener.name.<listener>.<setting> for the settings kafkalite reads per listener at startup.
+    listener_raw: dict[str, object] = field(default_factory=dict)
+
+
+# Settings a static listener.name.<listener>. prefix overrides (read when the listener is created).
+STATIC_LISTENER_SETTINGS = frozenset({"sasl.enabled.mechanisms", "connections.max.reauth.ms"})
 
 
 def _canonical(props: Mapping[str, object], into: _Gathered | None = None) -> _Gathered:
@@ -224,6 +231,11 @@ def _canonical(props: Mapping[str, object], into: _Gathered | None = None) -> _G
     for key, raw in props.items():
         key = key.strip()
         setting = _BY_ANY_NAME.get(key)
+        split = split_listener_prefix(key) if setting is None else None
+        if split is not None and split[1] in STATIC_LISTENER_SETTINGS and split[0].count(".") == 3:
+            if raw is not None:
+                gathered.listener_raw[key] = raw
+            continue
         if setting is None:
             if not is_kafka_config(key):
                 gathered.errors.append(_unknown(key))
@@ -279,8 +291,17 @@ class BrokerConfig:
                     errors.append(e)
             else:
                 values[setting.name] = copy.deepcopy(setting.default)
+        listener_values: dict[str, Any] = {}
+        for key, raw in gathered.listener_raw.items():
+            split = split_listener_prefix(key)
+            assert split is not None
+            try:
+                listener_values[key] = _BY_ANY_NAME[split[1]].parse(raw)
+            except ConfigError as e:
+                errors.append(ConfigError(f"{key}: {e}", key))
         if errors:
             raise ConfigError.of(errors)
+        self._listener_values = listener_values
         self._values = values
         self._explicit = frozenset(gathered.raw)
         self._ignored = sorted(gathered.ignored)
@@ -468,7 +489,13 @@ class BrokerConfig:
         return view(SocketServerSettings, self._values, node_id=self.node_id,
                     listeners=tuple(self._listeners), inter_broker_listener_name=self._inter_broker,
                     privileged_listener_name=self.privileged_listener_name,
-                    control_plane_listener_name=self._control_plane, tls=view(TlsSettings, self._values))
+                    control_plane_listener_name=self._control_plane, tls=view(TlsSettings, self._values),
+                    listener_overrides=dict(self._listener_values))
+
+    def listener_value(self, listener: str, name: str) -> Any:
+        """``listener.name.<listener>.<name>`` if set statically, else ``name``'s value."""
+        key = f"listener.name.{listener.lower()}.{name}"
+        return self._listener_values[key] if key in self._listener_values else self._values[name]
 
     def controller_settings(self) -> ControllerSettings:
         return view(ControllerSettings, self._values, node_id=self.node_id,
@@ -662,9 +689,16 @@ class BrokerConfig:
                 raise ConfigError(
                     f"ssl.client.auth={v['ssl.client.auth']} needs a trust store: set "
                     "ssl.truststore.location or ssl.truststore.certificates", "ssl.client.auth")
-        if protocols & SASL_PROTOCOLS and v["sasl.plain.users.file"] is None:
+        try:
+            parse_rules(v["ssl.principal.mapping.rules"])
+        except ValueError as e:
+            raise ConfigError(f"Invalid value {v['ssl.principal.mapping.rules']!r} for configuration "
+                              f"ssl.principal.mapping.rules: {e}", "ssl.principal.mapping.rules") from None
+        plain = any("PLAIN" in self.listener_value(e.name, "sasl.enabled.mechanisms")
+                    for e in self._listeners if e.security_protocol in SASL_PROTOCOLS)
+        if plain and v["sasl.plain.users.file"] is None:
             raise ConfigError(
-                "SASL listeners need sasl.plain.users.file (username=password lines)",
+                "SASL listeners with PLAIN need sasl.plain.users.file (username=password lines)",
                 "sasl.plain.users.file")
 
     @staticmethod

@@ -46,7 +46,8 @@ class ControllerLink:
 
     # "alter-configs": AlterConfigs / IncrementalAlterConfigs forwarded (its client id,
     # broker-<id>-alter-configs, tells the controller's node the request was forwarded).
-    LANES = ("configs", "creations", "alter-configs", "acls")
+    # "alter-scram": AlterUserScramCredentials forwarded (server/handlers/scram.py).
+    LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram")
 
     def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT) -> None:
         self.address = address

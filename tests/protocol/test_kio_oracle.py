@@ -97,6 +97,8 @@ DATA_PATH_VERSIONS = {
     ApiKey.LIST_CONFIG_RESOURCES: (0, 1),
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 1),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0,),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0,),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0,),
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 # Apis whose non-flexible versions kio no longer has: hand-built bytes check those

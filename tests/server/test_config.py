@@ -395,8 +395,23 @@ def test_secure_listeners_need_their_stores_and_users() -> None:
     e = error_for({"listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093"})
     assert e.setting == "sasl.plain.users.file"
     e = error_for({"listeners": "PLAINTEXT://:9092,SSL://:9093", "ssl.keystore.location": "k.pem",
-                   "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
-    assert e.setting == "sasl.enabled.mechanisms" and "PLAIN" in str(e)
+                   "sasl.enabled.mechanisms": "GSSAPI"})
+    assert e.setting == "sasl.enabled.mechanisms" and "SCRAM-SHA-512" in str(e)
+    # Without PLAIN on any SASL listener no users file is needed; a listener may name its own.
+    sasl = "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093"
+    assert cfg(listeners=sasl, sasl_enabled_mechanisms="SCRAM-SHA-256").listeners
+    e = error_for({"listeners": sasl, "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+                   "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512"})
+    assert e.setting == "sasl.plain.users.file"
+    ok = BrokerConfig({"node.id": "1", "listeners": sasl,
+                       "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "OAUTHBEARER",
+                       "listener.name.sasl_plaintext.connections.max.reauth.ms": "60000"})
+    settings = ok.socket_server_settings()
+    assert settings.listener_overrides == {
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": ["OAUTHBEARER"],
+        "listener.name.sasl_plaintext.connections.max.reauth.ms": 60000}
+    e = error_for({"listeners": sasl, "listener.name.sasl_plaintext.connections.max.reauth.ms": "-1"})
+    assert "listener.name.sasl_plaintext.connections.max.reauth.ms" in str(e)
 
 
 def test_controller_traffic_stays_on_plaintext() -> None:

@@ -23,6 +23,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     # Integer.MAX_VALUE, log.cleaner.max.compaction.lag.ms to Long.MAX_VALUE).
     ("clients/blocking.py", INT32_MAX): "correlation ids wrap at the int32 bound",
     ("common/config_def.py", INT32_MAX): "the int type's range",
+    ("common/scram.py", INT32_MAX): "a SCRAM iteration count is a Java int (ScramMessages)",
     ("common/config_def.py", INT64_MAX): "the long type's range",
     ("protocol/primitives.py", INT32_MAX): "INT32's range",
     ("protocol/primitives.py", INT64_MAX): "INT64's range",

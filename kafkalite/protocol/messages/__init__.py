@@ -10,6 +10,7 @@ from .alter_configs import ALTER_CONFIGS
 from .alter_partition import ALTER_PARTITION
 from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from .alter_replica_log_dirs import ALTER_REPLICA_LOG_DIRS
+from .alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from .api_versions import API_VERSIONS
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
@@ -28,6 +29,7 @@ from .describe_log_dirs import DESCRIBE_LOG_DIRS
 from .describe_producers import DESCRIBE_PRODUCERS
 from .describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from .describe_transactions import DESCRIBE_TRANSACTIONS
+from .describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from .elect_leaders import ELECT_LEADERS
 from .end_txn import END_TXN
 from .fetch import FETCH
@@ -108,6 +110,8 @@ ALL: tuple[Api, ...] = (
     BROKER_HEARTBEAT,
     DESCRIBE_TRANSACTIONS,
     LIST_TRANSACTIONS,
+    DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ALTER_USER_SCRAM_CREDENTIALS,
     ALLOCATE_PRODUCER_IDS,
     LIST_CONFIG_RESOURCES,
     DESCRIBE_TOPIC_PARTITIONS,
