@@ -41,7 +41,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("coordinator",),
     ("config", "config_docs", "topic_configs", "meta_properties"),
     ("dynamic_config",),
-    ("faults", "handlers"),
+    ("faults", "handlers", "checks"),
     ("apis", "kafka_apis", "request_handler"),
     ("broker",),
 )

@@ -333,10 +333,11 @@ class KafkaController:
     def _on_broker_startup(self, brokers: list[ControllerBroker]) -> None:
         for b in brokers:
             self.channel.add_broker(b.id, self._endpoint(b))
-            # Its dynamic configs first: they are queued before its LeaderAndIsr.
+            # Its ACLs first: the broker authorizes what follows by them (CLUSTER_ACTION); then its
+            # dynamic configs, queued before its LeaderAndIsr, and its SCRAM credentials.
+            self._push_acls([b.id])
             self._push_configs([b.id], self.configs.full_sets(b.id, list(self.context.topic_ids)))
             self._push_scram([b.id], None)
-            self._push_acls([b.id])
             if self.quotas.entities:
                 self._push_quotas([b.id], self.quotas.entities)
         new_ids = {b.id for b in brokers}

@@ -36,6 +36,7 @@ from . import meta_properties
 from .apis import ApiTable, apis_for
 from .authorizer import ALLOW_ALL, Authorizer
 from .authorizer.standard import StandardAuthorizer
+from .checks import Checks
 from .client_quotas import QuotaManagers
 from .config import BrokerConfig
 from .coordinator.group_coordinator import GroupCoordinator
@@ -195,6 +196,11 @@ class Broker:
             self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id, self.metrics)
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
+            if self.standard_authorizer is not None:
+                # The controller's node authorizes from the ACLs its controller stores from the start,
+                # brokers' registrations (its own too) included, as Kafka's controllers do from the
+                # metadata log they replay; its pushes replace them after.
+                self.standard_authorizer.load(self.controller.acls.acls)
         if not cfg.is_controller:
             self.controller_link = ControllerLink(self.node_id, self.controller_address,
                                                   security=cfg.controller_security)
@@ -362,7 +368,10 @@ class Broker:
             ScramApis(self.socket_server.credentials, send, controller, self.controller_link,
                       frozenset(self.config.controller_listener_names), self.authorizer),
             AclApis(self.standard_authorizer, send, controller, self.controller_link,
-                    frozenset(self.config.controller_listener_names)))
+                    frozenset(self.config.controller_listener_names)),
+            # Every request's authorization (checks.py) asks self.authorizer, looked up at each request.
+            checks=Checks(cache, lambda: self.authorizer,
+                          auto_create_topics=self.config.auto_create_topics[0]))
 
     def _quotas(self) -> QuotaManagers:
         assert self.quotas is not None

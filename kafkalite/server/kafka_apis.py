@@ -13,16 +13,21 @@ from kafkalite.network.request_channel import CloseConnectionResponse, Request, 
 from kafkalite.protocol import api_name
 
 from .apis import SERVED, ServedApi
+from .authorizer import Authorizer
+from .checks import Checks
 from .faults.injector import FaultInjector
 
 log = logging.getLogger("kafkalite.server.kafka_apis")
 
 
 class KafkaApis:
-    def __init__(self, *areas: object, served: Iterable[ServedApi] = SERVED) -> None:
+    def __init__(self, *areas: object, served: Iterable[ServedApi] = SERVED,
+                 checks: Checks | None = None) -> None:
         """``areas``: one object of each handler class ``served`` names (the broker wires them:
-        broker.py); a benchmark that answers a few apis passes those apis only."""
+        broker.py); a benchmark that answers a few apis passes those apis only. ``checks``: the
+        authorization every request passes before its handler (checks.py), asking ``authorizer``."""
         self.areas = areas
+        self.checks = checks if checks is not None else Checks()
         self.faults: FaultInjector | None = None  # a test's faults (faults.py), set by the broker
         self.quotas: Any = None  # client_quotas.QuotaManagers, set by the broker
         self.handlers: dict[int, Callable[[Request], Response | None]] = {}
@@ -31,6 +36,14 @@ class KafkaApis:
             if owner is None:
                 raise ValueError(f"no area object for {s.name}'s handler {s.handler.__qualname__}")
             self.handlers[s.key] = getattr(owner, s.handler.__name__)
+
+    @property
+    def authorizer(self) -> Authorizer:
+        return self.checks.authorizer
+
+    @authorizer.setter
+    def authorizer(self, authorizer: Authorizer) -> None:
+        self.checks.authorizer = authorizer
 
     def area(self, cls: type[Any]) -> Any:
         return next(a for a in self.areas if isinstance(a, cls))
@@ -50,7 +63,7 @@ class KafkaApis:
             return self._handle_with_faults(faults, handler, request)
         try:
             start = time.monotonic_ns()
-            response = handler(request)
+            response = self.checks.check(request) or handler(request)
             request.thread_ns = time.monotonic_ns() - start
             return response
         except Exception:  # one bad request closes its connection, nothing more
@@ -62,7 +75,7 @@ class KafkaApis:
         try:
             response = faults.before(request)
             if response is None:
-                response = handler(request)
+                response = self.checks.check(request) or handler(request)
         except Exception:
             log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
             response = CloseConnectionResponse(request)

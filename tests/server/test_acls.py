@@ -41,7 +41,9 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
     users.write_text("".join(f"{u}={p}\n" for u, p in USERS.items()))
     settings = {
         "authorizer.class.name": STANDARD,
-        "super.users": "User:admin",
+        # The nodes talk over INTERNAL (PLAINTEXT) as User:ANONYMOUS: registration, LeaderAndIsr and
+        # follower fetches need CLUSTER_ACTION (server/checks.py), so it is a super user, as in Kafka.
+        "super.users": "User:admin;User:ANONYMOUS",
         "listener.security.protocol.map": "PLAINTEXT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT",
         "sasl.plain.users.file": str(users),
     }

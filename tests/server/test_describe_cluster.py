@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.acl import ResourceType
 from kafkalite.protocol.messages import describe_cluster
-from kafkalite.server.handlers.cluster import ALL_CLUSTER_OPERATIONS
+from kafkalite.server.authorizer import OPERATIONS_OF, operations_bits
 from tests.support.brokers import connect, running_broker, two_brokers
 from tests.support.wire_client import Client
 
@@ -42,7 +43,7 @@ def test_each_version_describes_the_broker(broker, version):
 
 def test_authorized_operations_without_an_authorizer_are_all_of_the_clusters(broker):
     """Kafka's AuthHelper without an authorizer: every operation a CLUSTER supports."""
-    assert ALL_CLUSTER_OPERATIONS == 8096
+    assert operations_bits(OPERATIONS_OF[ResourceType.CLUSTER]) == 8096
     with connect(broker) as c:
         r = c.call(DESCRIBE_CLUSTER, 2, R(include_cluster_authorized_operations=True,
                                           include_fenced_brokers=True))

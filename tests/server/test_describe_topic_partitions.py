@@ -9,10 +9,12 @@ from __future__ import annotations
 import pytest
 
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.acl import ResourceType
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import describe_topic_partitions as dtp
 from kafkalite.protocol.messages import find_coordinator, metadata
+from kafkalite.server.authorizer import OPERATIONS_OF, operations_bits
 from tests.support.brokers import connect, running_broker
 from tests.support.wait import wait_for
 
@@ -77,7 +79,8 @@ def test_every_topic_in_name_order_matching_metadata(broker):
     for t in page.topics:
         m = md[t.name]
         assert t.error_code == E.NONE and t.topic_id == m.topic_id
-        assert t.topic_authorized_operations == -2147483648
+        # No authorizer: every operation a topic supports.
+        assert t.topic_authorized_operations == operations_bits(OPERATIONS_OF[ResourceType.TOPIC])
         for p in t.partitions:
             q = m.partitions[p.partition_index]
             assert (p.error_code, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes,

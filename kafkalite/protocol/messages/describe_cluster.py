@@ -7,12 +7,12 @@ controllers; MISMATCHED_ENDPOINT_TYPE and UNSUPPORTED_ENDPOINT_TYPE become valid
 errors); v2 adds IncludeFencedBrokers and each broker's IsFenced (KIP-1073).
 """
 
+from ..acl import AUTHORIZED_OPERATIONS_OMITTED
 from ..api_keys import ApiKey
 from ..schema import BOOL, INT8, INT16, INT32, STRING, Array, F, Struct, api
 
 ENDPOINT_BROKERS = 1
 ENDPOINT_CONTROLLERS = 2
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # the schema's default: not asked for
 
 REQUEST = Struct(
     "DescribeClusterRequest",

@@ -8,6 +8,7 @@ include authorized operations. Response: v1+ throttle time; v3+ each group's aut
 operations (a bitfield, -2147483648 when not asked for); v4+ each member's group instance id.
 """
 
+from ..acl import AUTHORIZED_OPERATIONS_OMITTED
 from ..api_keys import ApiKey
 from ..schema import BOOL, BYTES, INT16, INT32, STRING, Array, F, Struct, api
 
@@ -36,7 +37,7 @@ DESCRIBED_GROUP = Struct(
     F("protocol_type", STRING),
     F("protocol_data", STRING),
     F("members", Array(DESCRIBED_GROUP_MEMBER)),
-    F("authorized_operations", INT32, "3+", default=-2147483648),
+    F("authorized_operations", INT32, "3+", default=AUTHORIZED_OPERATIONS_OMITTED),
 )
 
 RESPONSE = Struct(

@@ -8,6 +8,7 @@ eligible leader replicas and last known ELR (KIP-966), nullable. The two cursors
 structs: one byte, -1 for null, before the struct.
 """
 
+from ..acl import AUTHORIZED_OPERATIONS_OMITTED
 from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, STRING, UUID, Array, F, Struct, api
 
@@ -49,7 +50,7 @@ RESPONSE_TOPIC = Struct(
     F("topic_id", UUID),
     F("is_internal", BOOL, default=False),
     F("partitions", Array(RESPONSE_PARTITION)),
-    F("topic_authorized_operations", INT32, default=-2147483648),
+    F("topic_authorized_operations", INT32, default=AUTHORIZED_OPERATIONS_OMITTED),
 )
 
 RESPONSE = Struct(

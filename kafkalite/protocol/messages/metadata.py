@@ -9,6 +9,7 @@ authorized operations (the cluster one only in v8-10); v10+ topic ids; v12+ null
 v13+ a top-level error code (KIP-1102).
 """
 
+from ..acl import AUTHORIZED_OPERATIONS_OMITTED
 from ..api_keys import ApiKey
 from ..schema import BOOL, INT16, INT32, STRING, UUID, Array, F, Struct, api
 
@@ -52,7 +53,7 @@ METADATA_RESPONSE_TOPIC = Struct(
     F("topic_id", UUID, "10+"),
     F("is_internal", BOOL, "1+", default=False),
     F("partitions", Array(METADATA_RESPONSE_PARTITION)),
-    F("topic_authorized_operations", INT32, "8+", default=-2147483648),
+    F("topic_authorized_operations", INT32, "8+", default=AUTHORIZED_OPERATIONS_OMITTED),
 )
 
 RESPONSE = Struct(
@@ -62,7 +63,7 @@ RESPONSE = Struct(
     F("cluster_id", STRING, "2+", nullable="2+", default=None),
     F("controller_id", INT32, "1+", default=-1),
     F("topics", Array(METADATA_RESPONSE_TOPIC)),
-    F("cluster_authorized_operations", INT32, "8-10", default=-2147483648),
+    F("cluster_authorized_operations", INT32, "8-10", default=AUTHORIZED_OPERATIONS_OMITTED),
     F("error_code", INT16, "13+", default=0),
 )
 

@@ -14,23 +14,14 @@ from __future__ import annotations
 
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.acl import AUTHORIZED_OPERATIONS_OMITTED
 from kafkalite.protocol.messages import describe_cluster
-from kafkalite.protocol.messages.describe_cluster import (
-    AUTHORIZED_OPERATIONS_OMITTED,
-    ENDPOINT_BROKERS,
-    ENDPOINT_CONTROLLERS,
-)
+from kafkalite.protocol.messages.describe_cluster import ENDPOINT_BROKERS, ENDPOINT_CONTROLLERS
 
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 
 _ENDPOINT_NAMES = {ENDPOINT_BROKERS: "BROKER", ENDPOINT_CONTROLLERS: "CONTROLLER"}  # EndpointType.toString
-
-# Kafka's AclOperation codes of what a CLUSTER supports (AclEntry.supportedOperations): CREATE,
-# ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
-CLUSTER_OPERATIONS = (5, 7, 8, 9, 10, 11, 12)
-# Without an authorizer every one of them is allowed (AuthHelper.authorizedOperations).
-ALL_CLUSTER_OPERATIONS = sum(1 << op for op in CLUSTER_OPERATIONS)
 
 
 class ClusterApis:
@@ -55,9 +46,9 @@ class ClusterApis:
             if e is not None:
                 brokers.append(B(broker_id=b.id, host=e.host, port=e.port, rack=b.rack, is_fenced=False))
         listed = {b.broker_id for b in brokers}
+        # Asked for, the authorized operations are filled in by the checks (server/checks.py:
+        # what the authorizer allows on the cluster, 0 without DESCRIBE on it).
         operations = AUTHORIZED_OPERATIONS_OMITTED
-        if req.include_cluster_authorized_operations:
-            operations = ALL_CLUSTER_OPERATIONS
         return respond(request, R(
             throttle_time_ms=0, error_code=E.NONE, error_message=None, endpoint_type=ENDPOINT_BROKERS,
             cluster_id=snap.cluster_id or "",

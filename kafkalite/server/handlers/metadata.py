@@ -24,6 +24,7 @@ from kafkalite.common.errors import ApiError
 from kafkalite.controller.assignment import validate_topic_name
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.acl import AUTHORIZED_OPERATIONS_OMITTED
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics, metadata
 
@@ -41,7 +42,6 @@ INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 log = logging.getLogger("kafkalite.server.handlers.metadata")
 
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648  # Kafka's "not requested"
 CREATE_TOPICS_VERSION = 7
 CREATE_TIMEOUT_MS = 3000  # how long the controller's node may wait for the new topic's metadata
 

@@ -27,11 +27,12 @@ from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.controller.assignment import validate_topic_name
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.acl import AUTHORIZED_OPERATIONS_OMITTED
 from kafkalite.protocol.messages import describe_topic_partitions as dtp
 
 from ..metadata_cache import MetadataCache, Snapshot, TopicInfo
 from ..responses import respond
-from .metadata import AUTHORIZED_OPERATIONS_OMITTED, INTERNAL_TOPICS, live_leader
+from .metadata import INTERNAL_TOPICS, live_leader
 
 # Kafka's Topic.isInternal
 DEFAULT_PARTITION_LIMIT = 2000  # max.request.partition.size.limit
