@@ -25,6 +25,7 @@ from kafkalite.protocol.messages import describe_acls as dea
 from kafkalite.protocol.messages import sasl_authenticate, sasl_handshake
 from kafkalite.server.authorizer import ALLOW_ALL
 from kafkalite.testing import Cluster
+from tests.support.real_clients import confluent_sasl_plain, kafka_python_sasl_plain
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
@@ -291,15 +292,7 @@ def test_the_acl_apis_need_alter_and_describe_on_the_cluster(cluster):
 def _confluent(cluster: Cluster, user: str = "admin") -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient(
-        {
-            "bootstrap.servers": cluster.bootstrap_servers,
-            "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN",
-            "sasl.username": user,
-            "sasl.password": USERS[user],
-        }
-    )
+    return AdminClient(confluent_sasl_plain(cluster.bootstrap_servers, user, USERS[user]))
 
 
 def test_confluent_kafka_admin_client(cluster):
@@ -390,14 +383,7 @@ def test_kafka_python_admin_client(cluster):
     )
 
     clear(cluster)
-    admin = KafkaAdminClient(
-        bootstrap_servers=cluster.bootstrap_servers,
-        security_protocol="SASL_PLAINTEXT",
-        sasl_mechanism="PLAIN",
-        sasl_plain_username="admin",
-        sasl_plain_password=USERS["admin"],
-        request_timeout_ms=20000,
-    )
+    admin = KafkaAdminClient(**kafka_python_sasl_plain(cluster.bootstrap_servers, "admin", USERS["admin"]))
     try:
         acls = [
             ACL(

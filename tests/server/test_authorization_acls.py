@@ -14,6 +14,7 @@ import pytest
 from kafkalite.protocol.acl import ResourceType
 from kafkalite.server.authorizer import OPERATIONS_OF
 from tests.support.brokers import running_broker
+from tests.support.real_clients import confluent_sasl_plain, kafka_python_sasl_plain
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
@@ -41,14 +42,11 @@ def bootstrap(broker) -> str:
 
 
 def conf(bootstrap: str, user: str) -> dict[str, str]:
-    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
-            "sasl.username": user, "sasl.password": USERS[user]}
+    return confluent_sasl_plain(bootstrap, user, USERS[user])
 
 
 def kp_conf(bootstrap: str, user: str) -> dict[str, object]:
-    return {"bootstrap_servers": bootstrap, "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
-            "sasl_plain_username": user, "sasl_plain_password": USERS[user],
-            "request_timeout_ms": int(TIMEOUT * 1000)}
+    return kafka_python_sasl_plain(bootstrap, user, USERS[user])
 
 
 @pytest.fixture(scope="module")

@@ -264,3 +264,16 @@ def parse_kcat(data: bytes) -> list[LogRecord]:
         records.append(LogRecord(partition, offset, ts, key, value, headers))
         pos = end + 1
     return records
+
+
+def confluent_sasl_plain(bootstrap: str, user: str, password: str) -> dict[str, str]:
+    """confluent-kafka's settings for a SASL/PLAIN login over SASL_PLAINTEXT."""
+    return {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+            "sasl.username": user, "sasl.password": password}
+
+
+def kafka_python_sasl_plain(bootstrap: str, user: str, password: str) -> dict[str, object]:
+    """kafka-python's settings for a SASL/PLAIN login over SASL_PLAINTEXT."""
+    return {"bootstrap_servers": bootstrap, "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+            "sasl_plain_username": user, "sasl_plain_password": password,
+            "request_timeout_ms": int(TIMEOUT * 1000)}
