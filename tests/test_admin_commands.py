@@ -563,3 +563,34 @@ def test_topics_list_and_describe_on_librdkafkas_mock_cluster():
     finally:
         host.flush(5)
         del host
+
+
+def test_command_config_logs_in_over_sasl_as_kafkas_tools_do(tmp_path):
+    """--command-config with Kafka's client settings (security.protocol, sasl.mechanism,
+    sasl.jaas.config) against a SASL_PLAINTEXT listener; a wrong password and no login refused."""
+    from tests.support.brokers import running_broker
+
+    users = tmp_path / "users.properties"
+    users.write_text("admin=admin-secret\n")
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="{}";'
+
+    def client_config(name: str, password: str) -> str:
+        path = tmp_path / name
+        path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                        f"sasl.jaas.config={jaas.format(password)}\n")
+        return str(path)
+
+    with running_broker(tmp_path / "broker", sasl_plain_users_file=str(users),
+                        listener_security_protocol_map="PLAINTEXT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT") as b:
+        servers = f"127.0.0.1:{b.bound_port('PLAINTEXT')}"
+        good = client_config("good.properties", "admin-secret")
+        ok(topics(servers, "--create", "--topic", "secured", "--partitions", "2", "--replication-factor", "1",
+                  "--command-config", good))
+        assert "secured" in ok(topics(servers, "--list", "--command-config", good)).split()
+        refused = topics(servers, "--list", "--command-config", client_config("bad.properties", "nope"))
+        assert refused.exit_code == 1 and "Invalid username or password" in refused.output, refused.output
+        wrong = topics(servers, "--list", "--command-config", str(tmp_path / "gssapi.properties"))
+        assert wrong.exit_code == 2  # the file does not exist: click's usage error
+        (tmp_path / "gssapi.properties").write_text("security.protocol=SASL_PLAINTEXT\n")
+        gssapi = topics(servers, "--list", "--command-config", str(tmp_path / "gssapi.properties"))
+        assert gssapi.exit_code == 1 and "sasl.mechanism GSSAPI is not supported" in gssapi.output

@@ -16,16 +16,20 @@ from kafkalite.common.properties import load_properties_file
 if TYPE_CHECKING:
     from kafkalite.clients.admin import AdminClient
 
-# The --command-config properties the admin client acts on; a security.protocol other than
-# PLAINTEXT is refused (SSL and SASL are not in this client yet).
-CLIENT_PROPERTIES = ("client.id", "default.api.timeout.ms", "request.timeout.ms", "security.protocol")
+# The --command-config properties the admin client acts on (Kafka's client settings).
+CLIENT_PROPERTIES = ("client.id", "default.api.timeout.ms", "request.timeout.ms", "security.protocol",
+                     "sasl.mechanism", "sasl.jaas.config", "ssl.truststore.location",
+                     "ssl.keystore.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
+                     "ssl.truststore.type", "ssl.keystore.type")
 
 
 def connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--bootstrap-server and --command-config, as Kafka's tools name them."""
     f = click.option("--command-config", type=click.Path(dir_okay=False, exists=True), default=None,
                      help="A properties file of admin client settings: client.id, "
-                          "default.api.timeout.ms, request.timeout.ms (PLAINTEXT only).")(f)
+                          "default.api.timeout.ms, request.timeout.ms, security.protocol, sasl.mechanism "
+                          "(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), sasl.jaas.config, ssl.truststore.location, "
+                          "ssl.keystore.location (PEM), ssl.endpoint.identification.algorithm.")(f)
     return click.option("--bootstrap-server", required=True, metavar="HOST:PORT[,...]",
                         help="The cluster's brokers to connect to (any Kafka-protocol cluster).")(f)
 
@@ -35,18 +39,25 @@ def admin_client(bootstrap_server: str, command_config: str | None, what: str) -
     """An AdminClient for the command's run; any error it raises ends the command with one line,
     "Error: " and Kafka's error (its name, then its message), and exit code 1."""
     from kafkalite.clients.admin import AdminClient, AdminError
+    from kafkalite.clients.security import client_security_from_properties
+    from kafkalite.common.errors import ConfigError
 
     props = load_properties_file(command_config) if command_config else {}
     unknown = sorted(set(props) - set(CLIENT_PROPERTIES))
     if unknown:
         click.echo(f"WARN: --command-config settings not used: {', '.join(unknown)}", err=True)
-    protocol = props.get("security.protocol", "PLAINTEXT").upper()
-    if protocol != "PLAINTEXT":
-        raise click.ClickException(f"security.protocol={protocol} is not supported yet (PLAINTEXT only)")
+    for key in ("ssl.truststore.type", "ssl.keystore.type"):
+        if props.get(key, "PEM").upper() != "PEM":
+            raise click.ClickException(f"{key}={props[key]}: only PEM stores are supported")
+    try:
+        security = client_security_from_properties(props)
+    except ConfigError as e:
+        raise click.ClickException(f"--command-config: {e}") from None
     try:
         client = AdminClient(bootstrap_server, client_id=props.get("client.id", f"kafkalite-{what}-command"),
                              timeout=int(props.get("default.api.timeout.ms", "60000")) / 1000,
-                             request_timeout=int(props.get("request.timeout.ms", "30000")) / 1000)
+                             request_timeout=int(props.get("request.timeout.ms", "30000")) / 1000,
+                             security=security)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--bootstrap-server") from None
     try:

@@ -47,6 +47,7 @@ from kafkalite.protocol.messages import (
 )
 
 from .blocking import BlockingClient
+from .security import PLAINTEXT, AuthenticationError, ClientSecurity
 
 T = TypeVar("T")
 
@@ -255,8 +256,12 @@ class AdminClient:
     each call, retries included; ``request_timeout`` each request on the wire."""
 
     def __init__(self, bootstrap_servers: str | Sequence[str], *, client_id: str = "kafkalite-admin",
-                 timeout: float = 30.0, request_timeout: float = 10.0) -> None:
+                 timeout: float = 30.0, request_timeout: float = 10.0,
+                 security: ClientSecurity = PLAINTEXT) -> None:
+        """``security``: how to reach the brokers (TLS, SASL), e.g. from a Kafka client properties
+        file through ``client_security_from_properties``; PLAINTEXT by default."""
         self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.security = security
         self.client_id = client_id
         self.timeout = timeout
         self.request_timeout = request_timeout
@@ -284,7 +289,8 @@ class AdminClient:
             # Trailing bytes are ignored, as Kafka's clients ignore them (librdkafka's mock cluster
             # sends one after its flexible Metadata responses).
             client = self._clients[address] = BlockingClient(address[0], address[1], self.client_id,
-                                                             self.request_timeout, strict=False)
+                                                             self.request_timeout, strict=False,
+                                                             security=self.security)
         if not client.connected:
             self._versions.pop(address, None)
             client.connect()
@@ -343,6 +349,8 @@ class AdminClient:
                 if not e.retriable:
                     raise
                 last: Exception = e
+            except AuthenticationError:
+                raise  # refused credentials do not get better by retrying (Kafka's clients stop too)
             except (OSError, ProtocolError) as e:
                 last = e
             # Whatever moved is looked up again: the controller, the coordinators, the leaders.
@@ -371,6 +379,8 @@ class AdminClient:
         for address in self._addresses():
             try:
                 return self._send(address, api_key, build)
+            except AuthenticationError:
+                raise
             except (OSError, ProtocolError) as e:
                 last = e
         assert last is not None

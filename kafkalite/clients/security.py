@@ -17,11 +17,13 @@ import functools
 import os
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS
+from kafkalite.common.errors import ConfigError
+from kafkalite.common.jaas import JaasConfigError, parse_jaas_config
 from kafkalite.common.scram import MECHANISMS, ScramClient, ScramError
 from kafkalite.network.settings import TlsSettings
 from kafkalite.network.tls import PROTOCOLS, _load_inline_chain, normalise_pem
@@ -220,3 +222,41 @@ def _mechanism_client(security: ClientSecurity) -> Callable[[bytes | None], byte
 
         return scram
     raise AuthenticationError(f"SASL mechanism {mechanism} is not supported by kafkalite's client")
+
+
+def client_security_from_properties(props: Mapping[str, str]) -> ClientSecurity:
+    """A Kafka client's security settings (what kafka-topics.sh and the other tools read from
+    ``--command-config``): ``security.protocol``, ``sasl.mechanism`` (default GSSAPI, as Kafka's,
+    refused: kafkalite speaks PLAIN and SCRAM), ``sasl.jaas.config`` (the login module's username
+    and password), ``ssl.truststore.location`` / ``ssl.keystore.location`` (PEM),
+    ``ssl.key.password`` and ``ssl.endpoint.identification.algorithm`` (default https).
+    ConfigError names the setting that is missing or wrong."""
+    protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
+    if protocol not in ("PLAINTEXT", *TLS_PROTOCOLS, *SASL_PROTOCOLS):
+        raise ConfigError(f"security.protocol {protocol!r} is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, "
+                          "SASL_SSL", "security.protocol")
+    tls = None
+    if protocol in TLS_PROTOCOLS:
+        tls = TlsSettings(enabled_protocols=tuple(PROTOCOLS), key_password=props.get("ssl.key.password"),
+                          keystore_location=props.get("ssl.keystore.location"),
+                          keystore_certificate_chain=None, keystore_key=None, client_auth="none",
+                          truststore_location=props.get("ssl.truststore.location"),
+                          truststore_certificates=None)
+    identification = props.get("ssl.endpoint.identification.algorithm", "https").strip()
+    if protocol not in SASL_PROTOCOLS:
+        return ClientSecurity(protocol, "", tls, identification)
+    mechanism = props.get("sasl.mechanism", "GSSAPI").strip()
+    if mechanism not in CLIENT_MECHANISMS:
+        raise ConfigError(f"sasl.mechanism {mechanism} is not supported "
+                          f"(one of {', '.join(CLIENT_MECHANISMS)})", "sasl.mechanism")
+    text = props.get("sasl.jaas.config")
+    if not text:
+        raise ConfigError("sasl.jaas.config is needed with SASL: a login module with username and "
+                          "password", "sasl.jaas.config")
+    try:
+        module = parse_jaas_config(text)
+    except JaasConfigError as e:
+        raise ConfigError(f"sasl.jaas.config: {e}", "sasl.jaas.config") from None
+    if module.username is None or module.password is None:
+        raise ConfigError("sasl.jaas.config needs username and password options", "sasl.jaas.config")
+    return ClientSecurity(protocol, "", tls, identification, mechanism, module.username, module.password)
