@@ -46,6 +46,8 @@ def secure_settings(pki: dict, controller_port: int, broker_password: str = USER
         f"ssl.truststore.location={pki['ca']}",
         f"sasl.plain.users.file={pki['users']}",
         "sasl.enabled.mechanisms=PLAIN",
+        # Clients may also log in with SCRAM users made through the admin api.
+        "listener.name.client.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "sasl.mechanism.inter.broker.protocol=PLAIN",
         "sasl.mechanism.controller.protocol=PLAIN",
         f"listener.name.internal.plain.sasl.jaas.config={jaas('broker', broker_password)}",
@@ -262,6 +264,44 @@ def test_a_transaction_commits_across_leaders(cluster):
     producer.flush(10)
     got = consume(cluster, "txn-secured", 30, "g-txn", **{"isolation.level": "read_committed"})
     assert sorted(got) == sorted(f"t{i}".encode() for i in range(30))
+
+
+def test_scram_users_made_through_the_admin_api_log_in_on_every_broker_process(cluster):
+    """AlterUserScramCredentials (forwarded to the controller, pushed to every broker process as
+    salted keys), then SCRAM-SHA-256 and -512 logins over SASL_SSL on each broker; a wrong password
+    and, once deleted, the credential refused."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient(client_conf(cluster))
+    for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
+        futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+            "carol", ScramCredentialInfo(mechanism, 4096), b"carol-secret")])
+        futures["carol"].result(30)
+
+    def logs_in(port: int, mechanism: str, password: str) -> bool:
+        conf = {**client_conf(cluster), "bootstrap.servers": f"127.0.0.1:{port}",
+                "sasl.mechanisms": mechanism, "sasl.username": "carol", "sasl.password": password}
+        try:
+            AdminClient(conf).list_topics(timeout=5)
+            return True
+        except KafkaException:
+            return False
+
+    ports = [n.client_port for n in cluster["nodes"]]
+    for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        assert wait_for(lambda m=mechanism: all(logs_in(p, m, "carol-secret") for p in ports), timeout=30)
+        assert not logs_in(ports[1], mechanism, "wrong")
+    for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
+        deletion = UserScramCredentialDeletion("carol", mechanism)
+        admin.alter_user_scram_credentials([deletion])["carol"].result(30)
+    assert wait_for(lambda: not any(logs_in(p, "SCRAM-SHA-512", "carol-secret") for p in ports), timeout=30)
 
 
 def test_wrong_inter_broker_credentials_refuse_registration_with_a_clear_line(cluster, tmp_path):
