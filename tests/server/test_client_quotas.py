@@ -182,7 +182,7 @@ def test_producer_held_to_its_quota_while_another_is_not(cluster):
     leader = cluster.broker(cluster.leader("slow"))
     bootstrap = f"127.0.0.1:{leader.bound_port(None)}"
     stats: list = []
-    seconds = 6.0
+    seconds = 4.0
     slowed, elapsed = _produce_for(bootstrap, "slow-producer", "slow", seconds, stats)
     free, _ = _produce_for(bootstrap, "free-producer", "free", seconds, [])
     # Kafka's window: a burst of up to the quota x the window's span passes before throttling
