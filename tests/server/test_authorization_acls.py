@@ -14,7 +14,11 @@ import pytest
 from kafkalite.protocol.acl import ResourceType
 from kafkalite.server.authorizer import OPERATIONS_OF
 from tests.support.brokers import running_broker
-from tests.support.real_clients import confluent_sasl_plain, kafka_python_sasl_plain
+from tests.support.real_clients import (
+    confluent_sasl_plain,
+    kafka_python_refused_everything,
+    kafka_python_sasl_plain,
+)
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.integration
@@ -182,30 +186,7 @@ def test_bob_is_denied_where_deny_overrides_allow(bootstrap, acls):
 
 
 def test_carol_gets_each_authorization_error(bootstrap, acls):
-    from kafka import KafkaConsumer, KafkaProducer
-    from kafka.admin import KafkaAdminClient
-    from kafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
-
-    producer = KafkaProducer(**kp_conf(bootstrap, "carol"), enable_idempotence=False, max_block_ms=10000)
-    try:
-        with pytest.raises(TopicAuthorizationFailedError):
-            producer.send("orders-us", value=b"x").get(timeout=TIMEOUT)
-    finally:
-        producer.close(timeout=10)
-    consumer = KafkaConsumer("orders-us", group_id="carols", **kp_conf(bootstrap, "carol"))
-    try:
-        with pytest.raises(GroupAuthorizationFailedError):
-            deadline = time.monotonic() + TIMEOUT
-            while time.monotonic() < deadline:
-                consumer.poll(timeout_ms=500)
-    finally:
-        consumer.close()
-    admin = KafkaAdminClient(**kp_conf(bootstrap, "carol"))
-    try:
-        with pytest.raises(TopicAuthorizationFailedError):
-            admin.create_topics({"carols": {"num_partitions": 1, "replication_factor": 1}})
-    finally:
-        admin.close()
+    kafka_python_refused_everything(kp_conf(bootstrap, "carol"), "orders-us", "orders-us", "carols", "carols")
 
 
 def test_authorized_operations_from_real_acls(bootstrap, acls):

@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+import pytest
+
 from .raw_requests import LogRecord
 
 TIMEOUT = 30.0
@@ -277,3 +279,34 @@ def kafka_python_sasl_plain(bootstrap: str, user: str, password: str) -> dict[st
     return {"bootstrap_servers": bootstrap, "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
             "sasl_plain_username": user, "sasl_plain_password": password,
             "request_timeout_ms": int(TIMEOUT * 1000)}
+
+
+def kafka_python_refused_everything(conf: dict[str, object], topic: str, consumed: str, group: str,
+                                    new_topic: str) -> None:
+    """kafka-python as a principal without rights: a (non-idempotent) produce to ``topic`` fails
+    TOPIC_AUTHORIZATION_FAILED, consuming ``consumed`` in ``group`` GROUP_AUTHORIZATION_FAILED,
+    creating ``new_topic`` TOPIC_AUTHORIZATION_FAILED; every client closed."""
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka.admin import KafkaAdminClient
+    from kafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
+
+    producer = KafkaProducer(**conf, enable_idempotence=False, max_block_ms=10000)
+    try:
+        with pytest.raises(TopicAuthorizationFailedError):
+            producer.send(topic, value=b"x").get(timeout=TIMEOUT)
+    finally:
+        producer.close(timeout=10)
+    consumer = KafkaConsumer(consumed, group_id=group, **conf)
+    try:
+        with pytest.raises(GroupAuthorizationFailedError):
+            deadline = time.monotonic() + TIMEOUT
+            while time.monotonic() < deadline:
+                consumer.poll(timeout_ms=500)
+    finally:
+        consumer.close()
+    admin = KafkaAdminClient(**conf)
+    try:
+        with pytest.raises(TopicAuthorizationFailedError):
+            admin.create_topics({new_topic: {"num_partitions": 1, "replication_factor": 1}})
+    finally:
+        admin.close()
