@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("network",),
     ("clients",),
     ("storage",),
+    ("raft",),
     ("controller",),
     ("server",),
     ("local", "jobs"),
