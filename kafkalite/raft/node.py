@@ -242,12 +242,11 @@ class RaftNode:
             if len(self._granted) >= self._majority():
                 self._become_leader(now)
                 return True
-            if self._backoff_deadline is not None:
-                if now >= self._backoff_deadline:
-                    self._transition(now, Role.PROSPECTIVE, self._epoch)
-                    return True
-            elif self._lost() or now >= self._election_deadline:
+            if self._backoff_deadline is None and (self._lost() or now >= self._election_deadline):
                 self._backoff_deadline = now + self._binary_backoff_ms(self._retries) / 1000
+            if self._backoff_deadline is not None and now >= self._backoff_deadline:
+                self._transition(now, Role.PROSPECTIVE, self._epoch)
+                return True
             return False
         if role is Role.FOLLOWER and now >= self._fetch_deadline:
             self._transition(now, Role.PROSPECTIVE, self._epoch, self._leader_id)
