@@ -5,6 +5,7 @@ watermark, check-quorum, fetch timeouts, snapshots and FetchSnapshot."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -95,7 +96,8 @@ def test_an_unattached_voter_grants_an_up_to_date_candidate_and_persists_the_vot
     assert isinstance(r, VoteResponse) and r.vote_granted and r.error == ec.NONE
     assert (node.role, node.epoch, node.voted_id) == (Role.UNATTACHED, 1, 2)
     assert store.read() == ElectionState(1, -1, 2)
-    assert ask(node, vote(epoch=1, candidate=2)).vote_granted  # the same candidate again
+    again = ask(node, vote(epoch=1, candidate=2))  # the same candidate again
+    assert isinstance(again, VoteResponse) and again.vote_granted
     refused = ask(node, vote(epoch=1, candidate=3))
     assert isinstance(refused, VoteResponse) and not refused.vote_granted
 
@@ -361,7 +363,8 @@ def test_a_fetch_at_the_end_waits_for_new_entries_or_its_max_wait() -> None:
     node.handle_request(t, 2, fetch(1, 1, wait=500), out.append)
     assert len(out) == 1 and node.next_deadline() <= t + 0.5
     node.append(t + 0.1, [b"new"])
-    assert len(out) == 2 and isinstance(out[1], FetchResponse) and [e.data for e in out[1].entries] == [b"new"]
+    assert len(out) == 2 and isinstance(out[1], FetchResponse)
+    assert [e.data for e in out[1].entries] == [b"new"]
     node.handle_request(t, 2, fetch(2, 1, wait=500), out.append)  # moves the HW again
     assert len(out) == 3 and isinstance(out[2], FetchResponse) and out[2].high_watermark == 2
     node.handle_request(t, 2, fetch(2, 1, wait=500), out.append)
@@ -460,7 +463,7 @@ def test_a_new_follower_loads_the_leaders_snapshot_and_continues_from_it() -> No
         snapshot_id = net.snapshot(leader.node_id)
         assert snapshot_id is not None and leader.log_start_offset == snapshot_id.offset
         leader.append(net.now, [b"after"])
-        net.volume.rmtree(net.logs[lagging].directory)  # a new, empty replica
+        net.volume.rmtree(Path(str(net.logs[lagging].directory)))  # a new, empty replica
         follower = net.start(lagging)
         assert net.run_until(lambda: follower.high_watermark == leader.high_watermark
                              and follower.log_end_offset == leader.log_end_offset)

@@ -112,7 +112,7 @@ class QuorumModel(RuleBasedStateMachine):
         for node in self.n.alive():
             held = self.n.committed_entries(node.node_id)
             common = min(len(held), len(self.history))
-            assert held[:common] == self.history[:common], f"node {node.node_id} disagrees on committed entries"
+            assert held[:common] == self.history[:common], f"node {node.node_id} disagrees on the committed"
             if len(held) > len(self.history):
                 self.history = held
 
