@@ -5,19 +5,15 @@ partition leader epoch = the entries' epoch, one record each, value = the entry'
 a control entry is a control batch of its own, one record whose key is the control type
 (LEADER_CHANGE, kafkalite's only control entry in the log) and whose value is the entry's data.
 
-A LeaderChange control record's value is Kafka's LeaderChangeMessage (raft's
-LeaderChangeMessage.json, v0, flexible), written as MessageUtil.toByteBuffer writes it: the
-struct alone, its first field being its own version. ``encode_leader_change`` /
-``decode_leader_change`` read and write it.
+A LeaderChange control record's value is Kafka's LeaderChangeMessage, as the RaftNode puts it in
+the entry's data (control.py); it is carried as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from kafkalite.protocol.compiler import compile_struct
-from kafkalite.protocol.errors import DecodeError
 from kafkalite.protocol.records import (
     ControlRecordType,
     Record,
@@ -29,58 +25,8 @@ from kafkalite.protocol.records import (
     validate_batch,
 )
 from kafkalite.protocol.records.batch import Buffer
-from kafkalite.protocol.schema import INT16, INT32, UUID, Array, F, Struct
 
 from .messages import Entry
-
-LEADER_CHANGE_VERSION = 0  # Kafka's ControlRecordUtils.LEADER_CHANGE_CURRENT_VERSION
-
-VOTER = Struct(
-    "LeaderChangeVoter",
-    F("voter_id", INT32),
-    F("voter_directory_id", UUID, "1+"),
-)
-
-LEADER_CHANGE_MESSAGE = Struct(
-    "LeaderChangeMessage",
-    F("version", INT16),
-    F("leader_id", INT32),
-    F("voters", Array(VOTER)),
-    F("granting_voters", Array(VOTER)),
-)
-
-_cache: dict = {}
-
-
-class LeaderChange(NamedTuple):
-    """What a LeaderChange control record says: the leader of the epoch, the voters, and the
-    voters that elected it."""
-
-    leader_id: int
-    voters: tuple[int, ...]
-    granting_voters: tuple[int, ...]
-
-
-def encode_leader_change(change: LeaderChange) -> bytes:
-    value = LEADER_CHANGE_MESSAGE.cls(
-        version=LEADER_CHANGE_VERSION, leader_id=change.leader_id,
-        voters=[VOTER.cls(voter_id=v) for v in change.voters],
-        granting_voters=[VOTER.cls(voter_id=v) for v in change.granting_voters])
-    out = bytearray()
-    compile_struct(LEADER_CHANGE_MESSAGE, LEADER_CHANGE_VERSION, True, _cache)[0](value, out)
-    return bytes(out)
-
-
-def decode_leader_change(data: Buffer) -> LeaderChange:
-    """DecodeError for bytes that are not a LeaderChangeMessage Kafka wrote (v0 or v1)."""
-    if len(data) < 2:
-        raise DecodeError("a LeaderChangeMessage shorter than its version", offset=0)
-    version = int.from_bytes(bytes(data[:2]), "big", signed=True)
-    if version not in (0, 1):
-        raise DecodeError(f"LeaderChangeMessage version {version}", offset=0)
-    value, _ = compile_struct(LEADER_CHANGE_MESSAGE, version, True, _cache)[1](bytes(data), 0)
-    return LeaderChange(value.leader_id, tuple(v.voter_id for v in value.voters),
-                        tuple(v.voter_id for v in value.granting_voters))
 
 
 def _runs(entries: Sequence[Entry]) -> Iterable[list[Entry]]:

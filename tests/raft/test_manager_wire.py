@@ -12,11 +12,8 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records import ControlRecordType, decode_control_key, decode_records, iter_batches
 from kafkalite.raft import wire
 from kafkalite.raft.batches import (
-    LeaderChange,
     decode_entries,
-    decode_leader_change,
     encode_entries,
-    encode_leader_change,
 )
 from kafkalite.raft.messages import (
     BeginQuorumEpochRequest,
@@ -152,14 +149,6 @@ def test_entries_are_record_batches_stamped_with_their_epoch(es):
                 assert decode_control_key(r.key).type is ControlRecordType.LEADER_CHANGE
             seen.append(e)
     assert seen == list(es)
-
-
-@given(ids, st.lists(i32, max_size=5).map(tuple), st.lists(i32, max_size=5).map(tuple))
-def test_leader_change_message_round_trips(leader, voters, granting):
-    change = LeaderChange(leader, voters, granting)
-    data = encode_leader_change(change)
-    assert data[:2] == b"\x00\x00"  # its own version field first, as MessageUtil.toByteBuffer writes it
-    assert decode_leader_change(data) == change
 
 
 def test_describe_quorum_answers_from_the_leader_and_refuses_elsewhere():
