@@ -24,6 +24,7 @@ ListenerContext.maybeFireLeaderChange).
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import queue
 import threading
@@ -78,6 +79,14 @@ class _Stop:
 _STOP = _Stop()
 
 
+def _failed(node: RaftNode, dst: int, request: Request, now: float) -> None:
+    node.handle_failure(now, dst, request)
+
+
+def _answered(node: RaftNode, dst: int, request: Request, response: Response, now: float) -> None:
+    node.handle_response(now, dst, request, response)
+
+
 class _Sender:
     """The requests to one other voter, one at a time, on a thread of its own."""
 
@@ -109,9 +118,9 @@ class _Sender:
                 if self.manager.running:
                     log.debug("[RaftManager id=%d] %s to voter %d failed: %s", self.manager.node_id,
                               type(request).__name__, self.voter_id, e)
-                self.manager.post(lambda now, r=request: node.handle_failure(now, dst, r))
+                self.manager.post(functools.partial(_failed, node, dst, request))
                 continue
-            self.manager.post(lambda now, r=request, a=response: node.handle_response(now, dst, r, a))
+            self.manager.post(functools.partial(_answered, node, dst, request, response))
 
     def stop(self, deadline: float) -> None:
         """Let what is queued go (a resigning leader's EndQuorumEpoch) until ``deadline``
@@ -337,7 +346,7 @@ class RaftManager:
             if sender is None:
                 log.warning("[RaftManager id=%d] No connection to %d for %s", self.node_id, dst,
                             type(request).__name__)
-                self.post(lambda now, d=dst, r=request: self.node.handle_failure(now, d, r))
+                self.post(functools.partial(_failed, self.node, dst, request))
             else:
                 sender.send(request)
 
