@@ -45,6 +45,7 @@ from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
+from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
@@ -63,6 +64,8 @@ class Where(enum.Enum):
     # wrong broker version.
     PRIVILEGED = "the privileged listener (control plane, else inter-broker)"
     CONTROLLER = "on the node that runs the controller: its privileged listener and controller.listener.names"
+    # KRaft's quorum: Kafka's specs say "listeners": ["controller"].
+    QUORUM = "controller.listener.names of a controller (a voter of the metadata quorum)"
 
 
 class Waits(enum.Enum):
@@ -85,6 +88,8 @@ class Waits(enum.Enum):
                "thread; elsewhere forwarded over the ControllerLink, at most 5 s each try)")
     TXN_LOG = ("until the transactional id's new state is committed in __transaction_state "
                "(acks=all), or request.timeout.ms")
+    RAFT = ("until the RaftManager's thread has handled it (a Fetch of __cluster_metadata on a "
+            "controller listener, also answered there, waits up to max_wait_ms for new entries)")
 
 
 # The Kafka release whose ApiVersions answer kafkalite's is (docs/protocol.md says it from here):
@@ -120,7 +125,7 @@ def _served(key: ApiKey, versions: str, where: Where, handler: Callable[[Any, An
                      Versions.parse(advertised) if advertised is not None else None)
 
 
-EVERY, PRIVILEGED, CONTROLLER = Where.EVERY_LISTENER, Where.PRIVILEGED, Where.CONTROLLER
+EVERY, PRIVILEGED, CONTROLLER, QUORUM = Where.EVERY_LISTENER, Where.PRIVILEGED, Where.CONTROLLER, Where.QUORUM
 
 SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.PRODUCE, "3-13", EVERY, ProduceApis.handle_produce, Waits.PRODUCE, advertised="0-13",
@@ -128,7 +133,8 @@ SERVED: tuple[ServedApi, ...] = (
                  "v13 by topic id"),
     _served(ApiKey.FETCH, "4-18", EVERY, FetchApis.handle_fetch, Waits.FETCH,
             note="full fetches, no sessions; v18's follower high watermark is read and not used, as "
-                 "Kafka 4.1's brokers do"),
+                 "Kafka 4.1's brokers do; of __cluster_metadata on a controller listener: the quorum's "
+                 "(its RaftManager answers, Waits: until its thread has)"),
     _served(ApiKey.LIST_OFFSETS, "1-10", EVERY, OffsetApis.list_offsets,
             note="v10's timeout_ms is for remote (tiered) reads, which there are none of"),
     _served(ApiKey.METADATA, "0-13", EVERY, MetadataApis.handle_metadata,
@@ -198,6 +204,13 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.ALLOCATE_PRODUCER_IDS, "0", CONTROLLER, ProducerIdApis.allocate_producer_ids,
             Waits.CONTROLLER),
     _served(ApiKey.ALTER_PARTITION, "2-3", CONTROLLER, IsrApis.alter_partition, Waits.CONTROLLER),
+    _served(ApiKey.VOTE, "0-2", QUORUM, RaftApis.vote, Waits.RAFT),
+    _served(ApiKey.BEGIN_QUORUM_EPOCH, "0-1", QUORUM, RaftApis.begin_quorum_epoch, Waits.RAFT),
+    _served(ApiKey.END_QUORUM_EPOCH, "0-1", QUORUM, RaftApis.end_quorum_epoch, Waits.RAFT),
+    _served(ApiKey.DESCRIBE_QUORUM, "0-2", QUORUM, RaftApis.describe_quorum, Waits.RAFT,
+            note="the leader answers, others NOT_LEADER_OR_FOLLOWER (Kafka's brokers forward it to the "
+                 "controllers; kafkalite's answer it on controller listeners only)"),
+    _served(ApiKey.FETCH_SNAPSHOT, "0-1", QUORUM, RaftApis.fetch_snapshot, Waits.RAFT),
     _served(ApiKey.OFFSET_COMMIT, "2-9", EVERY, GroupApis.offset_commit, Waits.GROUP_LOG,
             note="classic groups only (v9: GROUP_ID_NOT_FOUND for a generation of a group not known); "
                  "v10 is unstable in Kafka 4.1, not advertised"),
@@ -265,6 +278,8 @@ def apis_for(listener: str, privileged: bool, is_controller: bool = False,
             return True
         if s.where is Where.PRIVILEGED:
             return privileged
+        if s.where is Where.QUORUM:
+            return is_controller and listener in controller_listeners
         return is_controller and (privileged or listener in controller_listeners)
 
     return {s.key: s.advertised if advertised else s.versions

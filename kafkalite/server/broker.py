@@ -73,6 +73,7 @@ from .handlers.offsets import OffsetApis
 from .handlers.produce import ProduceApis
 from .handlers.producers import ProducerIdApis
 from .handlers.producers_state import ProducerStateApis
+from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
@@ -134,6 +135,7 @@ class Broker:
         self._dir_ids: dict[str, uuid.UUID] = {}  # log dir -> its meta.properties directory.id
         self.scheduler: Scheduler | None = None
         self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
+        self.raft_apis: RaftApis | None = None  # the quorum's apis (handlers/raft.py), made with KafkaApis
         self.topic_configs: TopicConfigCache | None = None
         # The settings in effect: the dynamic configs the controller pushes over the static ones.
         self.dynamic_config = DynamicBrokerConfig(config)
@@ -345,6 +347,9 @@ class Broker:
         cache.add_listener(self.topic_configs.on_metadata_change)
         topics = TopicApis(controller, cache, self.topic_purgatory, send, describer)
         cache.add_listener(topics.on_metadata_change)
+        # The quorum's apis; its ``raft`` is the node's RaftManager once there is one (None: every
+        # quorum request answered BROKER_NOT_AVAILABLE).
+        self.raft_apis = RaftApis(None, send, frozenset(self.config.controller_listener_names))
         return KafkaApis(
             ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator()),
             ControlApis(rm, self.topic_configs, send),
@@ -352,7 +357,7 @@ class Broker:
                        self.controller_link, frozenset(self.config.controller_listener_names)), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
-            FetchApis(rm, send, self.topic_stats), OffsetApis(rm),
+            FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
             ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
             GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True)),
             TransactionApis(self.txn_coordinator, send, cache,

@@ -51,6 +51,8 @@ CONFIG_GUARD: dict[int, tuple[ResourceType, int]] = {
 CLUSTER_ACTION_APIS = frozenset({
     ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA, ApiKey.BROKER_REGISTRATION,
     ApiKey.BROKER_HEARTBEAT, ApiKey.ALTER_PARTITION, ApiKey.ALLOCATE_PRODUCER_IDS,
+    # KRaft's quorum (Kafka's ControllerApis: handleVote, handleBeginQuorumEpoch, ...)
+    ApiKey.VOTE, ApiKey.BEGIN_QUORUM_EPOCH, ApiKey.END_QUORUM_EPOCH, ApiKey.FETCH_SNAPSHOT,
 })
 
 # The apis that answer authorized operations: checked even without an authorizer (every
@@ -120,6 +122,7 @@ class Checks:
             ApiKey.ALTER_CLIENT_QUOTAS: self._alter_client_quotas,
             ApiKey.ALTER_PARTITION_REASSIGNMENTS: self._cluster(Op.ALTER),
             ApiKey.LIST_PARTITION_REASSIGNMENTS: self._cluster(Op.DESCRIBE),
+            ApiKey.DESCRIBE_QUORUM: self._cluster(Op.DESCRIBE),
             ApiKey.ADD_PARTITIONS_TO_TXN: self._add_partitions_to_txn,
             ApiKey.ADD_OFFSETS_TO_TXN: self._add_offsets_to_txn, ApiKey.END_TXN: self._end_txn,
             ApiKey.TXN_OFFSET_COMMIT: self._txn_offset_commit,

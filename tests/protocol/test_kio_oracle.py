@@ -101,6 +101,12 @@ DATA_PATH_VERSIONS = {
     ApiKey.ALTER_CLIENT_QUOTAS: (0, 1),
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0,),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0,),
+    # KRaft's quorum apis (Kafka 4.1.1's versions, which kio has): every version.
+    ApiKey.VOTE: (0, 1, 2),
+    ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
+    ApiKey.END_QUORUM_EPOCH: (0, 1),
+    ApiKey.DESCRIBE_QUORUM: (0, 1, 2),
+    ApiKey.FETCH_SNAPSHOT: (0, 1),
 }
 DATA_PATH_APIS = [BY_KEY[k] for k in DATA_PATH_VERSIONS]
 # Apis whose non-flexible versions kio no longer has: hand-built bytes check those

@@ -13,6 +13,7 @@ from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from .alter_replica_log_dirs import ALTER_REPLICA_LOG_DIRS
 from .alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from .api_versions import API_VERSIONS
+from .begin_quorum_epoch import BEGIN_QUORUM_EPOCH
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
 from .create_acls import CREATE_ACLS
@@ -29,12 +30,15 @@ from .describe_configs import DESCRIBE_CONFIGS
 from .describe_groups import DESCRIBE_GROUPS
 from .describe_log_dirs import DESCRIBE_LOG_DIRS
 from .describe_producers import DESCRIBE_PRODUCERS
+from .describe_quorum import DESCRIBE_QUORUM
 from .describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from .describe_transactions import DESCRIBE_TRANSACTIONS
 from .describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from .elect_leaders import ELECT_LEADERS
+from .end_quorum_epoch import END_QUORUM_EPOCH
 from .end_txn import END_TXN
 from .fetch import FETCH
+from .fetch_snapshot import FETCH_SNAPSHOT
 from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
 from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
@@ -59,6 +63,7 @@ from .stop_replica import STOP_REPLICA
 from .sync_group import SYNC_GROUP
 from .txn_offset_commit import TXN_OFFSET_COMMIT
 from .update_metadata import UPDATE_METADATA
+from .vote import VOTE
 from .write_txn_markers import WRITE_TXN_MARKERS
 
 ALL: tuple[Api, ...] = (
@@ -107,7 +112,12 @@ ALL: tuple[Api, ...] = (
     OFFSET_DELETE,
     DESCRIBE_CLIENT_QUOTAS,
     ALTER_CLIENT_QUOTAS,
+    VOTE,
+    BEGIN_QUORUM_EPOCH,
+    END_QUORUM_EPOCH,
+    DESCRIBE_QUORUM,
     ALTER_PARTITION,
+    FETCH_SNAPSHOT,
     DESCRIBE_CLUSTER,
     DESCRIBE_PRODUCERS,
     BROKER_REGISTRATION,

@@ -42,6 +42,7 @@ from ..replication.quota import is_throttled
 from ..replication.replica_manager import ReplicaManager, follower_key, partition_key
 from ..responses import respond
 from ..topic_metrics import BrokerTopicStats
+from .raft import RaftApis
 
 # _leader_throttled's answers (0: not a throttled replica).
 COUNTED, THROTTLED = 1, 2
@@ -80,12 +81,17 @@ class FetchParams(NamedTuple):
 
 class FetchApis:
     def __init__(self, replica_manager: ReplicaManager, send_response: SendResponse,
-                 topic_stats: BrokerTopicStats) -> None:
+                 topic_stats: BrokerTopicStats, raft: RaftApis | None = None) -> None:
+        """``raft``: the quorum's apis (handlers/raft.py), which take the Fetches of
+        __cluster_metadata on a controller listener."""
         self.replica_manager = replica_manager
         self.send_response = send_response
         self.topic_stats = topic_stats
+        self.raft = raft
 
     def handle_fetch(self, request: Request) -> Response | None:
+        if self.raft is not None and self.raft.serves_fetch(request):
+            return self.raft.fetch(request)
         req, version = request.body, request.api_version
         replica_id = req.replica_state.replica_id if version >= 15 else req.replica_id
         if replica_id >= 0:
