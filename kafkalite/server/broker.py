@@ -39,6 +39,7 @@ from .authorizer.standard import StandardAuthorizer
 from .checks import Checks
 from .client_quotas import QuotaManagers
 from .config import BrokerConfig
+from .controller_node import ControllerNodeProvider
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
 from .coordinator.producer_id_manager import ProducerIdManager
@@ -133,7 +134,9 @@ class Broker:
         self.log_manager: LogManager | None = None
         self._dir_ids: dict[str, uuid.UUID] = {}  # log dir -> its meta.properties directory.id
         self.scheduler: Scheduler | None = None
-        self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
+        self.controller_link: ControllerLink | None = None  # topic configs, auto-creation, forwarding
+        # Which controller is active (controller_node.py), shared by every sender to the controller.
+        self.controller_nodes: ControllerNodeProvider | None = None
         self.topic_configs: TopicConfigCache | None = None
         # The settings in effect: the dynamic configs the controller pushes over the static ones.
         self.dynamic_config = DynamicBrokerConfig(config)
@@ -188,7 +191,12 @@ class Broker:
                                           self.metrics)
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.broker_rack)
-        controller_id = self.node_id if cfg.is_controller else -1
+        nodes = ControllerNodeProvider(self._voters(), cfg.controller_bootstrap_servers)
+        self.controller_nodes = nodes
+        # A lone controller is active from the start; in a quorum the active one is learned.
+        controller_id = self.node_id if cfg.is_controller and len(nodes.voters) <= 1 else -1
+        if controller_id >= 0:
+            nodes.learn(controller_id, 0)
         self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
         if cfg.is_controller:
             assert cluster_id is not None
@@ -201,9 +209,9 @@ class Broker:
                 # brokers' registrations (its own too) included, as Kafka's controllers do from the
                 # metadata log they replay; its pushes replace them after.
                 self.standard_authorizer.load(self.controller.acls.acls)
-        if not cfg.is_controller:
-            self.controller_link = ControllerLink(self.node_id, self.controller_address,
-                                                  security=cfg.controller_security)
+        if not cfg.is_controller or len(nodes.voters) > 1:
+            # Forwarding to the active controller (a voter's own controller may be a standby).
+            self.controller_link = ControllerLink(self.node_id, nodes, security=cfg.controller_security)
         # Each log gets its topic's overrides over the broker's defaults (from the controller).
         self.topic_configs = TopicConfigCache(self.log_config, self.controller, self.controller_link)
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
@@ -230,7 +238,7 @@ class Broker:
         dynamic.add_reconfigurable(rm.quotas)  # leader/follower.replication.throttled.rate
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
-            self.node_id, lambda: self.controller_address,
+            self.node_id, nodes,
             lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
             rm.alter_partition_answered, security=cfg.controller_security)
         self.alter_partition_manager.start()
@@ -239,7 +247,7 @@ class Broker:
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.
         self.producer_ids = ProducerIdManager(
             self.node_id, lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
-            self.controller_address, security=cfg.controller_security)
+            nodes, security=cfg.controller_security)
         self.producer_ids.startup()
         # The group coordinator of the __consumer_offsets partitions this broker leads.
         offsets_topic = cfg.offsets_topic_config()
@@ -347,7 +355,7 @@ class Broker:
         cache.add_listener(topics.on_metadata_change)
         return KafkaApis(
             ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator()),
-            ControlApis(rm, self.topic_configs, send),
+            ControlApis(rm, self.topic_configs, send, self.controller_nodes),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
                        self.controller_link, frozenset(self.config.controller_listener_names)), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
@@ -471,14 +479,23 @@ class Broker:
             channel = ss.data_plane_request_channel
         channel.send_responses([response])
 
+    def _voters(self) -> dict[int, tuple[str, int]]:
+        """The controller quorum's voters: controller.quorum.voters, else, on a node that runs the
+        controller alone, this node at the address the settings name (its privileged listener
+        when they name none)."""
+        cfg = self.config
+        if cfg.quorum_voters or not cfg.is_controller:
+            return cfg.quorum_voters
+        if cfg.controller_address is not None:
+            return {self.node_id: cfg.controller_address}
+        assert self.socket_server is not None
+        return {self.node_id: self.socket_server.bound_address(cfg.privileged_listener_name)}
+
     @property
     def controller_address(self) -> tuple[str, int]:
-        """Where this broker registers: the address the controller settings name, else (this node
-        runs the controller) its own privileged listener."""
-        if self.config.controller_address is not None:
-            return self.config.controller_address
-        assert self.socket_server is not None
-        return self.socket_server.bound_address(self.config.privileged_listener_name)
+        """Where this broker sends its next request to the controller (the one believed active)."""
+        assert self.controller_nodes is not None
+        return self.controller_nodes.current().address
 
     def _start_lifecycle(self) -> None:
         cfg = self.config
@@ -507,8 +524,9 @@ class Broker:
             log.warning("broker.heartbeat.interval.ms %d is not below broker.session.timeout.ms %d: the "
                         "controller will fence brokers between their heartbeats", cfg.heartbeat_interval_ms,
                         session_ms)
+        assert self.controller_nodes is not None
         self.lifecycle = BrokerLifecycleManager(
-            self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
+            self.node_id, self.cluster_id, self.controller_nodes, list(self._advertised_endpoints()),
             cfg.broker_rack, cfg.heartbeat_interval_ms, registered,
             on_cluster_id=adopt, on_fatal=fatal, offline_log_dirs=self.offline_log_dir_ids,
             security=cfg.controller_security)

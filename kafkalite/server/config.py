@@ -691,7 +691,8 @@ class BrokerConfig:
             if voters and node_id not in voters:
                 raise ConfigError(
                     f"If process.roles contains the 'controller' role, the node id {node_id} must be "
-                    f"included in the set of voters controller.quorum.voters={ids}", "controller.quorum.voters")
+                    f"included in the set of voters controller.quorum.voters={ids}",
+                    "controller.quorum.voters")
             if not voters and servers and not self._is_own_address(*servers[0]):
                 host, port = servers[0]
                 raise ConfigError(

@@ -20,7 +20,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafkalite.clients import BlockingClient
 from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.errors import ConfigError
 from kafkalite.protocol import error_codes as E
@@ -29,6 +28,7 @@ from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
 
+from .controller_node import ControllerClient, ControllerNodeProvider, as_provider
 from .metadata_cache import Snapshot
 
 log = logging.getLogger("kafkalite.server.topic_configs")
@@ -39,27 +39,34 @@ CONTROLLER_TIMEOUT = 5.0  # seconds a request to the controller may take (connec
 
 class ControllerLink:
     """A broker's own requests to the controller beyond membership (Kafka's
-    BrokerToControllerChannelManager): topic configs and auto-created topics. Each ``lane`` is one
-    thread with its own connection, one request at a time, so a CreateTopics waiting for metadata
-    never holds up the configs a LeaderAndIsr waits for. Every request is bounded by ``timeout``
-    (tried once more on a fresh connection if the first one failed); nothing here runs on a
-    request handler thread."""
+    BrokerToControllerChannelManager): topic configs, auto-created topics and the client requests
+    forwarded to the controller. Each ``lane`` is one thread with its own connection, one request
+    at a time, so a CreateTopics waiting for metadata never holds up the configs a LeaderAndIsr
+    waits for. Each request goes to the controller the broker's ControllerNodeProvider believes
+    active, and to the next voter after a connection failure or a NOT_CONTROLLER answer (every
+    voter tried once, then once more from the start on a fresh connection); each try is bounded
+    by ``timeout``. Nothing here runs on a request handler thread."""
 
     # "alter-configs": AlterConfigs / IncrementalAlterConfigs forwarded (its client id,
     # broker-<id>-alter-configs, tells the controller's node the request was forwarded).
     # "alter-scram": AlterUserScramCredentials forwarded (server/handlers/scram.py).
+    # "topics": CreateTopics, DeleteTopics and CreatePartitions forwarded (handlers/topics.py).
     LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram",
-             "client-quotas")
+             "client-quotas", "topics")
 
-    def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT,
-                 security: ClientSecurity = PLAINTEXT) -> None:
-        self.address = address
+    def __init__(self, node_id: int, controller: ControllerNodeProvider | tuple[str, int],
+                 timeout: float = CONTROLLER_TIMEOUT, security: ClientSecurity = PLAINTEXT) -> None:
+        self.provider = as_provider(controller)
         self._stopping = threading.Event()
-        self._lanes: dict[str, tuple[concurrent.futures.ThreadPoolExecutor, BlockingClient]] = {
+        self._lanes: dict[str, tuple[concurrent.futures.ThreadPoolExecutor, ControllerClient]] = {
             lane: (concurrent.futures.ThreadPoolExecutor(1, f"broker-{node_id}-to-controller-{lane}"),
-                   BlockingClient(address[0], address[1], f"broker-{node_id}-{lane}", timeout,
-                                  security=security))
+                   ControllerClient(self.provider, f"broker-{node_id}-{lane}", timeout, security=security))
             for lane in self.LANES}
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The controller requests go to now."""
+        return self.provider.current().address
 
     def submit(self, lane: str, api_key: int, version: int, body: Any) -> concurrent.futures.Future:
         """The future response; RuntimeError once shut down."""
@@ -71,13 +78,14 @@ class ControllerLink:
             except OSError:
                 if self._stopping.is_set():
                     raise
-                # A connection the controller closed (say, it restarted): once more, anew.
+                # A connection the controller closed (say, it restarted, or an election moved
+                # it): once more, anew.
                 return client.send_and_receive(api_key, version, body)
 
         return executor.submit(call)
 
     def shutdown(self) -> None:
-        """Stop both threads: what they are sending fails at once (and is answered as failed)."""
+        """Stop every lane's thread: what they are sending fails at once (and is answered as failed)."""
         self._stopping.set()
         for executor, client in self._lanes.values():
             executor.shutdown(wait=False, cancel_futures=True)

@@ -89,11 +89,13 @@ def test_a_broker_only_node_must_not_be_a_voter():
 
 def test_quorum_voters_need_controller_listeners():
     e = error(controller_quorum_voters=VOTERS)
-    assert e.setting == "controller.listener.names" and "at least one value appearing in the 'listeners'" in str(e)
+    assert e.setting == "controller.listener.names"
+    assert "at least one value appearing in the 'listeners'" in str(e)
 
 
 def test_a_controller_only_node_has_only_controller_listeners():
-    only = {"listeners": "CONTROLLER://:9093", "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+    only = {"listeners": "CONTROLLER://:9093",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "controller.listener.names": "CONTROLLER", "controller.quorum.voters": "1@localhost:9093",
             "process.roles": "controller"}
     c = BrokerConfig({"node.id": "1", **only})
