@@ -351,10 +351,10 @@ class Broker:
         assert self.topic_purgatory is not None and self.producer_ids is not None
         describer = ConfigDescriber(self.config, self.dynamic_config, BrokerLoggers())
         cache.add_listener(self.topic_configs.on_metadata_change)
-        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer)
+        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer, self.controller_link)
         cache.add_listener(topics.on_metadata_change)
         return KafkaApis(
-            ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator()),
+            ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator(), self.node_id),
             ControlApis(rm, self.topic_configs, send, self.controller_nodes),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
                        self.controller_link, frozenset(self.config.controller_listener_names)), topics,

@@ -192,3 +192,9 @@ def as_provider(controller: ControllerNodeProvider | tuple[str, int]) -> Control
     if isinstance(controller, ControllerNodeProvider):
         return controller
     return ControllerNodeProvider({}, [controller])
+
+
+def active(controller: Any) -> Any:
+    """The local controller while it is the active one (its node leads the quorum), else None:
+    handlers act through it only then, and otherwise forward or answer NOT_CONTROLLER."""
+    return controller if controller is not None and controller.is_active else None

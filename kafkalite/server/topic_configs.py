@@ -28,7 +28,7 @@ from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
 
-from .controller_node import ControllerClient, ControllerNodeProvider, as_provider
+from .controller_node import ControllerClient, ControllerNodeProvider, active, as_provider
 from .metadata_cache import Snapshot
 
 log = logging.getLogger("kafkalite.server.topic_configs")
@@ -118,13 +118,15 @@ class TopicConfigCache:
 
     @property
     def local(self) -> bool:
-        return self.controller is not None
+        """Whether this node's controller is the active one (then it knows every topic's)."""
+        return active(self.controller) is not None
 
     def overrides(self, topic: str) -> dict[str, str] | None:
-        """On the controller's node, the topic's overrides (None: no such topic); elsewhere the
-        ones learned (None: not asked for yet)."""
-        if self.controller is not None:
-            result: dict[str, str] | None = self.controller.topic_configs(topic)
+        """On the active controller's node, the topic's overrides (None: no such topic); elsewhere
+        the ones learned (None: not asked for yet)."""
+        controller = active(self.controller)
+        if controller is not None:
+            result: dict[str, str] | None = controller.topic_configs(topic)
             return result
         return self._known.get(topic)
 
@@ -198,10 +200,10 @@ class TopicConfigCache:
 
     def update(self, topic: str, overrides: dict[str, str]) -> None:
         """The controller's new complete set of the topic's overrides (its AlterConfigs push): kept,
-        and this broker's logs of the topic reconfigured at once."""
-        if not self.local:
-            with self._lock:
-                self._known[topic] = dict(overrides)
+        and this broker's logs of the topic reconfigured at once (kept on a controller's node
+        too: its controller may stop being the active one)."""
+        with self._lock:
+            self._known[topic] = dict(overrides)
         if self.log_manager is not None:
             self.log_manager.update_config(topic, self.log_config(topic))
 
@@ -213,8 +215,6 @@ class TopicConfigCache:
     def on_metadata_change(self, before: Snapshot, after: Snapshot) -> None:
         """A topic that left the metadata (deleted), or came back with another id, is forgotten:
         a topic created again under its name may have other overrides."""
-        if self.local:
-            return
         for name, info in before.topics.items():
             now = after.topics.get(name)
             if now is None or now.topic_id != info.topic_id:
