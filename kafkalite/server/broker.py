@@ -29,11 +29,12 @@ from kafkalite.metrics.registry import MetricsRegistry, Registration
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
-from .apis import ApiTable, apis_for
+from .apis import SERVED, ApiTable, apis_for
 from .authorizer import ALLOW_ALL, Authorizer
 from .authorizer.standard import StandardAuthorizer
 from .checks import Checks
@@ -106,6 +107,18 @@ ROLLED_FLUSH_INTERVAL_MS = 1000
 # "kafka-delete-logs" task, which Kafka reschedules for the next one due).
 DELETE_LOGS_INTERVAL_MS = 1000
 CONTROLLED_SHUTDOWN_TIMEOUT = 10.0  # seconds to wait for the controller to move leaderships
+# What a controller-only node (process.roles=controller) serves on its controller listeners: the
+# brokers' requests to the controller and the client requests they forward. (The quorum's own
+# apis, Vote, BeginQuorumEpoch, ..., join them with the RaftManager.)
+CONTROLLER_NODE_APIS = frozenset({
+    ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE, ApiKey.METADATA,
+    ApiKey.BROKER_REGISTRATION, ApiKey.BROKER_HEARTBEAT, ApiKey.ALTER_PARTITION,
+    ApiKey.ALLOCATE_PRODUCER_IDS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.CREATE_PARTITIONS,
+    ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS,
+    ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS,
+    ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+})
 
 
 class Broker:
@@ -178,11 +191,15 @@ class Broker:
         self._read_dir_ids()
         controller_listeners = frozenset(cfg.controller_listener_names)
 
+        def only_served(table: dict) -> dict:  # a controller-only node serves the controller's apis
+            return table if cfg.is_broker else {k: v for k, v in table.items() if k in CONTROLLER_NODE_APIS}
+
         def served_here(name: str, privileged: bool) -> dict:
-            return apis_for(name, privileged, cfg.is_controller, controller_listeners)
+            return only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners))
 
         def advertised_here(name: str, privileged: bool) -> dict:
-            return apis_for(name, privileged, cfg.is_controller, controller_listeners, advertised=True)
+            return only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners,
+                                        advertised=True))
 
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
@@ -197,7 +214,14 @@ class Broker:
         controller_id = self.node_id if cfg.is_controller and len(nodes.voters) <= 1 else -1
         if controller_id >= 0:
             nodes.learn(controller_id, 0)
-        self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
+        self.metadata_cache = MetadataCache(cluster_id, controller_id,
+                                            {self.node_id: me} if cfg.is_broker else {})
+        # LEAD (issue 30): with a quorum (len(nodes.voters) > 1 or a controller-only node), build
+        # here the RaftManager (node id, cfg.quorum_voters, cluster id, cfg.metadata_partition_dir,
+        # QuorumConfig(**cfg.quorum_settings().quorum_config_args()), the controller as its
+        # RaftListener, cfg.controller_security) and the controller over it, in place of today's
+        # KafkaController below; have handle_leader_change also call
+        # self.controller_nodes.learn(leader_id, epoch); stop both in shutdown().
         if cfg.is_controller:
             assert cluster_id is not None
             store_dir = None if cfg.memory_storage else cfg.log_dirs[0]  # None: in memory
@@ -209,6 +233,9 @@ class Broker:
                 # brokers' registrations (its own too) included, as Kafka's controllers do from the
                 # metadata log they replay; its pushes replace them after.
                 self.standard_authorizer.load(self.controller.acls.acls)
+        if not cfg.is_broker:
+            self._start_controller_only(advertised_here)
+            return
         if not cfg.is_controller or len(nodes.voters) > 1:
             # Forwarding to the active controller (a voter's own controller may be a standby).
             self.controller_link = ControllerLink(self.node_id, nodes, security=cfg.controller_security)
@@ -298,6 +325,39 @@ class Broker:
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
+
+    def _start_controller_only(self, advertised_here: ApiTable) -> None:
+        """A controller-only node (process.roles=controller): its controller, and the handlers of
+        what the brokers ask the controller and forward to it; no logs, no partitions, no
+        registration with the controller, not in Metadata."""
+        cfg, cache, send, controller = self.config, self.metadata_cache, self.send_response, self.controller
+        assert cache is not None and self.socket_server is not None
+        self.topic_configs = TopicConfigCache(self.log_config, controller, None)
+        if controller is not None:
+            controller.configs.topic_defaults = self.dynamic_config.log_config
+        self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id, self.metrics)
+        listeners = frozenset(cfg.controller_listener_names)
+        self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now, node_listeners=listeners)
+        describer = ConfigDescriber(cfg, self.dynamic_config, BrokerLoggers())
+        areas = (
+            ApiVersionsApis(advertised_here), MetadataApis(cache),
+            TopicApis(controller, cache, self.topic_purgatory, send, describer, wait_for_metadata=False),
+            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller, None, listeners),
+            RegistrationApis(controller, send), IsrApis(controller, send),
+            ProducerIdApis(None, controller, send), ElectionApis(controller, cache, send),
+            ReassignmentApis(controller, send),
+            ClientQuotaApis(self.quotas.quotas, send, controller, None, listeners),
+            ScramApis(self.socket_server.credentials, send, controller, None, listeners, self.authorizer),
+            AclApis(self.standard_authorizer, send, controller, None, listeners))
+        self.apis = KafkaApis(*areas, served=[s for s in SERVED if s.key in CONTROLLER_NODE_APIS],
+                              checks=Checks(cache, lambda: self.authorizer, auto_create_topics=False))
+        self.apis.quotas = self.quotas
+        ss = self.socket_server
+        self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
+                                             cfg.num_io_threads, turns=ss.turns))
+        for pool in self.pools:
+            pool.start()
+        log.info("Controller %d started (controller only; cluster id %s)", self.node_id, self.cluster_id)
 
     def _start_transaction_coordinator(self) -> None:
         """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
@@ -682,7 +742,12 @@ def run(config: BrokerConfig) -> int:
             raise
         try:
             lifecycle = broker.lifecycle
-            assert lifecycle is not None
+            if lifecycle is None:  # a controller-only node
+                print(f"kafkalite controller {broker.node_id} is up (cluster id {broker.cluster_id}; "
+                      "Ctrl-C to stop)", flush=True)
+                while not broker.wait(1.0):
+                    pass
+                return 0 if not broker.fatal else 1
             if not lifecycle.registered.wait(0.5) and not broker.wait(0):
                 host, port = broker.controller_address
                 print(f"kafkalite broker {broker.node_id} is waiting for the controller at "

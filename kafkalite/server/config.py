@@ -688,6 +688,9 @@ class BrokerConfig:
         roles = v["process.roles"]
         ids = "{" + ", ".join(str(i) for i in voters) + "}"
         if "controller" in roles:
+            if "broker" not in roles and not voters:
+                raise ConfigError("If using process.roles, controller.quorum.voters must contain a "
+                                  "parseable set of voters.", "controller.quorum.voters")
             if voters and node_id not in voters:
                 raise ConfigError(
                     f"If process.roles contains the 'controller' role, the node id {node_id} must be "

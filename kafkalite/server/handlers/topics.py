@@ -54,8 +54,12 @@ FORWARD_TIMEOUT_MS = 4000
 class TopicApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache,
                  purgatory: DelayedOperationPurgatory, send_response: SendResponse,
-                 describer: ConfigDescriber | None = None, link: Any = None) -> None:
+                 describer: ConfigDescriber | None = None, link: Any = None,
+                 wait_for_metadata: bool = True) -> None:
         self.controller = controller  # None on a broker without the controller role
+        # False on a controller-only node: no metadata of its own to wait for (the broker that
+        # forwarded the request waits for its own).
+        self.wait_for_metadata = wait_for_metadata
         self.link = link  # the ControllerLink to the active controller (None: never forwards)
         self.cache = metadata_cache
         self.purgatory = purgatory
@@ -257,7 +261,7 @@ class _DelayedTopics(DelayedOperation):
         for result, future in self.pending:
             if not future.done():
                 return False
-            if future.exception() is None and not self.validate_only and not self.shown(snap, result, future):
+            if future.exception() is None and not self._shown(snap, result, future):
                 return False
         return self.force_complete()
 
@@ -276,13 +280,16 @@ class _DelayedTopics(DelayedOperation):
                 result.error_message = f"The controller failed: {error}"
             else:
                 self.fill(result, future.result())
-                if not self.validate_only and not self.shown(snap, result, future):
+                if not self._shown(snap, result, future):
                     result.error_code = E.REQUEST_TIMED_OUT
                     result.error_message = self.timed_out
         self.apis.send_response(respond(self.request, self.body))
 
     def on_expiration(self) -> None:
         pass  # on_complete has answered REQUEST_TIMED_OUT for what was missing
+
+    def _shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
+        return self.validate_only or not self.apis.wait_for_metadata or self.shown(snap, result, future)
 
     timed_out: str | None = None  # the error message of a topic whose metadata did not arrive
 
