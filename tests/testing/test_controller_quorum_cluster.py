@@ -51,6 +51,8 @@ def test_the_controller_only_node_runs_the_controller_and_no_broker(cluster):
     for n in (1, 2):  # registered through the proxy in front of node 3's controller listener
         assert cluster.broker(n).lifecycle.registered.is_set()
         assert cluster.proxy(n, 3).accepted >= 1
+        # The voter its control requests come from is the active one.
+        assert cluster.broker(n).controller_nodes.active_id == 3
 
 
 def test_metadata_names_a_live_broker_as_the_controller_and_not_the_controller_node(cluster):
