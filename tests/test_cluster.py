@@ -187,11 +187,14 @@ def _create(node, topics, validate_only=False, version=7):
             R["topics"](name=name, num_partitions=p, replication_factor=rf) for name, p, rf in topics]))
 
 
-def test_create_topics_answers_not_controller_from_other_brokers(cluster):
+def test_create_topics_is_forwarded_by_other_brokers(cluster):
     from kafkalite.protocol import error_codes as E
 
+    # Broker 2 passes it to the controller (Kafka 4's brokers forward CreateTopics).
     response = _create(cluster["nodes"][1], [("elsewhere", 1, 1)])
-    assert [(t.name, t.error_code) for t in response.topics] == [("elsewhere", E.NOT_CONTROLLER)]
+    assert [(t.name, t.error_code, t.num_partitions) for t in response.topics] == [("elsewhere", E.NONE, 1)]
+    again = _create(cluster["nodes"][2], [("elsewhere", 1, 1)])
+    assert [(t.name, t.error_code) for t in again.topics] == [("elsewhere", E.TOPIC_ALREADY_EXISTS)]
 
 
 def test_create_topics_validation_and_validate_only(cluster):

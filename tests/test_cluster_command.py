@@ -111,3 +111,28 @@ def test_one_ctrl_c_stops_every_broker_gracefully(running):
     assert wait_for(lambda: not any(os.path.exists(f"/proc/{p}") and
                                     "Z" not in open(f"/proc/{p}/stat").read().split()[2] for p in pids),
                     timeout=10)
+
+
+def test_a_quorum_clusters_settings_are_valid_for_voters_and_brokers(tmp_path):
+    """``kafkalite cluster --brokers 3 --controllers 2``: brokers 1 and 2 are voters on a CONTROLLER
+    listener, broker 3 only a broker; every node names the voters at its own proxies."""
+    from kafkalite.local.processes import Quorum, broker_args
+    from kafkalite.server.config import BrokerConfig
+
+    quorum = Quorum(2, 3, 20000)
+    try:
+        for node_id, roles in ((1, ["broker", "controller"]), (2, ["broker", "controller"]), (3, ["broker"])):
+            args = broker_args(node_id, str(tmp_path), 19000, "MkU3OEVBNTcwNTJENDM2Qk", quorum=quorum)
+            props = dict(a.split("=", 1) for a in args[args.index("--override") + 1::2])
+            config = BrokerConfig(props)
+            assert config.process_roles == roles
+            proxies = {v: ("127.0.0.1", quorum.proxies[(node_id, v)].port) for v in (1, 2)}
+            assert config.quorum_voters == proxies
+            assert quorum.proxies[(node_id, 1)].target == ("127.0.0.1", 20000)
+        quorum.partition(1)
+        assert all(quorum.proxies[k].is_cut for k in ((2, 1), (3, 1), (1, 2)))
+        assert not quorum.proxies[(1, 1)].is_cut and not quorum.proxies[(3, 2)].is_cut
+        quorum.heal(1)
+        assert not quorum.proxies[(2, 1)].is_cut
+    finally:
+        quorum.close()

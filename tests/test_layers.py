@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 # The order inside ``server``, lowest first: a unit is a sub-package or a top-level module of it.
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("controller_node",),
     ("responses", "scheduler", "purgatory", "metadata_cache", "topic_metrics", "lifecycle",
      "kafka_config_names", "authorizer", "forwarding", "client_quotas"),
     ("replication",),

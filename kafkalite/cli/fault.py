@@ -116,8 +116,25 @@ def fault_up(ctx: click.Context, broker: int) -> None:
 @click.argument("broker", type=int)
 @click.pass_context
 def fault_kill(ctx: click.Context, broker: int) -> None:
-    """Kill BROKER (not 1, the controller): its leaderships move at once; `restart` starts it."""
+    """Kill BROKER (the active controller too: in a quorum another voter takes over): its
+    leaderships move at once; `restart` starts it."""
     _fault_call(ctx, {"op": "kill", "broker": broker})
+
+
+@fault.command("partition")
+@click.argument("voter", type=int)
+@click.pass_context
+def fault_partition(ctx: click.Context, voter: int) -> None:
+    """Cut VOTER's controller off from every other node (a cluster run with --controllers)."""
+    _fault_call(ctx, {"op": "partition", "broker": voter})
+
+
+@fault.command("heal")
+@click.argument("voter", type=int)
+@click.pass_context
+def fault_heal(ctx: click.Context, voter: int) -> None:
+    """Undo `partition` for VOTER."""
+    _fault_call(ctx, {"op": "heal", "broker": voter})
 
 
 @fault.command("restart")

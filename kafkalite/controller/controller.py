@@ -131,6 +131,12 @@ class KafkaController:
 
     # --- life cycle -----------------------------------------------------------------------------
 
+    @property
+    def is_active(self) -> bool:
+        """Whether this controller acts (the single controller always does; placeholder for the
+        quorum's, active only while its node leads)."""
+        return True
+
     def startup(self) -> None:
         self.context.epoch = self.store.bump_controller_epoch()
         topics, partitions = self.store.load()

@@ -46,13 +46,13 @@ class _Voters(Validator):
                 parse_voter(entry)
             except ValueError as e:
                 return str(e)
-        if len(value) > 1:
-            return ("kafkalite runs one controller, not a quorum: name one voter (the node that runs "
-                    "the controller)")
+        ids = [parse_voter(e)[0] for e in value]
+        if len(set(ids)) != len(ids):
+            return "a voter id appears more than once"
         return None
 
     def describe(self) -> str:
-        return "at most one id@host:port entry"
+        return "id@host:port entries, one per voter"
 
 
 class _MetadataVersion(Validator):
@@ -75,8 +75,9 @@ CONTROLLER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "controller.quorum.voters", "list", [],
         "Map of id/endpoint information for the set of voters in a comma-separated list of "
-        "{id}@{host}:{port} entries; kafkalite runs one controller, so at most one voter: this node "
-        "runs it if the id is its node.id, and every node registers with it at host:port.",
+        "{id}@{host}:{port} entries. For example: 1@localhost:9092,2@localhost:9093,3@localhost:9094. "
+        "The voters form the controller quorum (KRaft): the node whose node.id is listed runs a "
+        "controller, the quorum's leader is the active one, and every broker registers with it.",
         validator=_Voters(), group="controller",
     ),
     Setting(
@@ -86,6 +87,71 @@ CONTROLLER_SETTINGS: tuple[Setting, ...] = (
         "to clients. A broker connects to the controller with the security protocol of the first of them "
         "(and sasl.mechanism.controller.protocol); unset, with that of its privileged listener.",
         group="controller",
+    ),
+    Setting(
+        "controller.quorum.election.timeout.ms", "int", 1000,
+        "Maximum time in milliseconds to wait without being able to fetch from the leader before "
+        "triggering a new election.",
+        group="controller",
+    ),
+    Setting(
+        "controller.quorum.fetch.timeout.ms", "int", 2000,
+        "Maximum time without a successful fetch from the current leader before becoming a "
+        "candidate and triggering an election for voters; Maximum time a leader can go without "
+        "receiving valid fetch or fetchSnapshot request from a majority of the quorum before resigning.",
+        group="controller",
+    ),
+    Setting(
+        "controller.quorum.election.backoff.max.ms", "int", 1000,
+        "Maximum time in milliseconds before starting new elections. This is used in the binary "
+        "exponential backoff mechanism that helps prevent gridlocked elections.",
+        group="controller",
+    ),
+    Setting(
+        "controller.quorum.append.linger.ms", "int", 25,
+        "The duration in milliseconds that the leader will wait for writes to accumulate before "
+        "flushing them to disk.",
+        group="controller",
+    ),
+    Setting(
+        "controller.quorum.request.timeout.ms", "int", 2000,
+        "The configuration controls the maximum amount of time the client will wait for the response "
+        "of a request. If the response is not received before the timeout elapses the client will "
+        "resend the request if necessary or fail the request if retries are exhausted.",
+        group="controller",
+    ),
+    Setting(
+        "controller.quorum.retry.backoff.ms", "int", 20,
+        "The amount of time to wait before attempting to retry a failed request to a given topic "
+        "partition. This avoids repeatedly sending requests in a tight loop under some failure "
+        "scenarios.",
+        group="controller",
+    ),
+    Setting(
+        "metadata.log.dir", "string", None,
+        "This configuration determines where we put the metadata log. If it is not set, the "
+        "metadata log is placed in the first log directory from log.dirs.",
+        group="controller",
+    ),
+    Setting(
+        "metadata.log.max.record.bytes.between.snapshots", "long", 20971520,
+        "This is the maximum number of bytes in the log between the latest snapshot and the "
+        "high-watermark needed before generating a new snapshot. The default value is 20971520. To "
+        "generate snapshots based on the time elapsed, see the metadata.log.max.snapshot.interval.ms "
+        "configuration. The Kafka node will generate a snapshot when either the maximum time "
+        "interval is reached or the maximum bytes limit is reached.",
+        validator=at_least(1), group="controller",
+    ),
+    Setting(
+        "metadata.log.max.snapshot.interval.ms", "long", 3600000,
+        "This is the maximum number of milliseconds to wait to generate a snapshot if there are "
+        "committed records in the log that are not included in the latest snapshot. A value of zero "
+        "disables time based snapshot generation. The default value is 3600000. To generate "
+        "snapshots based on the number of metadata bytes, see the "
+        "metadata.log.max.record.bytes.between.snapshots configuration. The Kafka node will generate "
+        "a snapshot when either the maximum time interval is reached or the maximum bytes limit is "
+        "reached.",
+        validator=at_least(0), group="controller",
     ),
     Setting(
         "broker.session.timeout.ms", "int", 9000,
@@ -160,3 +226,34 @@ class ControllerSettings:
     inter_broker_listener: str | None = None
     # How the controller connects to the brokers' privileged listener (BrokerConfig.privileged_security).
     client_security: ClientSecurity = PLAINTEXT
+    # Snapshots of the metadata log (KIP-630): after this many bytes of records, or this long.
+    metadata_log_max_record_bytes_between_snapshots: int = _field(
+        "metadata.log.max.record.bytes.between.snapshots")
+    metadata_log_max_snapshot_interval_ms: int = _field("metadata.log.max.snapshot.interval.ms")
+
+
+@dataclass(frozen=True)
+class QuorumSettings:
+    """The controller quorum's timing (Kafka's QuorumConfig), in milliseconds; ``quorum_config_args``
+    gives the keyword arguments of the RaftNode's QuorumConfig."""
+
+    election_timeout_ms: int = _field("controller.quorum.election.timeout.ms")
+    fetch_timeout_ms: int = _field("controller.quorum.fetch.timeout.ms")
+    election_backoff_max_ms: int = _field("controller.quorum.election.backoff.max.ms")
+    request_timeout_ms: int = _field("controller.quorum.request.timeout.ms")
+    retry_backoff_ms: int = _field("controller.quorum.retry.backoff.ms")
+    append_linger_ms: int = _field("controller.quorum.append.linger.ms")
+
+    def quorum_config_args(self) -> dict[str, int]:
+        return {"election_timeout_ms": self.election_timeout_ms, "fetch_timeout_ms": self.fetch_timeout_ms,
+                "election_backoff_max_ms": self.election_backoff_max_ms,
+                "request_timeout_ms": self.request_timeout_ms, "retry_backoff_ms": self.retry_backoff_ms}
+
+
+def parse_voters(entries: list[str]) -> dict[int, tuple[str, int]]:
+    """controller.quorum.voters as {id: (host, port)}, in the order given."""
+    voters: dict[int, tuple[str, int]] = {}
+    for entry in entries:
+        node_id, host, port = parse_voter(entry)
+        voters[node_id] = (host, port)
+    return voters

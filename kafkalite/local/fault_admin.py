@@ -2,8 +2,9 @@
 ``kafkalite fault --admin`` talks to. ``kafkalite cluster`` serves it (its brokers are processes:
 a broker's operations go to that broker's own HTTP port, a kill is a SIGKILL), and so can an
 in-process test cluster (kafkalite.testing). A broker's operations (kafkalite/server/faults/operations.py)
-go to the broker named by ``"broker"``, or to every running broker; ``kill``, ``restart`` and
-``brokers`` are the cluster's own.
+go to the broker named by ``"broker"``, or to every running broker; ``kill``, ``restart``,
+``brokers``, ``partition`` and ``heal`` (cut a controller quorum's voter off the others and back,
+where the cluster can) are the cluster's own.
 """
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ from kafkalite.metrics.http import JsonHttpServer
 from kafkalite.server.faults.injector import FaultError
 
 BrokerOp = Callable[[dict], Any]
-ONE_BROKER_OPS = frozenset({"down", "up", "kill", "restart"})
+ONE_BROKER_OPS = frozenset({"down", "up", "kill", "restart", "partition", "heal"})
 
 
 class FaultAdmin:
     """``brokers()``: {node id: that broker's operation function} for the running brokers."""
 
     def __init__(self, brokers: Callable[[], dict[int, BrokerOp]], kill: Callable[[int], None],
-                 restart: Callable[[int], None], describe: Callable[[], dict]) -> None:
+                 restart: Callable[[int], None], describe: Callable[[], dict],
+                 partition: Callable[[int], None] | None = None,
+                 heal: Callable[[int], None] | None = None) -> None:
         self.brokers = brokers
+        self.partition = partition
+        self.heal = heal
         self.kill = kill
         self.restart = restart
         self.describe = describe
@@ -43,6 +48,12 @@ class FaultAdmin:
             return None
         if op == "restart":
             self.restart(int(broker))  # type: ignore[arg-type]
+            return None
+        if op in ("partition", "heal"):
+            fn = self.partition if op == "partition" else self.heal
+            if fn is None:
+                raise FaultError(f"{op}: this cluster has no controller quorum to partition")
+            fn(int(broker))  # type: ignore[arg-type]
             return None
         targets = self.brokers()
         if broker is not None:

@@ -3,7 +3,10 @@
 Broker i listens for clients on base_port + 2(i-1) (PLAINTEXT) and for the controller and the
 other brokers on the next port (INTERNAL, the inter-broker and so privileged listener), keeps its
 data in DIR/broker-i, and finds the controller through controller.quorum.bootstrap.servers. With
-metrics, broker i serves Prometheus metrics on metrics_base + (i-1). The
+``controllers`` N > 1, brokers 1..N form a controller quorum instead: voter i also listens on a
+CONTROLLER listener (``controller_base`` + (i-1)), and every node reaches each voter through a
+TcpProxy of its own run by this command (kafkalite/local/proxy.py), which ``kafkalite fault
+partition`` cuts. With metrics, broker i serves Prometheus metrics on metrics_base + (i-1). The
 command checks that every port is free, waits until every broker is registered (each broker's
 Metadata, from this cluster's id, lists them all), prints the bootstrap servers and each process
 id, and stops them all on Ctrl-C or SIGTERM.
@@ -27,9 +30,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.clients import BlockingClient
 from kafkalite.common.properties import load_properties_file
 from kafkalite.local.fault_admin import FaultAdmin, post_json, serve_admin
+from kafkalite.local.proxy import TcpProxy
 from kafkalite.local.settings import HOST, broker_settings, check_ports_free, registered_brokers
+from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.protocol.messages import metadata
 from kafkalite.server.faults.injector import FaultError
 from kafkalite.server.meta_properties import new_cluster_id
 
@@ -58,11 +65,50 @@ def _cluster_id(directory: str) -> str:
     return cluster_id
 
 
+class Quorum:
+    """The controller quorum of a local cluster: voters 1..N, voter i's CONTROLLER listener on
+    ``controller_base`` + (i-1), and a TcpProxy per (node, voter) that node's connections to
+    that voter go through."""
+
+    def __init__(self, voters: int, nodes: int, controller_base: int) -> None:
+        self.voter_ids = list(range(1, voters + 1))
+        self.controller_base = controller_base
+        self.proxies = {(n, v): TcpProxy((HOST, self.controller_port(v)), HOST, name=f"proxy-{n}-to-{v}")
+                        for n in range(1, nodes + 1) for v in self.voter_ids}
+
+    def controller_port(self, voter: int) -> int:
+        return self.controller_base + voter - 1
+
+    def voters_for(self, node_id: int) -> str:
+        return ",".join(f"{v}@{HOST}:{self.proxies[(node_id, v)].port}" for v in self.voter_ids)
+
+    def partition(self, node_id: int) -> None:
+        if node_id not in self.voter_ids:
+            raise FaultError(f"node {node_id} is not a voter (voters: {self.voter_ids})")
+        for (src, dst), proxy in self.proxies.items():
+            if (src == node_id) != (dst == node_id):
+                proxy.cut()
+
+    def heal(self, node_id: int) -> None:
+        for (src, dst), proxy in self.proxies.items():
+            if (src == node_id) != (dst == node_id):
+                proxy.heal()
+
+    def close(self) -> None:
+        for proxy in self.proxies.values():
+            proxy.close()
+
+
 def broker_args(node_id: int, directory: str, base_port: int, cluster_id: str,
                 extra: Sequence[str] = (), metrics_port: int | None = None,
-                config_file: str | None = None) -> list[str]:
+                config_file: str | None = None, quorum: Quorum | None = None) -> list[str]:
     client, internal = base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1
-    overrides = broker_settings(node_id, directory, client, internal, base_port + 1, cluster_id)
+    if quorum is None:
+        overrides = broker_settings(node_id, directory, client, internal, base_port + 1, cluster_id)
+    else:
+        overrides = broker_settings(node_id, directory, client, internal, base_port + 1, cluster_id,
+                                    voters=quorum.voters_for(node_id),
+                                    controller_listener_port=quorum.controller_port(node_id))
     if metrics_port is not None:
         overrides["metrics.port"] = str(metrics_port)
     args = [sys.executable, "-m", "kafkalite", "broker"]
@@ -89,7 +135,7 @@ def _request_log_dir(config_file: str | None) -> list[str]:
 def start(brokers: int, directory: str, base_port: int, extra: Sequence[str] = (),
           log_files: bool = True, metrics_base: int | None = None,
           node_extra: dict[int, tuple[str, ...]] | None = None,
-          config_file: str | None = None) -> list[Node]:
+          config_file: str | None = None, quorum: Quorum | None = None) -> list[Node]:
     """Start the brokers; ``node_extra`` adds overrides for single brokers (after ``extra``)."""
     cluster_id = _cluster_id(directory)
     nodes = []
@@ -98,7 +144,8 @@ def start(brokers: int, directory: str, base_port: int, extra: Sequence[str] = (
         log_path = os.path.join(directory, f"broker-{node_id}.log") if log_files else None
         metrics = None if metrics_base is None else metrics_base + node_id - 1
         overrides = [*extra, *(node_extra or {}).get(node_id, ())]
-        args = tuple(broker_args(node_id, directory, base_port, cluster_id, overrides, metrics, config_file))
+        args = tuple(broker_args(node_id, directory, base_port, cluster_id, overrides, metrics, config_file,
+                                 quorum))
         nodes.append(Node(node_id, base_port + 2 * (node_id - 1), base_port + 2 * (node_id - 1) + 1,
                           _spawn(args, log_path), metrics, args, log_path))
     return nodes
@@ -119,12 +166,16 @@ class ProcessFaults:
     operations go to its HTTP port; a kill is a SIGKILL that the controller (broker 1) is told of
     at once; a restart starts the process again with its command line."""
 
-    def __init__(self, nodes: list[Node], cluster_id: str) -> None:
+    def __init__(self, nodes: list[Node], cluster_id: str, quorum: Quorum | None = None) -> None:
         self.nodes = {n.node_id: n for n in nodes}
         self.cluster_id = cluster_id
+        self.quorum = quorum
 
     def admin(self) -> FaultAdmin:
-        return FaultAdmin(self.brokers, self.kill, self.restart, self.describe)
+        q = self.quorum
+        return FaultAdmin(self.brokers, self.kill, self.restart, self.describe,
+                          partition=q.partition if q is not None else None,
+                          heal=q.heal if q is not None else None)
 
     def brokers(self) -> dict[int, Callable[[dict], Any]]:
         return {n.node_id: functools.partial(post_json, HOST, n.metrics_port)
@@ -136,17 +187,40 @@ class ProcessFaults:
         return self.nodes[node_id]
 
     def kill(self, node_id: int) -> None:
-        if node_id == 1:
-            raise FaultError("broker 1 is the controller and cannot be killed; take it down instead")
+        """SIGKILL; the active controller (once there is one other than the killed node) fences
+        it at once. With one controller, killing broker 1 leaves the cluster without one."""
         node = self._node(node_id)
         if node.process.poll() is not None:
             return
         node.killed = True
         node.process.kill()
         node.process.wait(10)
-        controller = self.nodes[1]
-        if controller.metrics_port is not None:
-            post_json(HOST, controller.metrics_port, {"op": "fence", "broker": node_id})
+        active = self._active_controller(exclude=node_id)
+        if active is not None and active.metrics_port is not None:
+            post_json(HOST, active.metrics_port, {"op": "fence", "broker": node_id})
+
+    def _active_controller(self, exclude: int, timeout: float = 30.0) -> Node | None:
+        """The node of the active controller as the running brokers' Metadata names it."""
+        if self.quorum is None:
+            return self.nodes[1] if exclude != 1 else None
+        voters = set(self.quorum.voter_ids) - {exclude}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for n in self.nodes.values():
+                if n.process.poll() is not None:
+                    continue
+                client = BlockingClient(HOST, n.client_port, "kafkalite-cluster", 2.0)
+                try:
+                    answer = client.send_and_receive(ApiKey.METADATA, 12, metadata.REQUEST(topics=[]))
+                    found = answer.controller_id
+                except OSError:
+                    continue
+                finally:
+                    client.close()
+                if found in voters and self.nodes[found].process.poll() is None:
+                    return self.nodes[found]
+            time.sleep(0.1)
+        return None
 
     def restart(self, node_id: int) -> None:
         node = self._node(node_id)
@@ -207,14 +281,24 @@ def _last_error(path: str) -> str:
 
 
 def run(brokers: int, directory: str, base_port: int, metrics_base: int | None = None,
-        config_file: str | None = None, overrides: Sequence[str] = ()) -> int:
+        config_file: str | None = None, overrides: Sequence[str] = (), controllers: int = 1) -> int:
     ports = [base_port + i for i in range(2 * brokers)]
     if metrics_base is not None:
         ports += [metrics_base + i for i in range(brokers + 1)]  # and the fault admin's
+    # The voters' CONTROLLER listeners: after the metrics ports and the fault admin's.
+    controller_base = base_port + 3 * brokers + 1
+    if controllers > 1:
+        ports += [controller_base + i for i in range(controllers)]
     check_ports_free(ports)
     os.makedirs(directory, exist_ok=True)
-    nodes = start(brokers, directory, base_port, overrides, metrics_base=metrics_base,
-                  config_file=config_file)
+    quorum = Quorum(controllers, brokers, controller_base) if controllers > 1 else None
+    try:
+        nodes = start(brokers, directory, base_port, overrides, metrics_base=metrics_base,
+                      config_file=config_file, quorum=quorum)
+    except BaseException:
+        if quorum is not None:
+            quorum.close()
+        raise
     stopping = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stopping.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     admin = None
@@ -229,12 +313,13 @@ def run(brokers: int, directory: str, base_port: int, metrics_base: int | None =
         servers = ",".join(f"{HOST}:{n.client_port}" for n in nodes)
         print(f"kafkalite cluster is up: bootstrap.servers={servers}")
         for n in nodes:
-            role = " (controller)" if n.node_id == 1 else ""
+            voter = n.node_id in quorum.voter_ids if quorum is not None else n.node_id == 1
+            role = " (controller)" if voter else ""
             metrics = f", metrics http://{HOST}:{n.metrics_port}/metrics" if n.metrics_port else ""
             print(f"  broker {n.node_id}{role}: {HOST}:{n.client_port}, pid {n.process.pid}, "
                   f"log {_log(directory, n.node_id)}{metrics}")
         if metrics_base is not None:
-            admin = serve_admin(ProcessFaults(nodes, _cluster_id(directory)).admin(), HOST,
+            admin = serve_admin(ProcessFaults(nodes, _cluster_id(directory), quorum).admin(), HOST,
                                 metrics_base + brokers)
             print(f"Faults: kafkalite fault --admin {HOST}:{admin.port} ... (kafkalite fault --help)")
         print("Consumer groups rebalance without group.initial.rebalance.delay.ms (set to 0 here; "
@@ -259,6 +344,8 @@ def run(brokers: int, directory: str, base_port: int, metrics_base: int | None =
         if admin is not None:
             admin.shutdown()
         stop(nodes)
+        if quorum is not None:
+            quorum.close()
         for s, h in previous.items():
             signal.signal(s, h)
         print("all brokers stopped", flush=True)

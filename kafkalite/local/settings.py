@@ -21,11 +21,15 @@ class ClusterError(Exception):
 
 
 def broker_settings(node_id: int, directory: str, client_port: int, internal_port: int,
-                    controller_port: int, cluster_id: str) -> dict[str, str]:
-    """The settings of broker ``node_id`` in a local cluster whose controller (broker 1) listens
-    on ``controller_port`` (its INTERNAL listener); shared by ``kafkalite cluster`` and
-    kafkalite.testing."""
-    return {
+                    controller_port: int, cluster_id: str, voters: str = "",
+                    controller_listener_port: int = 0, controller_only: bool = False) -> dict[str, str]:
+    """The settings of node ``node_id`` in a local cluster; shared by ``kafkalite cluster`` and
+    kafkalite.testing. Without ``voters``, one controller: broker 1, which listens for the
+    controller on ``controller_port`` (its INTERNAL listener). With ``voters``
+    (controller.quorum.voters, ``id@host:port,...``), a quorum: the nodes it lists run a controller
+    on a CONTROLLER listener (``controller_listener_port``; 0: any free port, the voters' addresses
+    then being proxies in front of it), broker and controller both unless ``controller_only``."""
+    settings = {
         "node.id": str(node_id),
         "process.roles": "broker,controller" if node_id == 1 else "broker",
         "listeners": f"PLAINTEXT://{HOST}:{client_port},INTERNAL://{HOST}:{internal_port}",
@@ -39,6 +43,24 @@ def broker_settings(node_id: int, directory: str, client_port: int, internal_por
         # A group forms at once, as in Kafka's sample server.properties for development.
         "group.initial.rebalance.delay.ms": "0",
     }
+    if voters:
+        voter_ids = {int(v.partition("@")[0]) for v in voters.split(",")}
+        controller = f"CONTROLLER://{HOST}:{controller_listener_port}"
+        is_voter = node_id in voter_ids
+        settings.update({
+            "process.roles": ("controller" if controller_only else "broker,controller") if is_voter
+            else "broker",
+            "controller.quorum.bootstrap.servers": "",
+            "controller.quorum.voters": voters,
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        })
+        if is_voter and controller_only:
+            settings["listeners"] = controller
+            settings["log.dirs"] = os.path.join(directory, f"controller-{node_id}")
+        elif is_voter:
+            settings["listeners"] += "," + controller
+    return settings
 
 
 def check_ports_free(ports: Sequence[int]) -> None:

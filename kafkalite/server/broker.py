@@ -29,16 +29,18 @@ from kafkalite.metrics.registry import MetricsRegistry, Registration
 from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
-from .apis import ApiTable, apis_for
+from .apis import SERVED, ApiTable, apis_for
 from .authorizer import ALLOW_ALL, Authorizer
 from .authorizer.standard import StandardAuthorizer
 from .checks import Checks
 from .client_quotas import QuotaManagers
 from .config import BrokerConfig
+from .controller_node import ControllerNodeProvider
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
 from .coordinator.producer_id_manager import ProducerIdManager
@@ -106,6 +108,18 @@ ROLLED_FLUSH_INTERVAL_MS = 1000
 # "kafka-delete-logs" task, which Kafka reschedules for the next one due).
 DELETE_LOGS_INTERVAL_MS = 1000
 CONTROLLED_SHUTDOWN_TIMEOUT = 10.0  # seconds to wait for the controller to move leaderships
+# What a controller-only node (process.roles=controller) serves on its controller listeners: the
+# brokers' requests to the controller and the client requests they forward. (The quorum's own
+# apis, Vote, BeginQuorumEpoch, ..., join them with the RaftManager.)
+CONTROLLER_NODE_APIS = frozenset({
+    ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE, ApiKey.METADATA,
+    ApiKey.BROKER_REGISTRATION, ApiKey.BROKER_HEARTBEAT, ApiKey.ALTER_PARTITION,
+    ApiKey.ALLOCATE_PRODUCER_IDS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.CREATE_PARTITIONS,
+    ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS,
+    ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS,
+    ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+})
 
 
 class Broker:
@@ -134,7 +148,9 @@ class Broker:
         self.log_manager: LogManager | None = None
         self._dir_ids: dict[str, uuid.UUID] = {}  # log dir -> its meta.properties directory.id
         self.scheduler: Scheduler | None = None
-        self.controller_link: ControllerLink | None = None  # topic configs, auto-creation
+        self.controller_link: ControllerLink | None = None  # topic configs, auto-creation, forwarding
+        # Which controller is active (controller_node.py), shared by every sender to the controller.
+        self.controller_nodes: ControllerNodeProvider | None = None
         self.raft_apis: RaftApis | None = None  # the quorum's apis (handlers/raft.py), made with KafkaApis
         self.topic_configs: TopicConfigCache | None = None
         # The settings in effect: the dynamic configs the controller pushes over the static ones.
@@ -177,11 +193,15 @@ class Broker:
         self._read_dir_ids()
         controller_listeners = frozenset(cfg.controller_listener_names)
 
+        def only_served(table: dict) -> dict:  # a controller-only node serves the controller's apis
+            return table if cfg.is_broker else {k: v for k, v in table.items() if k in CONTROLLER_NODE_APIS}
+
         def served_here(name: str, privileged: bool) -> dict:
-            return apis_for(name, privileged, cfg.is_controller, controller_listeners)
+            return only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners))
 
         def advertised_here(name: str, privileged: bool) -> dict:
-            return apis_for(name, privileged, cfg.is_controller, controller_listeners, advertised=True)
+            return only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners,
+                                        advertised=True))
 
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
@@ -190,8 +210,20 @@ class Broker:
                                           self.metrics)
         self.socket_server.startup()
         me = BrokerInfo(self.node_id, tuple(self._advertised_endpoints()), cfg.broker_rack)
-        controller_id = self.node_id if cfg.is_controller else -1
-        self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
+        nodes = ControllerNodeProvider(self._voters(), cfg.controller_bootstrap_servers)
+        self.controller_nodes = nodes
+        # A lone controller is active from the start; in a quorum the active one is learned.
+        controller_id = self.node_id if cfg.is_controller and len(nodes.voters) <= 1 else -1
+        if controller_id >= 0:
+            nodes.learn(controller_id, 0)
+        self.metadata_cache = MetadataCache(cluster_id, controller_id,
+                                            {self.node_id: me} if cfg.is_broker else {})
+        # LEAD (issue 30): with a quorum (len(nodes.voters) > 1 or a controller-only node), build
+        # here the RaftManager (node id, cfg.quorum_voters, cluster id, cfg.metadata_partition_dir,
+        # QuorumConfig(**cfg.quorum_settings().quorum_config_args()), the controller as its
+        # RaftListener, cfg.controller_security) and the controller over it, in place of today's
+        # KafkaController below; have handle_leader_change also call
+        # self.controller_nodes.learn(leader_id, epoch); stop both in shutdown().
         if cfg.is_controller:
             assert cluster_id is not None
             store_dir = None if cfg.memory_storage else cfg.log_dirs[0]  # None: in memory
@@ -203,9 +235,12 @@ class Broker:
                 # brokers' registrations (its own too) included, as Kafka's controllers do from the
                 # metadata log they replay; its pushes replace them after.
                 self.standard_authorizer.load(self.controller.acls.acls)
-        if not cfg.is_controller:
-            self.controller_link = ControllerLink(self.node_id, self.controller_address,
-                                                  security=cfg.controller_security)
+        if not cfg.is_broker:
+            self._start_controller_only(advertised_here)
+            return
+        if not cfg.is_controller or len(nodes.voters) > 1:
+            # Forwarding to the active controller (a voter's own controller may be a standby).
+            self.controller_link = ControllerLink(self.node_id, nodes, security=cfg.controller_security)
         # Each log gets its topic's overrides over the broker's defaults (from the controller).
         self.topic_configs = TopicConfigCache(self.log_config, self.controller, self.controller_link)
         self.log_manager = LogManager(cfg.log_dirs, self.topic_configs.log_config,
@@ -232,7 +267,7 @@ class Broker:
         dynamic.add_reconfigurable(rm.quotas)  # leader/follower.replication.throttled.rate
         # A leader's ISR changes, to the controller (started now: it waits for registration).
         self.alter_partition_manager = AlterPartitionManager(
-            self.node_id, lambda: self.controller_address,
+            self.node_id, nodes,
             lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
             rm.alter_partition_answered, security=cfg.controller_security)
         self.alter_partition_manager.start()
@@ -241,7 +276,7 @@ class Broker:
         # Asks the controller for producer id blocks once the lifecycle has registered this broker.
         self.producer_ids = ProducerIdManager(
             self.node_id, lambda: self.lifecycle.broker_epoch if self.lifecycle is not None else -1,
-            self.controller_address, security=cfg.controller_security)
+            nodes, security=cfg.controller_security)
         self.producer_ids.startup()
         # The group coordinator of the __consumer_offsets partitions this broker leads.
         offsets_topic = cfg.offsets_topic_config()
@@ -292,6 +327,39 @@ class Broker:
             log.info("Broker %d advertises %s://%s:%d", self.node_id, e.name, e.host, e.port)
         log.info("Broker %d started (cluster id %s)", self.node_id,
                  cluster_id or "not yet known: the controller's is adopted at registration")
+
+    def _start_controller_only(self, advertised_here: ApiTable) -> None:
+        """A controller-only node (process.roles=controller): its controller, and the handlers of
+        what the brokers ask the controller and forward to it; no logs, no partitions, no
+        registration with the controller, not in Metadata."""
+        cfg, cache, send, controller = self.config, self.metadata_cache, self.send_response, self.controller
+        assert cache is not None and self.socket_server is not None
+        self.topic_configs = TopicConfigCache(self.log_config, controller, None)
+        if controller is not None:
+            controller.configs.topic_defaults = self.dynamic_config.log_config
+        self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id, self.metrics)
+        listeners = frozenset(cfg.controller_listener_names)
+        self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now, node_listeners=listeners)
+        describer = ConfigDescriber(cfg, self.dynamic_config, BrokerLoggers())
+        areas = (
+            ApiVersionsApis(advertised_here), MetadataApis(cache),
+            TopicApis(controller, cache, self.topic_purgatory, send, describer, wait_for_metadata=False),
+            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller, None, listeners),
+            RegistrationApis(controller, send), IsrApis(controller, send),
+            ProducerIdApis(None, controller, send), ElectionApis(controller, cache, send),
+            ReassignmentApis(controller, send),
+            ClientQuotaApis(self.quotas.quotas, send, controller, None, listeners),
+            ScramApis(self.socket_server.credentials, send, controller, None, listeners, self.authorizer),
+            AclApis(self.standard_authorizer, send, controller, None, listeners))
+        self.apis = KafkaApis(*areas, served=[s for s in SERVED if s.key in CONTROLLER_NODE_APIS],
+                              checks=Checks(cache, lambda: self.authorizer, auto_create_topics=False))
+        self.apis.quotas = self.quotas
+        ss = self.socket_server
+        self.pools.append(RequestHandlerPool(ss.data_plane_request_channel, self.apis.handle,
+                                             cfg.num_io_threads, turns=ss.turns))
+        for pool in self.pools:
+            pool.start()
+        log.info("Controller %d started (controller only; cluster id %s)", self.node_id, self.cluster_id)
 
     def _start_transaction_coordinator(self) -> None:
         """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
@@ -345,14 +413,14 @@ class Broker:
         assert self.topic_purgatory is not None and self.producer_ids is not None
         describer = ConfigDescriber(self.config, self.dynamic_config, BrokerLoggers())
         cache.add_listener(self.topic_configs.on_metadata_change)
-        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer)
+        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer, self.controller_link)
         cache.add_listener(topics.on_metadata_change)
         # The quorum's apis; its ``raft`` is the node's RaftManager once there is one (None: every
         # quorum request answered BROKER_NOT_AVAILABLE).
         self.raft_apis = RaftApis(None, send, frozenset(self.config.controller_listener_names))
         return KafkaApis(
-            ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator()),
-            ControlApis(rm, self.topic_configs, send),
+            ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator(), self.node_id),
+            ControlApis(rm, self.topic_configs, send, self.controller_nodes),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
                        self.controller_link, frozenset(self.config.controller_listener_names)), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
@@ -476,14 +544,23 @@ class Broker:
             channel = ss.data_plane_request_channel
         channel.send_responses([response])
 
+    def _voters(self) -> dict[int, tuple[str, int]]:
+        """The controller quorum's voters: controller.quorum.voters, else, on a node that runs the
+        controller alone, this node at the address the settings name (its privileged listener
+        when they name none)."""
+        cfg = self.config
+        if cfg.quorum_voters or not cfg.is_controller:
+            return cfg.quorum_voters
+        if cfg.controller_address is not None:
+            return {self.node_id: cfg.controller_address}
+        assert self.socket_server is not None
+        return {self.node_id: self.socket_server.bound_address(cfg.privileged_listener_name)}
+
     @property
     def controller_address(self) -> tuple[str, int]:
-        """Where this broker registers: the address the controller settings name, else (this node
-        runs the controller) its own privileged listener."""
-        if self.config.controller_address is not None:
-            return self.config.controller_address
-        assert self.socket_server is not None
-        return self.socket_server.bound_address(self.config.privileged_listener_name)
+        """Where this broker sends its next request to the controller (the one believed active)."""
+        assert self.controller_nodes is not None
+        return self.controller_nodes.current().address
 
     def _start_lifecycle(self) -> None:
         cfg = self.config
@@ -512,8 +589,9 @@ class Broker:
             log.warning("broker.heartbeat.interval.ms %d is not below broker.session.timeout.ms %d: the "
                         "controller will fence brokers between their heartbeats", cfg.heartbeat_interval_ms,
                         session_ms)
+        assert self.controller_nodes is not None
         self.lifecycle = BrokerLifecycleManager(
-            self.node_id, self.cluster_id, self.controller_address, list(self._advertised_endpoints()),
+            self.node_id, self.cluster_id, self.controller_nodes, list(self._advertised_endpoints()),
             cfg.broker_rack, cfg.heartbeat_interval_ms, registered,
             on_cluster_id=adopt, on_fatal=fatal, offline_log_dirs=self.offline_log_dir_ids,
             security=cfg.controller_security)
@@ -669,7 +747,12 @@ def run(config: BrokerConfig) -> int:
             raise
         try:
             lifecycle = broker.lifecycle
-            assert lifecycle is not None
+            if lifecycle is None:  # a controller-only node
+                print(f"kafkalite controller {broker.node_id} is up (cluster id {broker.cluster_id}; "
+                      "Ctrl-C to stop)", flush=True)
+                while not broker.wait(1.0):
+                    pass
+                return 0 if not broker.fatal else 1
             if not lifecycle.registered.wait(0.5) and not broker.wait(0):
                 host, port = broker.controller_address
                 print(f"kafkalite broker {broker.node_id} is waiting for the controller at "

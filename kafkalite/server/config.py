@@ -41,7 +41,12 @@ from kafkalite.common.endpoints import SASL_PROTOCOLS, TLS_PROTOCOLS, Endpoint, 
 from kafkalite.common.errors import ConfigError
 from kafkalite.common.jaas import LOGIN_MODULES, JaasConfigError, parse_jaas_config
 from kafkalite.common.properties import load_properties_file
-from kafkalite.controller.settings import CONTROLLER_SETTINGS, ControllerSettings, parse_voter
+from kafkalite.controller.settings import (
+    CONTROLLER_SETTINGS,
+    ControllerSettings,
+    QuorumSettings,
+    parse_voters,
+)
 from kafkalite.metrics.settings import REQUEST_LOG_SETTINGS
 from kafkalite.network.principal import parse_rules
 from kafkalite.network.settings import (
@@ -432,6 +437,35 @@ class BrokerConfig:
     def controller_listener_names(self) -> list[str]:
         return list(self._controller_listeners)
 
+    @property
+    def quorum_voters(self) -> dict[int, tuple[str, int]]:
+        """controller.quorum.voters as {id: (host, port)} (empty when not set: a node that runs the
+        controller alone is then the only voter, at its own controller or privileged listener)."""
+        return dict(self._voters)
+
+    @property
+    def controller_bootstrap_servers(self) -> list[tuple[str, int]]:
+        """controller.quorum.bootstrap.servers as (host, port) pairs."""
+        return list(self._bootstrap_servers)
+
+    def quorum_settings(self) -> QuorumSettings:
+        """The quorum's timing: ``QuorumConfig(**config.quorum_settings().quorum_config_args())``."""
+        return view(QuorumSettings, self._values)
+
+    @property
+    def metadata_log_dir(self) -> str | None:
+        """The directory holding the metadata log's ``__cluster_metadata-0`` (metadata.log.dir, else
+        the first log dir); None with log.storage=memory (the log then stays in memory)."""
+        if self.memory_storage:
+            return None
+        return str(self._values["metadata.log.dir"] or self._log_dirs[0])
+
+    @property
+    def metadata_partition_dir(self) -> str | None:
+        """``<metadata_log_dir>/__cluster_metadata-0``, the RaftManager's directory (None: in memory)."""
+        base = self.metadata_log_dir
+        return None if base is None else os.path.join(base, "__cluster_metadata-0")
+
     # Typed values for the broker; each area's own view (its dataclass over its rows) is built by view().
 
     @property
@@ -581,7 +615,13 @@ class BrokerConfig:
                 f"invalid value {control_plane!r} for control.plane.listener.name: not a listener name "
                 f"in listeners ({', '.join(names)})", "control.plane.listener.name")
 
+        # A controller-only node listens on controller listeners only; the inter-broker listener
+        # names where its controller reaches the brokers (Kafka's default: PLAINTEXT).
+        controller_only = "broker" not in v["process.roles"]
         inter_broker = v["inter.broker.listener.name"]
+        if controller_only:
+            names = names + [n for n in (inter_broker or v["security.inter.broker.protocol"] or "PLAINTEXT",)
+                             if n.upper() not in names]
         if inter_broker is not None and v["security.inter.broker.protocol"] is not None:
             raise ConfigError("Only one of inter.broker.listener.name and security.inter.broker.protocol "
                               "should be set.", "security.inter.broker.protocol")
@@ -612,7 +652,7 @@ class BrokerConfig:
                 f"(both are {self._inter_broker})", "control.plane.listener.name")
         for setting, name in (("inter.broker.listener.name", self._inter_broker),
                               ("control.plane.listener.name", self._control_plane)):
-            if name is not None and name not in advertised_names:
+            if name is not None and name not in advertised_names and not controller_only:
                 raise ConfigError(
                     f"{setting} is {name}, which must also be in advertised.listeners", setting)
 
@@ -630,45 +670,80 @@ class BrokerConfig:
                               "log.dirs")
 
     def _derive_controller(self) -> None:
-        """Where the controller is, and whether this node runs it: kafkalite runs one controller
-        per cluster, so a node runs one only if the controller settings name no other node."""
+        """The roles of this node and where the controller quorum is, checked as Kafka's
+        KafkaConfig (KafkaConfigValidator) checks a KRaft node. Without process.roles, a node runs
+        broker,controller if controller.quorum.voters lists its node.id (or, without voters, if
+        controller.quorum.bootstrap.servers is empty or names this node), else broker alone."""
         v = self._values
-        voters = [parse_voter(e) for e in v["controller.quorum.voters"]]
-        servers = v["controller.quorum.bootstrap.servers"]
-        address: tuple[str, int] | None = None
-        source = ""
-        if servers:
-            host, _, port = servers[0].rpartition(":")
-            address, source = (host.strip("[]"), int(port)), "controller.quorum.bootstrap.servers"
-        elif voters:
-            address, source = (voters[0][1], voters[0][2]), "controller.quorum.voters"
-        if voters:
-            names_self = voters[0][0] == self.node_id
-            source = "controller.quorum.voters"
-        else:
-            names_self = address is None or self._is_own_address(*address)
-        roles = v["process.roles"]
+        voters = parse_voters(v["controller.quorum.voters"])
+        servers = [(host.strip("[]"), int(port))
+                   for host, _, port in (e.rpartition(":") for e in v["controller.quorum.bootstrap.servers"])]
+        node_id = self.node_id
         if "process.roles" not in self._explicit:
-            v["process.roles"] = ["broker", "controller"] if names_self else ["broker"]
-        elif "controller" in roles and not names_self:
-            raise ConfigError(
-                f"process.roles includes controller, but {source} names another node "
-                f"({v[source][0]}): kafkalite runs one controller per cluster; leave process.roles "
-                "unset or set it to broker on every node but the controller's", "process.roles")
-        elif "controller" not in roles and address is None:
-            raise ConfigError(
-                "process.roles=broker needs controller.quorum.bootstrap.servers (or "
-                "controller.quorum.voters) to find the controller", "controller.quorum.bootstrap.servers")
+            if voters:
+                runs_controller = node_id in voters
+            else:
+                runs_controller = not servers or self._is_own_address(*servers[0])
+            v["process.roles"] = ["broker", "controller"] if runs_controller else ["broker"]
+        roles = v["process.roles"]
+        ids = "{" + ", ".join(str(i) for i in voters) + "}"
+        if "controller" in roles:
+            if "broker" not in roles and not voters:
+                raise ConfigError("If using process.roles, controller.quorum.voters must contain a "
+                                  "parseable set of voters.", "controller.quorum.voters")
+            if voters and node_id not in voters:
+                raise ConfigError(
+                    f"If process.roles contains the 'controller' role, the node id {node_id} must be "
+                    f"included in the set of voters controller.quorum.voters={ids}",
+                    "controller.quorum.voters")
+            if not voters and servers and not self._is_own_address(*servers[0]):
+                host, port = servers[0]
+                raise ConfigError(
+                    f"process.roles includes controller, but controller.quorum.bootstrap.servers names "
+                    f"another node ({host}:{port}) and controller.quorum.voters is empty: list every "
+                    "controller in controller.quorum.voters (id@host:port), or set process.roles to "
+                    "broker", "process.roles")
+        else:
+            if not voters and not servers:
+                raise ConfigError(
+                    "If using process.roles, either controller.quorum.voters or "
+                    "controller.quorum.bootstrap.servers must contain the set of bootstrap controllers",
+                    "controller.quorum.bootstrap.servers")
+            if node_id in voters:
+                raise ConfigError(
+                    f"If process.roles contains just the 'broker' role, the node id {node_id} must not be "
+                    f"included in the set of voters controller.quorum.voters={ids}", "process.roles")
+        self._voters = voters
+        self._bootstrap_servers = servers
+        address: tuple[str, int] | None = servers[0] if servers else next(iter(voters.values()), None)
         self._controller_address = address
-        names = {e.name: e for e in self._listeners}
+        names = [e.name for e in self._listeners]
         self._controller_listeners = [n.upper() for n in v["controller.listener.names"]]
+        controller_listeners = [n for n in self._controller_listeners if n in names]
         if not self.is_controller:
+            if controller_listeners:
+                raise ConfigError(
+                    "controller.listener.names must not contain a value appearing in the 'listeners' "
+                    "configuration when running KRaft with just the broker role", "controller.listener.names")
+            return
+        if any(n not in names for n in self._controller_listeners):
+            raise ConfigError(
+                "controller.listener.names must only contain values appearing in the 'listeners' "
+                f"configuration when running the KRaft controller role (listeners: {', '.join(names)})",
+                "controller.listener.names")
+        if not controller_listeners and (len(voters) > 1 or not self.is_broker):
+            # kafkalite's single controller may take registrations on its privileged listener; the
+            # quorum's voters talk to each other on controller listeners only.
+            raise ConfigError(
+                "controller.listener.names must contain at least one value appearing in the 'listeners' "
+                "configuration when running the KRaft controller role", "controller.listener.names")
+        if not self.is_broker:
+            if any(n not in self._controller_listeners for n in names):
+                raise ConfigError(
+                    "The listeners config must only contain KRaft controller listeners from "
+                    "controller.listener.names when process.roles=controller", "listeners")
             return
         for name in self._controller_listeners:
-            if name not in names:
-                raise ConfigError(
-                    f"controller.listener.names names {name}, which is not a listener in listeners "
-                    f"({', '.join(names)})", "controller.listener.names")
             if name in (self._inter_broker, self._control_plane):
                 raise ConfigError(
                     f"controller.listener.names must not name the inter-broker or control plane "
@@ -719,7 +794,10 @@ class BrokerConfig:
 
     def _client_security(self, listener: str, mechanism: str, mechanism_setting: str) -> ClientSecurity:
         v = self._values
-        protocol = v["listener.security.protocol.map"][listener]
+        protocol = v["listener.security.protocol.map"].get(listener)
+        if protocol is None:
+            raise ConfigError(f"listener {listener} is not in listener.security.protocol.map",
+                              "listener.security.protocol.map")
         tls = view(TlsSettings, v) if protocol in TLS_PROTOCOLS else None
         identification = v["ssl.endpoint.identification.algorithm"]
         if protocol not in SASL_PROTOCOLS:

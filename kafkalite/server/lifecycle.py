@@ -1,7 +1,9 @@
 """A broker's membership (the client side): register with the controller, then heartbeat.
 
-The controller is found through controller.quorum.bootstrap.servers (or controller.quorum.voters):
-host:port of its privileged listener or of a listener in its controller.listener.names.
+The controller is found through the broker's ControllerNodeProvider (controller_node.py): the
+voters of controller.quorum.voters (or controller.quorum.bootstrap.servers), the active one learned
+from its control requests; a controller that does not answer or answers NOT_CONTROLLER makes the
+next request go to the next voter.
 Registration returns the broker epoch, which fences requests from older incarnations; a heartbeat
 that the controller refuses (it restarted, or thinks the broker dead) makes the broker register
 again and get a new epoch.
@@ -30,12 +32,14 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kafkalite.clients import AuthenticationError, BlockingClient
+from kafkalite.clients import AuthenticationError
 from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_IDS
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import broker_heartbeat, broker_registration, metadata
+
+from .controller_node import ControllerClient, ControllerNodeProvider, as_provider
 
 log = logging.getLogger("kafkalite.server.lifecycle")
 
@@ -48,7 +52,8 @@ SHUTDOWN_POLL = 0.05  # seconds between heartbeats that ask to shut down
 
 
 class BrokerLifecycleManager(threading.Thread):
-    def __init__(self, node_id: int, cluster_id: str | None, controller: tuple[str, int],
+    def __init__(self, node_id: int, cluster_id: str | None,
+                 controller: ControllerNodeProvider | tuple[str, int],
                  endpoints: list[Any], rack: str | None, heartbeat_interval_ms: int,
                  on_registered: Callable[[int], None], timeout: float = 5.0,
                  on_cluster_id: Callable[[str], None] = lambda _: None,
@@ -65,9 +70,8 @@ class BrokerLifecycleManager(threading.Thread):
         self.on_cluster_id = on_cluster_id
         self.on_fatal = on_fatal
         self.offline_log_dirs = offline_log_dirs
-        self.controller = controller
-        self.client = BlockingClient(controller[0], controller[1], f"broker-{node_id}", timeout,
-                                     security=security)
+        self.client = ControllerClient(as_provider(controller), f"broker-{node_id}", timeout,
+                                       security=security)
         self.incarnation = uuid.uuid4()
         self.broker_epoch = -1
         self.registered = threading.Event()
@@ -97,6 +101,11 @@ class BrokerLifecycleManager(threading.Thread):
         if self.is_alive():
             self.join(timeout)
 
+    @property
+    def controller(self) -> tuple[str, int]:
+        """The address of the controller registrations and heartbeats go to now."""
+        return self.client.node.address
+
     def run(self) -> None:
         while not self._stopping.is_set():
             try:
@@ -114,11 +123,11 @@ class BrokerLifecycleManager(threading.Thread):
                     self._auth_failure = str(e)
                     log.error("Broker %d cannot register with the controller at %s:%d: %s",
                               self.node_id, *self.controller, e)
-                self.client.close()
+                self.client.disconnect()
                 self._stopping.wait(AUTH_RETRY)
             except Exception as e:
                 log.debug("Broker %d cannot reach the controller: %s", self.node_id, e)
-                self.client.close()
+                self.client.disconnect()
                 self._stopping.wait(RETRY)
 
     def _controller_cluster_id(self) -> str | None:
@@ -152,6 +161,9 @@ class BrokerLifecycleManager(threading.Thread):
                           f"controller at {self.controller[0]}:{self.controller[1]} runs cluster "
                           f"{theirs}")
             return
+        if response.error_code == E.NOT_CONTROLLER:  # no voter is active yet (an election)
+            self._stopping.wait(RETRY)
+            return
         if response.error_code != E.NONE:
             log.warning("Broker %d: registration refused (%s); retrying", self.node_id,
                         E.BY_CODE[response.error_code].name)
@@ -169,6 +181,11 @@ class BrokerLifecycleManager(threading.Thread):
                                            current_metadata_offset=0, want_fence=False,
                                            want_shut_down=want, offline_log_dirs=self.offline_log_dirs())
         response = self.client.send_and_receive(ApiKey.BROKER_HEARTBEAT, HEARTBEAT_VERSION, request)
+        if response.error_code == E.NOT_CONTROLLER:
+            # No voter is active (an election): the epoch stays, the next active controller
+            # knows it from the metadata log.
+            self._stopping.wait(RETRY)
+            return
         if response.error_code != E.NONE:
             log.info("Broker %d: heartbeat refused (%s); registering again", self.node_id,
                      E.BY_CODE[response.error_code].name)

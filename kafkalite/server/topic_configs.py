@@ -20,7 +20,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kafkalite.clients import BlockingClient
 from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.errors import ConfigError
 from kafkalite.protocol import error_codes as E
@@ -29,6 +28,7 @@ from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.storage.config import LogConfig
 from kafkalite.storage.log_manager import LogManager
 
+from .controller_node import ControllerClient, ControllerNodeProvider, active, as_provider
 from .metadata_cache import Snapshot
 
 log = logging.getLogger("kafkalite.server.topic_configs")
@@ -39,27 +39,34 @@ CONTROLLER_TIMEOUT = 5.0  # seconds a request to the controller may take (connec
 
 class ControllerLink:
     """A broker's own requests to the controller beyond membership (Kafka's
-    BrokerToControllerChannelManager): topic configs and auto-created topics. Each ``lane`` is one
-    thread with its own connection, one request at a time, so a CreateTopics waiting for metadata
-    never holds up the configs a LeaderAndIsr waits for. Every request is bounded by ``timeout``
-    (tried once more on a fresh connection if the first one failed); nothing here runs on a
-    request handler thread."""
+    BrokerToControllerChannelManager): topic configs, auto-created topics and the client requests
+    forwarded to the controller. Each ``lane`` is one thread with its own connection, one request
+    at a time, so a CreateTopics waiting for metadata never holds up the configs a LeaderAndIsr
+    waits for. Each request goes to the controller the broker's ControllerNodeProvider believes
+    active, and to the next voter after a connection failure or a NOT_CONTROLLER answer (every
+    voter tried once, then once more from the start on a fresh connection); each try is bounded
+    by ``timeout``. Nothing here runs on a request handler thread."""
 
     # "alter-configs": AlterConfigs / IncrementalAlterConfigs forwarded (its client id,
     # broker-<id>-alter-configs, tells the controller's node the request was forwarded).
     # "alter-scram": AlterUserScramCredentials forwarded (server/handlers/scram.py).
+    # "topics": CreateTopics, DeleteTopics and CreatePartitions forwarded (handlers/topics.py).
     LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram",
-             "client-quotas")
+             "client-quotas", "topics")
 
-    def __init__(self, node_id: int, address: tuple[str, int], timeout: float = CONTROLLER_TIMEOUT,
-                 security: ClientSecurity = PLAINTEXT) -> None:
-        self.address = address
+    def __init__(self, node_id: int, controller: ControllerNodeProvider | tuple[str, int],
+                 timeout: float = CONTROLLER_TIMEOUT, security: ClientSecurity = PLAINTEXT) -> None:
+        self.provider = as_provider(controller)
         self._stopping = threading.Event()
-        self._lanes: dict[str, tuple[concurrent.futures.ThreadPoolExecutor, BlockingClient]] = {
+        self._lanes: dict[str, tuple[concurrent.futures.ThreadPoolExecutor, ControllerClient]] = {
             lane: (concurrent.futures.ThreadPoolExecutor(1, f"broker-{node_id}-to-controller-{lane}"),
-                   BlockingClient(address[0], address[1], f"broker-{node_id}-{lane}", timeout,
-                                  security=security))
+                   ControllerClient(self.provider, f"broker-{node_id}-{lane}", timeout, security=security))
             for lane in self.LANES}
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The controller requests go to now."""
+        return self.provider.current().address
 
     def submit(self, lane: str, api_key: int, version: int, body: Any) -> concurrent.futures.Future:
         """The future response; RuntimeError once shut down."""
@@ -71,13 +78,14 @@ class ControllerLink:
             except OSError:
                 if self._stopping.is_set():
                     raise
-                # A connection the controller closed (say, it restarted): once more, anew.
+                # A connection the controller closed (say, it restarted, or an election moved
+                # it): once more, anew.
                 return client.send_and_receive(api_key, version, body)
 
         return executor.submit(call)
 
     def shutdown(self) -> None:
-        """Stop both threads: what they are sending fails at once (and is answered as failed)."""
+        """Stop every lane's thread: what they are sending fails at once (and is answered as failed)."""
         self._stopping.set()
         for executor, client in self._lanes.values():
             executor.shutdown(wait=False, cancel_futures=True)
@@ -110,13 +118,15 @@ class TopicConfigCache:
 
     @property
     def local(self) -> bool:
-        return self.controller is not None
+        """Whether this node's controller is the active one (then it knows every topic's)."""
+        return active(self.controller) is not None
 
     def overrides(self, topic: str) -> dict[str, str] | None:
-        """On the controller's node, the topic's overrides (None: no such topic); elsewhere the
-        ones learned (None: not asked for yet)."""
-        if self.controller is not None:
-            result: dict[str, str] | None = self.controller.topic_configs(topic)
+        """On the active controller's node, the topic's overrides (None: no such topic); elsewhere
+        the ones learned (None: not asked for yet)."""
+        controller = active(self.controller)
+        if controller is not None:
+            result: dict[str, str] | None = controller.topic_configs(topic)
             return result
         return self._known.get(topic)
 
@@ -190,10 +200,10 @@ class TopicConfigCache:
 
     def update(self, topic: str, overrides: dict[str, str]) -> None:
         """The controller's new complete set of the topic's overrides (its AlterConfigs push): kept,
-        and this broker's logs of the topic reconfigured at once."""
-        if not self.local:
-            with self._lock:
-                self._known[topic] = dict(overrides)
+        and this broker's logs of the topic reconfigured at once (kept on a controller's node
+        too: its controller may stop being the active one)."""
+        with self._lock:
+            self._known[topic] = dict(overrides)
         if self.log_manager is not None:
             self.log_manager.update_config(topic, self.log_config(topic))
 
@@ -205,8 +215,6 @@ class TopicConfigCache:
     def on_metadata_change(self, before: Snapshot, after: Snapshot) -> None:
         """A topic that left the metadata (deleted), or came back with another id, is forgotten:
         a topic created again under its name may have other overrides."""
-        if self.local:
-            return
         for name, info in before.topics.items():
             now = after.topics.get(name)
             if now is None or now.topic_id != info.topic_id:

@@ -67,6 +67,9 @@ from kafkalite.storage.volume import FILES, Volume
 log = logging.getLogger("kafkalite.storage.log_manager")
 
 T = TypeVar("T")
+# The controller quorum's metadata log lives in <log dir>/__cluster_metadata-0 (Kafka's
+# KafkaRaftServer.MetadataTopic); the LogManager leaves it to the RaftManager.
+METADATA_TOPIC = "__cluster_metadata"
 
 
 class _LogDir:
@@ -157,6 +160,8 @@ class LogManager:
                                       else parse_partition_dir_name(child.name)))
             except ValueError:
                 continue  # not a partition (other state)
+            if tp.topic == METADATA_TOPIC:
+                continue  # the controller quorum's log (kafkalite.raft), not a topic's (Kafka's LogManager)
             logs, dirs = (self._futures, self._future_dir_of) if future else (self._logs, self._dir_of)
             if tp in logs:
                 kind = "future log" if future else "log"

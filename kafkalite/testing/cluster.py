@@ -1,8 +1,11 @@
 """A kafkalite cluster inside the test's own process, with faults to inject.
 
 Every broker is a kafkalite Broker on its own threads, on 127.0.0.1 ports below the kernel's
-ephemeral range; broker 1 is also the controller. Storage is in memory by default (nothing on
-disk), or files under a temporary directory that goes with the cluster. ``stop`` (or leaving the
+ephemeral range; broker 1 is also the controller, or, with ``controllers=N``, the first N nodes
+(or N controller-only nodes) form a controller quorum whose voters reach each other's controller
+listener through TCP proxies (kafkalite/local/proxy.py) that ``partition_controller`` cuts.
+Storage is in memory by default (nothing on disk), or files under a temporary directory that goes
+with the cluster. ``stop`` (or leaving the
 ``with``) stops every broker and checks that no thread of theirs is left.
 """
 
@@ -20,9 +23,12 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from kafkalite.common.errors import ApiError
 from kafkalite.local.fault_admin import FaultAdmin, serve_admin
+from kafkalite.local.proxy import TcpProxy
 from kafkalite.local.settings import HOST, ClusterError, broker_settings, free_base_port
 from kafkalite.metrics.http import JsonHttpServer
+from kafkalite.protocol import error_codes as E
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
 from kafkalite.server.coordinator.offsets_topic import OFFSETS_TOPIC
@@ -86,6 +92,8 @@ class Node:
     settings: dict[str, str]
     broker: Broker | None = None
     volume: Any = None  # its memory storage, kept across a kill and restart
+    is_broker: bool = True  # False: a controller-only node (process.roles=controller)
+    is_voter: bool = False  # one of the controller quorum's voters
 
     @property
     def alive(self) -> bool:
@@ -104,9 +112,15 @@ class Cluster:
 
     ``settings`` go to every broker (Kafka's names), ``broker_settings`` to single ones
     ({node id: settings}); ``storage`` is "memory" or "files"; ``topics`` are created (and led)
-    before ``start`` returns, and so is ``__consumer_offsets`` unless ``offsets_topic`` is False."""
+    before ``start`` returns, and so is ``__consumer_offsets`` unless ``offsets_topic`` is False.
 
-    def __init__(self, brokers: int = 3, *, topics: Sequence[TopicSpec] = (),
+    ``controllers``: how many voters the controller quorum has; the first ``controllers`` brokers
+    run a controller each, or, with ``controller_only``, ``controllers`` more nodes (ids after the
+    brokers') run only a controller. With one controller and no ``controller_only``, broker 1 runs
+    it alone, as ever."""
+
+    def __init__(self, brokers: int = 3, *, controllers: int = 1, controller_only: bool = False,
+                 topics: Sequence[TopicSpec] = (),
                  settings: Mapping[str, Any] | None = None,
                  broker_settings: Mapping[int, Mapping[str, Any]] | None = None,
                  storage: str = "memory", ready_timeout: float = READY_TIMEOUT,
@@ -115,7 +129,17 @@ class Cluster:
             raise ValueError("a cluster has at least one broker")
         if storage not in ("memory", "files"):
             raise ValueError(f"storage is 'memory' or 'files', not {storage!r}")
+        if controllers < 1 or (not controller_only and controllers > brokers):
+            raise ValueError(f"controllers is 1 to the number of brokers ({brokers}), or any number "
+                             "of controller-only nodes")
         self.size = brokers
+        self.controllers = controllers
+        self.controller_only = controller_only
+        first = brokers + 1 if controller_only else 1
+        self.voter_ids = list(range(first, first + controllers))
+        self.quorum = controllers > 1 or controller_only  # else broker 1's lone controller
+        # (node, voter) -> the proxy node's controller connections to that voter go through.
+        self._proxies: dict[tuple[int, int], TcpProxy] = {}
         self.topics = [_topic(t) for t in topics]
         self.settings = {k: str(v) for k, v in (settings or {}).items()}
         self.broker_overrides = {int(n): {k: str(v) for k, v in s.items()}
@@ -157,20 +181,35 @@ class Cluster:
         self.started_s = time.monotonic() - began
         return self
 
+    def _node_ids(self) -> list[int]:
+        return list(range(1, self.size + 1)) + (self.voter_ids if self.controller_only else [])
+
+    def _voters_for(self, node_id: int) -> str:
+        """controller.quorum.voters as ``node_id`` sees it: each voter at its proxy for this node."""
+        if not self.quorum:
+            return ""
+        for voter in self.voter_ids:
+            if (node_id, voter) not in self._proxies:
+                self._proxies[(node_id, voter)] = TcpProxy(None, HOST, name=f"proxy-{node_id}-to-{voter}")
+        return ",".join(f"{v}@{HOST}:{self._proxies[(node_id, v)].port}" for v in self.voter_ids)
+
     def _start_brokers(self) -> None:
         for attempt in range(5):
             base = free_base_port(self.size)
             self.nodes = {}
-            for n in range(1, self.size + 1):
-                client, internal = base + 2 * (n - 1), base + 2 * (n - 1) + 1
+            for n in self._node_ids():
+                is_broker = n <= self.size
+                client, internal = (base + 2 * (n - 1), base + 2 * (n - 1) + 1) if is_broker else (0, 0)
                 settings = broker_settings(n, self._directory or "/kafkalite-memory", client, internal,
-                                           base + 1, self.cluster_id)
+                                           base + 1, self.cluster_id, voters=self._voters_for(n),
+                                           controller_only=self.controller_only)
                 settings.update(TEST_DEFAULTS)
                 if self.storage == "memory":
                     settings["log.storage"] = "memory"
                 settings.update(self.settings)
                 settings.update(self.broker_overrides.get(n, {}))
-                self.nodes[n] = Node(n, client, internal, settings)
+                self.nodes[n] = Node(n, client, internal, settings, is_broker=is_broker,
+                                     is_voter=n in self.voter_ids if self.quorum else n == 1)
             try:
                 for node in self.nodes.values():
                     self._start_node(node)
@@ -192,6 +231,11 @@ class Cluster:
         node.broker = broker
         if self.storage == "memory":
             node.volume = broker.volume
+        if self.quorum and node.is_voter:  # its proxies now lead to where it listens
+            target = (HOST, broker.bound_port("CONTROLLER"))
+            for (_, voter), proxy in self._proxies.items():
+                if voter == node.node_id:
+                    proxy.target = target
 
     def stop(self) -> None:
         """Stop every broker and the admin endpoint; remove the files, if any. Idempotent."""
@@ -200,6 +244,9 @@ class Cluster:
                 self._admin.shutdown()
                 self._admin = None
             self._stop_brokers()
+            for proxy in self._proxies.values():
+                proxy.close()
+            self._proxies = {}
             for node in self.nodes.values():
                 if node.volume is not None:
                     node.volume.close()  # the memory goes now, not when the cluster is collected
@@ -233,15 +280,31 @@ class Cluster:
 
     @property
     def ports(self) -> list[int]:
-        return [p for n in self.nodes.values() for p in (n.client_port, n.internal_port)]
+        return [p for n in self.nodes.values() if n.is_broker for p in (n.client_port, n.internal_port)]
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(n.address for n in self.nodes.values())
+        return ",".join(n.address for n in self.nodes.values() if n.is_broker)
 
     @property
     def controller(self) -> Broker:
-        return self.broker(1)
+        """The node of the active controller (broker 1 with one controller; in a quorum, waiting
+        up to ``ready_timeout`` for one to be active)."""
+        if not self.quorum:
+            return self.broker(1)
+        return self.active_controller(self.ready_timeout)
+
+    def active_controller(self, timeout: float = 0.0) -> Broker:
+        """The node whose controller is active, waiting up to ``timeout`` seconds for one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for node in list(self.nodes.values()):
+                b = node.broker
+                if b is not None and b.controller is not None and b.controller.is_active:
+                    return b
+            if time.monotonic() >= deadline:
+                raise FaultError(f"no active controller within {timeout:.0f} s")
+            time.sleep(POLL)
 
     def broker(self, node_id: int) -> Broker:
         node = self._node(node_id)
@@ -256,11 +319,12 @@ class Cluster:
         return node
 
     def _live(self) -> list[Broker]:
-        return [n.broker for n in self.nodes.values() if n.broker is not None]
+        """The running brokers (controller-only nodes left out)."""
+        return [n.broker for n in self.nodes.values() if n.broker is not None and n.is_broker]
 
     def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
         """Until every running broker is registered and knows every running broker."""
-        want = {n.node_id for n in self.nodes.values() if n.alive}
+        want = {n.node_id for n in self.nodes.values() if n.alive and n.is_broker}
         deadline = time.monotonic() + timeout
         while True:
             if all(b.lifecycle is not None and b.lifecycle.registered.is_set()
@@ -273,7 +337,8 @@ class Cluster:
 
     def leader(self, topic: str, partition: int = 0) -> int:
         """The leader of a partition, as the controller's broker sees it (-1: none)."""
-        info = self.controller.metadata_cache.snapshot.topics.get(topic)  # type: ignore[union-attr]
+        seen_by = self.controller if not self.controller_only else self._live()[0]
+        info = seen_by.metadata_cache.snapshot.topics.get(topic)  # type: ignore[union-attr]
         if info is None or partition not in info.partitions:
             return -1
         return info.partitions[partition].leader
@@ -287,12 +352,19 @@ class Cluster:
         if assignment is not None:
             partitions, replication_factor = len(assignment), -1
         rf = replication_factor if replication_factor is not None else min(3, self.size)
-        controller = self.controller.controller
-        assert controller is not None
         manual = {int(p): [int(r) for r in rs] for p, rs in assignment.items()} if assignment else None
-        controller.create_topic(name, partitions if manual is None else -1, rf, manual, False,
-                                dict(configs or {})).result(timeout)
-        self.wait_led(name, timeout)
+        deadline = time.monotonic() + timeout
+        while True:  # again on the next active controller if this one is deposed meanwhile
+            controller = self.active_controller(max(0.0, deadline - time.monotonic())).controller
+            assert controller is not None
+            try:
+                controller.create_topic(name, partitions if manual is None else -1, rf, manual, False,
+                                        dict(configs or {})).result(max(0.1, deadline - time.monotonic()))
+                break
+            except ApiError as e:
+                if e.code != E.NOT_CONTROLLER or time.monotonic() >= deadline:
+                    raise
+        self.wait_led(name, max(0.1, deadline - time.monotonic()))
 
     def _create_offsets_topic(self) -> None:
         # Created now rather than by the first FindCoordinator: a client asking while it is being
@@ -389,20 +461,50 @@ class Cluster:
         self.broker(broker).fault_ops.bring_up({})  # type: ignore[union-attr]
 
     def kill(self, broker: int) -> None:
-        """Stop a broker without controlled shutdown and have the controller handle it as failed
-        at once, as when its session times out: its leaderships move to the ISR. Its storage
-        stays for ``restart``, as a disk would. Broker 1 (the controller) cannot be killed."""
-        if int(broker) == 1:
-            raise FaultError("broker 1 is the controller and cannot be killed; take it down instead")
+        """Stop a node without controlled shutdown and have the active controller handle it as
+        failed at once, as when its session times out: its leaderships move to the ISR. Its
+        storage stays for ``restart``, as a disk would. The active controller may be killed: in a
+        quorum another voter takes over (the killed broker is fenced by it); with one controller
+        the cluster has none until ``restart``."""
         with self._lock:
             node = self._node(broker)
             b, node.broker = node.broker, None
             if b is None:
                 return
             b.shutdown(timeout=5, graceful=False)
-        controller = self.controller.controller
-        assert controller is not None
-        controller.fence(node.node_id).result(10)
+        if not node.is_broker or (not self.quorum and node.node_id == 1):
+            return
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            controller = self.active_controller(max(0.0, deadline - time.monotonic())).controller
+            assert controller is not None
+            try:
+                controller.fence(node.node_id).result(10)
+                return
+            except ApiError as e:  # deposed meanwhile: the next one fences it
+                if e.code != E.NOT_CONTROLLER or time.monotonic() >= deadline:
+                    raise
+
+    def partition_controller(self, node_id: int) -> None:
+        """Cut voter ``node_id``'s controller off from every other node (both ways, through the
+        proxies in front of the controller listeners): a network partition of the quorum. Its
+        node keeps its other listeners (clients, replication)."""
+        if not self.quorum or int(node_id) not in self.voter_ids:
+            raise FaultError(f"node {node_id} is not a voter of a controller quorum "
+                             f"(voters: {self.voter_ids if self.quorum else [1]})")
+        for (src, dst), proxy in self._proxies.items():
+            if (src == node_id) != (dst == node_id):
+                proxy.cut()
+
+    def heal_controller(self, node_id: int) -> None:
+        """Undo ``partition_controller``."""
+        for (src, dst), proxy in self._proxies.items():
+            if (src == node_id) != (dst == node_id):
+                proxy.heal()
+
+    def proxy(self, node_id: int, voter: int) -> TcpProxy:
+        """The proxy ``node_id``'s connections to ``voter``'s controller listener go through."""
+        return self._proxies[(int(node_id), int(voter))]
 
     def restart(self, broker: int, timeout: float = READY_TIMEOUT) -> None:
         """Start a killed broker again, on its ports, with its storage; wait until registered."""
@@ -448,9 +550,10 @@ class Cluster:
     def fault_admin(self) -> FaultAdmin:
         def brokers() -> dict[int, Any]:
             return {n.node_id: n.broker.fault_ops.apply for n in self.nodes.values()  # type: ignore[union-attr]
-                    if n.broker is not None}
+                    if n.broker is not None and n.is_broker}
 
-        return FaultAdmin(brokers, self.kill, self.restart, self.describe)
+        return FaultAdmin(brokers, self.kill, self.restart, self.describe,
+                          partition=self.partition_controller, heal=self.heal_controller)
 
     def serve_admin(self, port: int = 0) -> int:
         """Serve ``POST /faults`` on 127.0.0.1 (``kafkalite fault --admin``); its port."""
@@ -461,7 +564,11 @@ class Cluster:
     def describe(self) -> dict:
         return {"cluster_id": self.cluster_id, "bootstrap_servers": self.bootstrap_servers,
                 "brokers": {str(n.node_id): {"address": n.address, "alive": n.alive}
-                            for n in self.nodes.values()}}
+                            for n in self.nodes.values() if n.is_broker},
+                "controllers": {str(n.node_id): {"alive": n.alive, "broker": n.is_broker,
+                                                 "active": n.broker is not None and n.broker.controller
+                                                 is not None and n.broker.controller.is_active}
+                                for n in self.nodes.values() if n.is_voter}}
 
     def __repr__(self) -> str:
         return f"<kafkalite test cluster {self.bootstrap_servers} ({self.storage})>"

@@ -73,13 +73,18 @@ def test_an_assignment_places_the_new_partitions(tmp_path):
 def test_refusals(tmp_path):
     with two_brokers(tmp_path) as (one, two):
         assert create(one, "t", [1]).error_code == E.NONE
-        assert call(two, request(("t", 2, None))) == {
-            "t": (E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message)}
+        # A broker without the controller forwards it (as Kafka 4's brokers do), and answers
+        # once its own metadata shows the new partition.
+        assert call(two, request(("t", 2, None))) == {"t": (E.NONE, None)}
+        assert 1 in two.metadata_cache.snapshot.topics["t"].partitions
+        assert call(two, request(("t", 2, None))) == {"t": (E.INVALID_PARTITIONS,
+                                                            "Topic already has 2 partitions.")}
         got = call(one, request(("t", 1, None), ("nope", 2, None), ("u", 2, None), ("u", 3, None)), version=0)
-        assert got["t"] == (E.INVALID_PARTITIONS, "Topic already has 1 partitions.")
+        assert got["t"] == (E.INVALID_PARTITIONS,
+                            "Topic currently has 2 partitions, which is higher than the requested 1.")
         assert got["nope"] == (E.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'nope' does not exist.")
         assert got["u"] == (E.INVALID_REQUEST, "Duplicate topic in request.")
         assert call(one, request(("t", 3, [[3]]))) == {
             "t": (E.INVALID_REPLICA_ASSIGNMENT, "Unknown broker(s) in replica assignment: 3.")}
         assert call(one, request(("t", 3, None), validate_only=True)) == {"t": (E.NONE, None)}
-        assert partitions(one, "t") == 1 and len(one.controller.context.partition_assignments["t"]) == 1
+        assert partitions(one, "t") == 2 and len(one.controller.context.partition_assignments["t"]) == 2

@@ -16,12 +16,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kafkalite.clients import BlockingClient
 from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import allocate_producer_ids
+
+from ..controller_node import ControllerClient, ControllerNodeProvider, as_provider
 
 log = logging.getLogger("kafkalite.server.coordinator.producer_id_manager")
 
@@ -54,15 +55,15 @@ class ProducerIdsBlock:
 
 
 class ProducerIdManager:
-    def __init__(self, broker_id: int, broker_epoch: Callable[[], int], controller: tuple[str, int],
+    def __init__(self, broker_id: int, broker_epoch: Callable[[], int],
+                 controller: ControllerNodeProvider | tuple[str, int],
                  timeout: float = 5.0, security: ClientSecurity = PLAINTEXT) -> None:
         """``broker_epoch``: this broker's epoch from its registration, -1 while not registered
         (nothing is asked then: the controller would refuse it)."""
         self.broker_id = broker_id
         self.broker_epoch = broker_epoch
-        self.controller = controller
-        self.client = BlockingClient(controller[0], controller[1], f"broker-{broker_id}-producer-ids",
-                                     timeout, security=security)
+        self.client = ControllerClient(as_provider(controller), f"broker-{broker_id}-producer-ids",
+                                       timeout, security=security)
         self._lock = threading.Lock()
         self._current: ProducerIdsBlock | None = None
         self._next: ProducerIdsBlock | None = None
@@ -147,7 +148,7 @@ class ProducerIdManager:
         except Exception as e:  # unreachable, closed or a bad answer: the client reconnects next time
             if not self._stopping.is_set():
                 say("Broker %d cannot reach the controller at %s:%d for producer ids: %s", self.broker_id,
-                    *self.controller, e)
+                    *self.client.node.address, e)
             return None
         if response.error_code != E.NONE:
             # STALE_BROKER_EPOCH: the lifecycle registers again and the epoch changes.

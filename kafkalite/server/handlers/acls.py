@@ -34,6 +34,7 @@ from kafkalite.protocol.messages import delete_acls as da
 from kafkalite.protocol.messages import describe_acls as dea
 
 from ..authorizer.standard import StandardAuthorizer
+from ..controller_node import active
 from ..forwarding import PUSHED, forward, forwarded, origin
 from ..responses import respond
 
@@ -106,7 +107,7 @@ class AclApis:
         def answered(outcomes: list[tuple[int, str | None]]) -> None:
             self.send_response(respond(request, body(outcomes)))
 
-        if self.controller is not None:
+        if (controller := active(self.controller)) is not None:
 
             def done(future: concurrent.futures.Future) -> None:
                 try:
@@ -115,7 +116,7 @@ class AclApis:
                     outcomes = [(E.UNKNOWN_SERVER_ERROR, f"The controller failed: {e}")] * n
                 answered(outcomes)
 
-            self.controller.create_acls(bindings).add_done_callback(done)
+            controller.create_acls(bindings).add_done_callback(done)
         elif forwarded_by is not None or self.link is None:
             return respond(request, body([(E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message)] * n))
         else:
@@ -226,7 +227,7 @@ class AclApis:
         def answered(outcomes: list[DeleteOutcome]) -> None:
             self.send_response(respond(request, body(outcomes)))
 
-        if self.controller is not None:
+        if (controller := active(self.controller)) is not None:
 
             def done(future: concurrent.futures.Future) -> None:
                 try:
@@ -235,7 +236,7 @@ class AclApis:
                     outcomes = [(E.UNKNOWN_SERVER_ERROR, f"The controller failed: {e}", [])] * n
                 answered(outcomes)
 
-            self.controller.delete_acls(filters).add_done_callback(done)
+            controller.delete_acls(filters).add_done_callback(done)
         elif forwarded_by is not None or self.link is None:
             return respond(request, body([(E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message, [])] * n))
         else:

@@ -30,6 +30,7 @@ from kafkalite.protocol.messages import alter_client_quotas as acq
 from kafkalite.protocol.messages import describe_client_quotas as dcq
 
 from ..client_quotas import ClientQuotas
+from ..controller_node import active
 from ..forwarding import PUSHED, forward, forwarded, origin
 from ..responses import respond
 from ..topic_configs import ControllerLink
@@ -71,7 +72,7 @@ class ClientQuotaApis:
         if not entries:
             answered([])
             return None
-        if self.controller is not None:
+        if (controller := active(self.controller)) is not None:
             def done(future: concurrent.futures.Future) -> None:
                 try:
                     outcomes = future.result()
@@ -79,7 +80,7 @@ class ClientQuotaApis:
                     outcomes = [(E.UNKNOWN_SERVER_ERROR, f"The controller failed: {e}")] * len(entries)
                 answered(outcomes)
 
-            self.controller.alter_client_quotas(entries, req.validate_only).add_done_callback(done)
+            controller.alter_client_quotas(entries, req.validate_only).add_done_callback(done)
         elif forwarded_by is not None or self.link is None:
             answered([(E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message)] * len(entries))
         else:

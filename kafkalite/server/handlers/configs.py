@@ -49,6 +49,7 @@ from kafkalite.protocol.messages import list_config_resources as lcr
 from kafkalite.storage.config import TOPIC_SETTINGS, LogConfig
 
 from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig
+from ..controller_node import active
 from ..dynamic_config import BrokerLoggers, DynamicBrokerConfig, setting_for
 from ..forwarding import PUSHED, forward, forwarded, origin
 from ..metadata_cache import MetadataCache
@@ -378,7 +379,7 @@ class ConfigApis:
             self.send_response(respond(request, body()))
 
         changes = [c for _, c in pending]
-        if self.controller is not None:
+        if (controller := active(self.controller)) is not None:
             def done(future: concurrent.futures.Future) -> None:
                 try:
                     outcomes = future.result()
@@ -386,7 +387,7 @@ class ConfigApis:
                     outcomes = [(E.UNKNOWN_SERVER_ERROR, f"The controller failed: {e}")] * len(changes)
                 answered(outcomes)
 
-            self.controller.alter_configs(changes, req.validate_only).add_done_callback(done)
+            controller.alter_configs(changes, req.validate_only).add_done_callback(done)
         elif forwarded_by is not None or self.link is None:
             answered([(E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message)] * len(changes))
         else:

@@ -3,7 +3,8 @@ ReplicaManager with Kafka's fencing (served on the privileged listener only; the
 enforces it). A LeaderAndIsr naming topics this broker has not met first learns their settings
 from the controller (the topic config cache), so that a new log has its topic's settings from its
 first byte; the controller sends the next request only after this answer, so the wait reorders
-nothing."""
+nothing. Each of them accepted tells the broker's ControllerNodeProvider which controller is active
+(their controller id, at their controller epoch)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from kafkalite.network.request_channel import CloseConnectionResponse, Request, 
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import leader_and_isr, stop_replica, update_metadata
 
+from ..controller_node import ControllerNodeProvider
 from ..metadata_cache import update_metadata_partitions
 from ..replication.replica_manager import ReplicaManager
 from ..responses import respond
@@ -27,8 +29,10 @@ log = logging.getLogger("kafkalite.server.handlers.control")
 
 class ControlApis:
     def __init__(self, replica_manager: ReplicaManager, topic_configs: TopicConfigCache,
-                 send_response: Callable[[Response], None]) -> None:
+                 send_response: Callable[[Response], None],
+                 controller_nodes: ControllerNodeProvider | None = None) -> None:
         self.replica_manager = replica_manager
+        self.controller_nodes = controller_nodes
         self.topic_configs = topic_configs
         self.send_response = send_response
 
@@ -64,6 +68,8 @@ class ControlApis:
         leaders = {x.broker_id: (x.host_name, x.port) for x in req.live_leaders}
         error, results = self.replica_manager.become_leader_or_follower(
             req.controller_epoch, req.broker_epoch, states, leaders)
+        if error == E.NONE:
+            self._learn(req)
         R = leader_and_isr.RESPONSE
         if version < 5:
             body = R(error_code=error, partition_errors=[
@@ -98,8 +104,15 @@ class ControlApis:
 
     def handle_update_metadata(self, request: Request) -> Response:
         error = self.replica_manager.update_metadata(request.body, request.api_version)
+        if error == E.NONE:
+            self._learn(request.body)
         if error == E.NONE and log.isEnabledFor(logging.DEBUG):
             count = len(update_metadata_partitions(request.body, request.api_version))
             log.debug("Applied UpdateMetadata (controller epoch %d, %d partitions)",
                       request.body.controller_epoch, count)
         return respond(request, update_metadata.RESPONSE(error_code=error))
+
+    def _learn(self, req: Any) -> None:
+        """The sender of an accepted control request is the active controller (of its epoch)."""
+        if self.controller_nodes is not None:
+            self.controller_nodes.learn(req.controller_id, req.controller_epoch)

@@ -21,6 +21,7 @@ from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import elect_leaders
 
+from ..controller_node import active
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 
@@ -42,7 +43,8 @@ class ElectionApis:
             return respond(request, _response({}, E.INVALID_REQUEST))
         asked = (None if req.topic_partitions is None
                  else [(t.topic, p) for t in req.topic_partitions for p in t.partitions])
-        if self.controller is None:
+        controller = active(self.controller)
+        if controller is None:
             if asked is None:
                 asked = [(t.name, p) for t in self.cache.snapshot.topics.values() for p in t.partitions]
             message = E.BY_CODE[E.NOT_CONTROLLER].message
@@ -60,7 +62,7 @@ class ElectionApis:
                 body = _response(results)
             self.send_response(respond(request, body))
 
-        self.controller.elect_leaders(unclean, asked).add_done_callback(answer)
+        controller.elect_leaders(unclean, asked).add_done_callback(answer)
         return None
 
 

@@ -8,10 +8,12 @@ import concurrent.futures
 from collections.abc import Callable
 from typing import Any
 
+from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_partition
 
+from ..controller_node import active
 from ..responses import respond
 
 
@@ -22,15 +24,18 @@ class IsrApis:
 
     def alter_partition(self, request: Request) -> Response | None:
         R = alter_partition.RESPONSE
-        if self.controller is None:
+        controller = active(self.controller)
+        if controller is None:
             return respond(request, R(throttle_time_ms=0, error_code=E.NOT_CONTROLLER, topics=[]))
 
         def answer(future: concurrent.futures.Future) -> None:
             try:
                 body = future.result()
+            except ApiError as e:  # NOT_CONTROLLER: it stopped being active meanwhile
+                body = R(throttle_time_ms=0, error_code=e.code, topics=[])
             except Exception:  # logged by the controller; the leader proposes again
                 body = R(throttle_time_ms=0, error_code=E.UNKNOWN_SERVER_ERROR, topics=[])
             self.send_response(respond(request, body))
 
-        self.controller.alter_partition(request.body, request.api_version).add_done_callback(answer)
+        controller.alter_partition(request.body, request.api_version).add_done_callback(answer)
         return None

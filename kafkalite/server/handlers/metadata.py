@@ -28,6 +28,7 @@ from kafkalite.protocol.acl import AUTHORIZED_OPERATIONS_OMITTED
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics, metadata
 
+from ..controller_node import active
 from ..coordinator.offsets_topic import OFFSETS_TOPIC
 from ..coordinator.settings import OffsetsTopicConfig
 from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
@@ -95,8 +96,8 @@ class AutoTopicCreator:
 
     def _submit(self, name: str, partitions: int, factor: int,
                 configs: Mapping[str, str]) -> concurrent.futures.Future:
-        if self.controller is not None:
-            return self.controller.create_topic(name, partitions, factor, None, False, configs)
+        if (controller := active(self.controller)) is not None:
+            return controller.create_topic(name, partitions, factor, None, False, configs)
         if self.link is None:
             raise RuntimeError("no way to the controller")
         R = create_topics.REQUEST
@@ -114,8 +115,8 @@ class AutoTopicCreator:
         elif error is not None:
             log.warning("Auto-creation of topic %s failed: %s", name, error)
             return
-        elif self.controller is not None:
-            return
+        elif not hasattr(future.result(), "topics"):
+            return  # the local controller's (topic id, assignment)
         else:
             topic = future.result().topics[0]
             code, message = topic.error_code, topic.error_message
@@ -128,9 +129,18 @@ class AutoTopicCreator:
 
 
 class MetadataApis:
-    def __init__(self, metadata_cache: MetadataCache, auto_create: AutoTopicCreator | None = None) -> None:
+    def __init__(self, metadata_cache: MetadataCache, auto_create: AutoTopicCreator | None = None,
+                 node_id: int | None = None) -> None:
         self.metadata_cache = metadata_cache
         self.auto_create = auto_create  # None: auto.create.topics.enable=false
+        self.node_id = node_id  # this broker (None: the controller id is told as the metadata has it)
+
+    def controller_id(self, snap: Snapshot) -> int:
+        """The active controller if it is a live broker, else this broker (as Kafka's KRaft brokers
+        name an alive broker: clients send their controller requests there, and it forwards them)."""
+        if self.node_id is None or snap.controller_id in snap.brokers:
+            return snap.controller_id
+        return self.node_id
 
     def handle_metadata(self, request: Request) -> Response:
         snap = self.metadata_cache.snapshot
@@ -147,7 +157,7 @@ class MetadataApis:
                   for name, topic_id in _requested_topics(snap, request.body, version)]
         body = R(
             throttle_time_ms=0, brokers=brokers, cluster_id=snap.cluster_id,
-            controller_id=snap.controller_id, topics=topics,
+            controller_id=self.controller_id(snap), topics=topics,
             cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
         )
         return respond(request, body)

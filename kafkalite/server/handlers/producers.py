@@ -20,6 +20,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import allocate_producer_ids, init_producer_id
 from kafkalite.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
+from ..controller_node import active
 from ..coordinator.producer_id_manager import COORDINATOR_LOAD_IN_PROGRESS, ProducerIdManager
 from ..coordinator.transaction.coordinator import TransactionCoordinator
 from ..responses import respond
@@ -66,17 +67,20 @@ class ProducerIdApis:
 
     def allocate_producer_ids(self, request: Request) -> Response | None:
         R = allocate_producer_ids.RESPONSE
-        if self.controller is None:
+        controller = active(self.controller)
+        if controller is None:
             return respond(request, R(error_code=E.NOT_CONTROLLER))
 
         def answer(future: concurrent.futures.Future) -> None:
             try:
                 error, first, size = future.result()
+            except ApiError as e:  # NOT_CONTROLLER: it stopped being active meanwhile
+                error, first, size = e.code, 0, 0
             except Exception:  # logged by the controller; the broker retries
                 error, first, size = E.UNKNOWN_SERVER_ERROR, 0, 0
             self.send_response(respond(request, R(throttle_time_ms=0, error_code=error,
                                                   producer_id_start=first, producer_id_len=size)))
 
         body = request.body
-        self.controller.allocate_producer_ids(body.broker_id, body.broker_epoch).add_done_callback(answer)
+        controller.allocate_producer_ids(body.broker_id, body.broker_epoch).add_done_callback(answer)
         return None

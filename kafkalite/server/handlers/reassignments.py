@@ -24,6 +24,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_partition_reassignments as A
 from kafkalite.protocol.messages import list_partition_reassignments as L
 
+from ..controller_node import active
 from ..responses import respond
 
 SendResponse = Callable[[Response], None]
@@ -39,7 +40,8 @@ class ReassignmentApis:
         allow = req.allow_replication_factor_change if request.api_version >= 1 else True
         asked = [(t.name, p.partition_index, None if p.replicas is None else list(p.replicas))
                  for t in req.topics for p in t.partitions]
-        if self.controller is None:
+        controller = active(self.controller)
+        if controller is None:
             return respond(request, _alter_error(req, allow, E.NOT_CONTROLLER,
                                                  E.BY_CODE[E.NOT_CONTROLLER].message))
 
@@ -55,12 +57,13 @@ class ReassignmentApis:
                 body = _alter_response(req, allow, results)
             self.send_response(respond(request, body))
 
-        self.controller.alter_partition_reassignments(asked, allow, req.timeout_ms).add_done_callback(answer)
+        controller.alter_partition_reassignments(asked, allow, req.timeout_ms).add_done_callback(answer)
         return None
 
     def list_partition_reassignments(self, request: Request) -> Response | None:
         req = request.body
-        if self.controller is None:
+        controller = active(self.controller)
+        if controller is None:
             return respond(request, L.RESPONSE(throttle_time_ms=0, error_code=E.NOT_CONTROLLER,
                                                error_message=E.BY_CODE[E.NOT_CONTROLLER].message,
                                                topics=[]))
@@ -83,7 +86,7 @@ class ReassignmentApis:
                     for name, parts in ongoing.items()])
             self.send_response(respond(request, body))
 
-        self.controller.list_partition_reassignments(topics).add_done_callback(answer)
+        controller.list_partition_reassignments(topics).add_done_callback(answer)
         return None
 
 

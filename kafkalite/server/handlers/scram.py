@@ -34,6 +34,7 @@ from kafkalite.protocol.messages import alter_user_scram_credentials as ausc
 from kafkalite.protocol.messages import describe_user_scram_credentials as dusc
 
 from ..authorizer import ALLOW_ALL, Authorizer
+from ..controller_node import active
 from ..forwarding import PUSHED, forward, forwarded, origin
 from ..responses import respond
 from ..topic_configs import ControllerLink
@@ -138,7 +139,7 @@ class ScramApis:
             answered([(n, code, E.BY_CODE[code].message) for n in sorted(names)])
             return None
 
-        if self.controller is not None:
+        if (controller := active(self.controller)) is not None:
             def done(future: concurrent.futures.Future) -> None:
                 try:
                     outcomes = future.result()
@@ -146,7 +147,7 @@ class ScramApis:
                     outcomes = all_failed(E.UNKNOWN_SERVER_ERROR, f"The controller failed: {e}")
                 answered(outcomes)
 
-            self.controller.alter_user_scram_credentials(req).add_done_callback(done)
+            controller.alter_user_scram_credentials(req).add_done_callback(done)
         elif forwarded_by is not None or self.link is None:
             answered(all_failed(E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message))
         else:

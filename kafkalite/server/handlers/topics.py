@@ -1,6 +1,7 @@
-"""CreateTopics, CreatePartitions and DeleteTopics: requests a broker passes to its controller. A
-broker without the controller role answers NOT_CONTROLLER, as Kafka does, so that clients go to
-the controller named in Metadata.
+"""CreateTopics, CreatePartitions and DeleteTopics: requests a broker passes to its controller: to
+the local one while it is active, else forwarded over the ControllerLink (its "topics" lane) to the
+active controller's node, as Kafka 4's brokers forward them; without either (a broker given no
+link) NOT_CONTROLLER, so that clients go to the controller named in Metadata.
 
 A topic request is answered once the controller has handled it and this broker's own metadata
 cache shows the change (the controller sends it UpdateMetadata over a socket like any broker),
@@ -13,15 +14,20 @@ controller's answer and every metadata change of a topic check the operations wa
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 from collections.abc import Callable
 from typing import Any
 
 from kafkalite.common.errors import ApiError
+from kafkalite.common.uuids import ZERO_UUID
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_partitions, create_topics, delete_topics
 
 from ..client_quotas import ThrottlingQuotaExceeded
+from ..controller_node import active
+from ..forwarding import forward
 from ..metadata_cache import MetadataCache, Snapshot
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..responses import respond
@@ -40,11 +46,21 @@ def topic_id_key(topic_id: Any) -> tuple[str, Any]:
     return ("topic-id", topic_id)
 
 
+LANE = "topics"  # the ControllerLink lane forwarded topic requests take
+# A forwarded request waits at most this long for the controller's node (the link's own bound).
+FORWARD_TIMEOUT_MS = 4000
+
+
 class TopicApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache,
                  purgatory: DelayedOperationPurgatory, send_response: SendResponse,
-                 describer: ConfigDescriber | None = None) -> None:
+                 describer: ConfigDescriber | None = None, link: Any = None,
+                 wait_for_metadata: bool = True) -> None:
         self.controller = controller  # None on a broker without the controller role
+        # False on a controller-only node: no metadata of its own to wait for (the broker that
+        # forwarded the request waits for its own).
+        self.wait_for_metadata = wait_for_metadata
+        self.link = link  # the ControllerLink to the active controller (None: never forwards)
         self.cache = metadata_cache
         self.purgatory = purgatory
         self.send_response = send_response
@@ -83,9 +99,14 @@ class TopicApis:
         configs: dict[str, dict[str, str]] = {}
         body = R(throttle_time_ms=0, topics=results)
         charge = _mutation_charge(request, body, strict=request.api_version >= 6)
+        controller = active(self.controller)
+        remote = self._forward(request, "topics") if controller is None and self.link is not None else None
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
-            if self.controller is None:
+            if remote is not None:
+                configs[topic.name] = {c.name: c.value for c in topic.configs}
+                pending.append((result, remote.setdefault(topic.name, concurrent.futures.Future())))
+            elif controller is None:
                 result.error_code = E.NOT_CONTROLLER
                 result.error_message = E.BY_CODE[E.NOT_CONTROLLER].message
             else:
@@ -97,10 +118,12 @@ class TopicApis:
                 else:
                     overrides = {c.name: c.value for c in topic.configs}
                     configs[topic.name] = overrides
-                    pending.append((result, self.controller.create_topic(
+                    pending.append((result, controller.create_topic(
                         topic.name, topic.num_partitions, topic.replication_factor, assignment,
                         req.validate_only, overrides, charge=charge)))
             results.append(result)
+        if remote is not None:
+            remote.send()
         return self._respond_or_wait(request, body, _DelayedCreateTopics(
             request, body, pending, req.validate_only, self, configs))
 
@@ -115,20 +138,27 @@ class TopicApis:
         counts: dict[str, int] = {}
         body = R(throttle_time_ms=0, results=results)
         charge = _mutation_charge(request, body, strict=request.api_version >= 3)
+        controller = active(self.controller)
+        remote = self._forward(request, "results") if controller is None and self.link is not None else None
         for topic in req.topics:
             result = R["results"](name=topic.name, error_code=E.NONE, error_message=None)
             if names.count(topic.name) > 1:
                 result.error_code, result.error_message = E.INVALID_REQUEST, "Duplicate topic in request."
-            elif self.controller is None:
+            elif remote is not None:
+                counts[topic.name] = topic.count
+                pending.append((result, remote.setdefault(topic.name, concurrent.futures.Future())))
+            elif controller is None:
                 result.error_code = E.NOT_CONTROLLER
                 result.error_message = E.BY_CODE[E.NOT_CONTROLLER].message
             else:
                 assignment = ([list(a.broker_ids) for a in topic.assignments]
                               if topic.assignments is not None else None)
                 counts[topic.name] = topic.count
-                pending.append((result, self.controller.create_partitions(
+                pending.append((result, controller.create_partitions(
                     topic.name, topic.count, assignment, req.validate_only, charge=charge)))
             results.append(result)
+        if remote is not None:
+            remote.send()
         return self._respond_or_wait(request, body, _DelayedCreatePartitions(
             request, body, pending, req.validate_only, self, counts))
 
@@ -143,16 +173,73 @@ class TopicApis:
         pending: list[tuple[Any, concurrent.futures.Future]] = []
         body = R(throttle_time_ms=0, responses=results)
         charge = _mutation_charge(request, body, strict=version >= 5)
+        controller = active(self.controller)
+        remote = (self._forward(request, "responses") if controller is None and self.link is not None
+                  else None)
         for name, topic_id in wanted:
             result = R["responses"](name=name, error_code=E.NONE)
             if topic_id is not None:
                 result.topic_id = topic_id
-            if self.controller is None:
+            if remote is not None:
+                pending.append((result, remote.setdefault(name if name is not None else topic_id,
+                                                          concurrent.futures.Future())))
+            elif controller is None:
                 result.error_code = E.NOT_CONTROLLER
             else:
-                pending.append((result, self.controller.delete_topic(name, topic_id, charge=charge)))
+                pending.append((result, controller.delete_topic(name, topic_id, charge=charge)))
             results.append(result)
+        if remote is not None:
+            remote.send()
         return self._respond_or_wait(request, body, _DelayedDeleteTopics(request, body, pending, False, self))
+
+
+    # --- forwarding ------------------------------------------------------------------------------
+
+    def _forward(self, request: Request, results_field: str) -> _Forwarded:
+        return _Forwarded(self.link, request, results_field)
+
+
+class _Forwarded:
+    """A topic request forwarded to the active controller's node: one future per topic (by name,
+    or id for a deletion by id), each completing as the local controller's would (CreateTopics:
+    (topic id, layout); CreatePartitions: None; DeleteTopics: the name) or failing with ApiError.
+    The caller takes each topic's future (``setdefault``), then ``send``s."""
+
+    def __init__(self, link: Any, request: Request, results_field: str) -> None:
+        self.link = link
+        self.api_key, self.version = request.api_key, request.api_version
+        self.body = copy.copy(request.body)
+        self.body.timeout_ms = min(self.body.timeout_ms, FORWARD_TIMEOUT_MS)
+        self.results_field = results_field
+        self.futures: dict[Any, concurrent.futures.Future] = {}
+
+    def setdefault(self, key: Any, future: concurrent.futures.Future) -> concurrent.futures.Future:
+        return self.futures.setdefault(key, future)
+
+    def send(self) -> None:
+        if self.futures:
+            forward(self.link, LANE, self.api_key, self.version, self.body, ApiKey(self.api_key).name,
+                    self._answered, self._failed)
+
+    def _answered(self, response: Any) -> None:
+        for r in getattr(response, self.results_field):
+            future = self.futures.get(r.name) or self.futures.get(getattr(r, "topic_id", None))
+            if future is None or future.done():
+                continue
+            if r.error_code != E.NONE:
+                future.set_exception(ApiError(r.error_code, getattr(r, "error_message", None)
+                                              or E.BY_CODE[r.error_code].message))
+            elif self.api_key == ApiKey.CREATE_TOPICS:
+                layout = {i: [-1] * max(1, r.replication_factor) for i in range(r.num_partitions)}
+                future.set_result((getattr(r, "topic_id", None) or ZERO_UUID, layout))
+            else:
+                future.set_result(r.name)
+        self._failed("no answer for it")
+
+    def _failed(self, why: str) -> None:
+        for future in self.futures.values():
+            if not future.done():
+                future.set_exception(ApiError(E.REQUEST_TIMED_OUT, f"The controller did not answer: {why}"))
 
 
 class _DelayedTopics(DelayedOperation):
@@ -174,7 +261,7 @@ class _DelayedTopics(DelayedOperation):
         for result, future in self.pending:
             if not future.done():
                 return False
-            if future.exception() is None and not self.validate_only and not self.shown(snap, result, future):
+            if future.exception() is None and not self._shown(snap, result, future):
                 return False
         return self.force_complete()
 
@@ -193,13 +280,16 @@ class _DelayedTopics(DelayedOperation):
                 result.error_message = f"The controller failed: {error}"
             else:
                 self.fill(result, future.result())
-                if not self.validate_only and not self.shown(snap, result, future):
+                if not self._shown(snap, result, future):
                     result.error_code = E.REQUEST_TIMED_OUT
                     result.error_message = self.timed_out
         self.apis.send_response(respond(self.request, self.body))
 
     def on_expiration(self) -> None:
         pass  # on_complete has answered REQUEST_TIMED_OUT for what was missing
+
+    def _shown(self, snap: Snapshot, result: Any, future: concurrent.futures.Future) -> bool:
+        return self.validate_only or not self.apis.wait_for_metadata or self.shown(snap, result, future)
 
     timed_out: str | None = None  # the error message of a topic whose metadata did not arrive
 

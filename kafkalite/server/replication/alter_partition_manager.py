@@ -17,12 +17,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kafkalite.clients import BlockingClient
 from kafkalite.clients.security import PLAINTEXT, ClientSecurity
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_partition as ap
 
+from ..controller_node import ControllerClient, ControllerNodeProvider, as_provider
 from .partition import Partition
 
 log = logging.getLogger("kafkalite.server.replication.alter_partition_manager")
@@ -32,18 +32,19 @@ RETRY_BACKOFF = 0.1  # seconds before a failed send is tried again (Kafka's retr
 
 
 class AlterPartitionManager(threading.Thread):
-    def __init__(self, node_id: int, controller: Callable[[], tuple[str, int]],
+    def __init__(self, node_id: int, controller: ControllerNodeProvider | tuple[str, int],
                  broker_epoch: Callable[[], int],
                  on_answer: Callable[[Partition, bool], None], timeout: float = 5.0,
                  security: ClientSecurity = PLAINTEXT) -> None:
         super().__init__(name=f"broker-{node_id}-alter-partition-channel", daemon=True)
         self.node_id = node_id
-        self.controller = controller
+        self.provider = as_provider(controller)
         self.broker_epoch = broker_epoch
         self.on_answer = on_answer  # (partition, whether its high watermark moved)
         self.timeout = timeout
         self.security = security  # the controller's listener's
-        self._client: BlockingClient | None = None
+        self._client = ControllerClient(self.provider, f"broker-{node_id}-alter-partition", timeout,
+                                        security=security)
         self._pending: dict[tuple[uuid.UUID, int], tuple[Partition, tuple[int, ...]]] = {}
         self._cond = threading.Condition()
         self._running = True
@@ -59,9 +60,7 @@ class AlterPartitionManager(threading.Thread):
         with self._cond:
             self._running = False
             self._cond.notify()
-        client = self._client
-        if client is not None:
-            client.close()
+        self._client.close()
         if self.is_alive():
             self.join(timeout)
 
@@ -80,20 +79,13 @@ class AlterPartitionManager(threading.Thread):
                             self._pending.setdefault(key, item)  # a newer proposal wins
                         self._cond.wait(RETRY_BACKOFF)
         finally:
-            if self._client is not None:
-                self._client.close()
+            self._client.close()
 
     def _send(self, batch: dict[tuple[uuid.UUID, int], tuple[Partition, tuple[int, ...]]]) -> bool:
         epoch = self.broker_epoch()
         if epoch < 0:
             return False  # not registered yet
-        host, port = self.controller()
         client = self._client
-        if client is None or (client.host, client.port) != (host, port):
-            if client is not None:
-                client.close()
-            client = self._client = BlockingClient(host, port, f"broker-{self.node_id}-alter-partition",
-                                                   self.timeout, security=self.security)
         R = ap.REQUEST
         topics: dict[uuid.UUID, list[Any]] = {}
         for (topic_id, index), (partition, new_isr) in batch.items():
