@@ -160,3 +160,5 @@ class ControllerSettings:
     inter_broker_listener: str | None = None
     # How the controller connects to the brokers' privileged listener (BrokerConfig.privileged_security).
     client_security: ClientSecurity = PLAINTEXT
+    # metadata.log.max.record.bytes.between.snapshots (Kafka's default; helper D adds the setting row).
+    metadata_log_max_record_bytes_between_snapshots: int = 20971520

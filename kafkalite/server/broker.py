@@ -17,6 +17,7 @@ from typing import Any
 
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.controller.controller import KafkaController
+from kafkalite.controller.local_quorum import LocalQuorum
 from kafkalite.metrics.components import (
     controller_state,
     handler_pool_metrics,
@@ -192,10 +193,16 @@ class Broker:
         self.metadata_cache = MetadataCache(cluster_id, controller_id, {self.node_id: me})
         if cfg.is_controller:
             assert cluster_id is not None
-            store_dir = None if cfg.memory_storage else cfg.log_dirs[0]  # None: in memory
-            self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id, self.metrics)
+            # The metadata log: a quorum of one until the lead wires the RaftManager here (issue 30).
+            path = None if cfg.memory_storage else os.path.join(cfg.log_dirs[0], "kafkalite-metadata.log")
+            self.metadata_quorum = LocalQuorum(self.node_id, path)
+            self.controller = KafkaController(cfg.controller_settings(), self.metadata_quorum, cluster_id,
+                                              self.metrics)
+            self.metadata_quorum.listener = self.controller
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
+            self.metadata_quorum.startup()  # the controller activates (its node leads at once)
+            self.controller.await_active(10)  # activated: its state is loaded
             if self.standard_authorizer is not None:
                 # The controller's node authorizes from the ACLs its controller stores from the start,
                 # brokers' registrations (its own too) included, as Kafka's controllers do from the
@@ -576,6 +583,7 @@ class Broker:
                 log.warning("Some requests were still unanswered at shutdown")
         if self.controller is not None:
             self.controller.shutdown()
+            self.metadata_quorum.shutdown()
         if self.quotas is not None:
             self.quotas.close()
         for pool in self.pools:
