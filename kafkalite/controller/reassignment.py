@@ -127,9 +127,6 @@ class Reassignments:
             log.info("Resuming %d partition reassignments: %s", len(self.ongoing),
                      ", ".join(str(tp) for tp in sorted(self.ongoing)))
 
-    def stored(self) -> dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]:
-        return {(tp.topic, tp.partition): (r.adding, r.removing) for tp, r in self.ongoing.items()}
-
     # --- AlterPartitionReassignments ----------------------------------------------------------
 
     def alter(self, partitions: list[tuple[str, int, list[int] | None]], allow_rf_change: bool,
