@@ -160,6 +160,7 @@ class KafkaController:
         self._last_seen: dict[int, float] = {}
         # Brokers shutting down whose leaderships have moved: their heartbeats say should_shut_down.
         self._shutdown_ready: set[int] = set()
+        self._fenced_in_log: dict[int, int] = {}  # broker -> the epoch fenced after its controlled shutdown
         self._next_rebalance = time.monotonic() + settings.leader_imbalance_check_interval_seconds
         self._rng = random.Random()
         active = controller_metrics(self.channel, self.offline_partitions_count)
@@ -262,6 +263,7 @@ class KafkaController:
         self._offline_log_dirs.clear()
         self._last_seen.clear()
         self._shutdown_ready.clear()
+        self._fenced_in_log.clear()
         self._topic_configs.clear()
         self.configs.broker_configs = {}
         self.scram.credentials = {}
@@ -459,7 +461,15 @@ class KafkaController:
             self.context.shutting_down_broker_ids.add(broker_id)  # no leadership for it from now
             self.submit(functools.partial(self._controlled_shutdown, broker_id, broker_epoch),
                         what=f"controlled shutdown of broker {broker_id}")
-        return E.NONE, broker_id in self._shutdown_ready
+        ready = broker_id in self._shutdown_ready
+        if ready and not self._fenced_in_log.get(broker_id) == broker_epoch:
+            # Its controlled shutdown is done: fenced in the log (Kafka fences a broker once it may
+            # stop), so that a new active controller does not take it as live. It stays in the
+            # context, shutting down, until its session ends.
+            self._fenced_in_log[broker_id] = broker_epoch
+            self.submit(functools.partial(self.store.fence_broker, broker_id, broker_epoch),
+                        what=f"fencing broker {broker_id} after its controlled shutdown")
+        return E.NONE, ready
 
     # --- producer ids (KIP-730) ----------------------------------------------------------------
 

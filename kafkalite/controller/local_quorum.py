@@ -53,7 +53,8 @@ class LocalQuorum:
             self._file = open(self.path, "ab")
         else:
             epoch = 1
-        self._next_offset = entries[-1].offset + 1 if entries else 0
+        # Raft opens every epoch with a LeaderChange control record: its offset is skipped here.
+        self._next_offset = (entries[-1].offset + 1 if entries else 0) + 1
         if entries:
             self.listener.handle_commit(entries)
         self.leader = (self.node_id, epoch)

@@ -160,3 +160,18 @@ def test_the_leader_gone_means_a_standby():
         raft.lose_leadership(NO_LEADER)
         assert wait_for(lambda: not c.is_active, timeout=10)
         assert not_controller(c.allocate_producer_ids(1, 0))
+
+
+def test_a_broker_done_with_its_controlled_shutdown_is_fenced_in_the_log():
+    with controller() as (c, raft):
+        raft.startup()
+        assert c.await_active(10)
+        epoch = register(c, 1, closed_port())
+        assert wait_for(lambda: c.heartbeat(1, epoch, want_shut_down=True) == (E.NONE, True), timeout=10)
+        fence = R.FENCE_BROKER_RECORD(id=1, epoch=epoch)
+        assert wait_for(lambda: fence in [R.decode(e.data) for e in raft.records()], timeout=10)
+        # Still in the context until its session ends; a new term does not take it as live.
+        assert c.context.live_or_shutting_down_broker_ids == {1}
+        raft.lose_leadership()
+        raft.elect()
+        assert c.await_active(10) and c.context.live_or_shutting_down_broker_ids == set()
