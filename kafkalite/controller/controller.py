@@ -309,8 +309,8 @@ class KafkaController:
                 return
             self._active = True
             self._activated.set()
-        log.info("Controller %d is active in epoch %d (%d topics, %d live brokers)", self.node_id, epoch,
-                 len(topics), len(live))
+        log.info("Controller %d started with epoch %d: active, its node leads the metadata quorum "
+                 "(%d topics, %d live brokers)", self.node_id, epoch, len(topics), len(live))
         self._next_rebalance = now + self.settings.leader_imbalance_check_interval_seconds
         # The full state to every live broker, offline partitions with a live ISR member led again.
         self._on_broker_startup(live)
