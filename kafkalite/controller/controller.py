@@ -573,7 +573,7 @@ class KafkaController:
             if targets and lead is not None:
                 self.batch.add_leader_and_isr_request_for_brokers(targets, tp, lead, replicas, False)
         self.batch.send_requests_to_brokers(ctx.epoch)
-        # A restarted controller's reassignments may be done already; a new replica may lead one.
+        # A new active controller's reassignments may be done already; a new replica may lead one.
         self.reassignments.maybe_complete()
         self.reassignments.brokers_started(new_ids)
 
@@ -958,7 +958,7 @@ class KafkaController:
         return result
 
     def stored_partitions(self, partitions: Any) -> list[StoredPartition]:
-        """The store's rows of ``partitions`` as the context has them (event thread)."""
+        """The stored state of ``partitions`` as the context has them (event thread)."""
         return self._stored(partitions)
 
     def _persist(self, partitions: list[TopicPartition]) -> None:
