@@ -4,7 +4,7 @@ AclBindingFilter and AclControlManager).
 A binding is a resource pattern (type, name, LITERAL or PREFIXED) with an access control entry
 (principal, host, operation, ALLOW or DENY). CreateAcls adds bindings (one already there is
 not added twice), DeleteAcls removes those matching each filter, DescribeAcls lists those
-matching one filter. The controller stores the set (controller/store.py's ``acls`` table) and
+matching one filter. The controller writes the set to the metadata log (AccessControlEntryRecord) and
 pushes the whole set to every broker after each change and to a broker that registers (a
 CreateAcls request from the controller's client id, which the broker takes as "these are all the
 ACLs": server/handlers/acls.py); each broker's StandardAuthorizer then decides on its own copy.
@@ -228,12 +228,12 @@ class AclControl:
         self.acls: frozenset[AclBinding] = frozenset()
 
     def load(self) -> None:
-        self.acls = frozenset(AclBinding.of(*row) for row in self.store.load_acls())
+        self.acls = frozenset(self.store.load_acls())
 
     def create(self, bindings: list[AclBinding]) -> tuple[list[tuple[int, str | None]], bool]:
         """Each binding checked and added (an existing one is a success adding nothing):
-        [(error code, message)] in order, and whether the set changed. Raises sqlite3.Error when
-        the store fails (nothing changed then)."""
+        [(error code, message)] in order, and whether the set changed. Raises ApiError
+        (NOT_CONTROLLER) when the write fails (nothing changed then)."""
         results: list[tuple[int, str | None]] = []
         new: list[AclBinding] = []
         for b in bindings:
@@ -246,7 +246,7 @@ class AclControl:
                 new.append(b)
             results.append((E.NONE, None))
         if new:
-            self.store.add_acls([dataclasses.astuple(b) for b in new])
+            self.store.add_acls(new)
             self.acls = self.acls | frozenset(new)
         return results, bool(new)
 
@@ -266,7 +266,7 @@ class AclControl:
             gone.update(matched)
             results.append((E.NONE, None, matched))
         if gone:
-            self.store.delete_acls([dataclasses.astuple(b) for b in gone])
+            self.store.delete_acls(gone)
             self.acls = self.acls - gone
         return results, bool(gone)
 

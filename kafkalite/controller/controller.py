@@ -1,9 +1,23 @@
-"""The controller (Kafka's KafkaController, run inside one broker as before KRaft).
+"""The controller (Kafka's KafkaController), the state machine of the metadata log.
+
+Every controller node runs one; it acts only while its node leads the Raft quorum of
+``__cluster_metadata`` (``is_active``). It is a RaftListener: committed records are applied to its
+store's image (store.py, image.py) on every node, and snapshots are taken every
+``metadata.log.max.record.bytes.between.snapshots`` bytes of records applied. When its node
+becomes leader (once the whole committed log is applied) it activates as Kafka's
+onControllerFailover: controller epoch = the Raft epoch, the context rebuilt from the image (every
+registered, unfenced broker taken as live with a fresh session), the channel started, the full
+state sent to every live broker (UpdateMetadata of every partition, then LeaderAndIsr of each
+broker's partitions), leaders elected for partitions whose leader is not live, reassignments and
+topic deletions resumed. When its node stops leading it drops all that; a standby controller
+answers every call NOT_CONTROLLER (ApiError). A write that fails (not the leader any more, no
+commit in time) aborts its event (no control request goes out for an uncommitted change) and the
+controller starts again from the image if its node still leads.
 
 All controller state is changed on one event thread, in order: registrations and heartbeats from
 brokers, the session checker's "broker expired" events, and topic creation and deletion from the
-request handlers. Each event updates the ControllerContext, persists what must survive a restart
-in the ControllerStore, and sends LeaderAndIsr / UpdateMetadata / StopReplica through one
+request handlers. Each event updates the ControllerContext, writes what must survive a failover
+to the metadata log (the ControllerStore), and sends LeaderAndIsr / UpdateMetadata / StopReplica through one
 ControllerBrokerRequestBatch and the ControllerChannelManager.
 
 Broker changes follow Kafka's processBrokerChange: new brokers get full metadata and the
@@ -35,26 +49,27 @@ import functools
 import logging
 import queue
 import random
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from kafkalite.common.endpoints import SECURITY_PROTOCOL_NAMES, Endpoint
 from kafkalite.common.errors import ApiError, ConfigError
 from kafkalite.common.leader_and_isr import NO_LEADER
 from kafkalite.common.uuids import ZERO_UUID as ZERO_TOPIC_ID
-from kafkalite.metrics.components import controller_metrics
+from kafkalite.metrics.components import controller_metrics, controller_state
 from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import alter_partition as ap
 from kafkalite.protocol.messages.describe_configs import RESOURCE_BROKER
+from kafkalite.raft.messages import Entry, OffsetAndEpoch
 from kafkalite.storage.config import LogConfig
 
 from . import acls as acl_control
+from . import records
 from .acls import AclBinding, AclBindingFilter, AclControl
 from .assignment import assign_replicas, validate_topic_name
 from .channel_manager import ControllerChannelManager
@@ -74,30 +89,54 @@ SESSION_CHECK_INTERVAL = 0.1
 # Producer ids a broker gets per AllocateProducerIds (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
 PRODUCER_ID_BLOCK_SIZE = 1000
 MAX_PRODUCER_ID = 2**63 - 1
+# Seconds a write waits for its commit before the event is aborted (NOT_CONTROLLER).
+WRITE_TIMEOUT = 10.0
 # A topic mutation's charge against controller_mutation_rate: called with its partition count
 # once the topic is checked; raises ApiError (THROTTLING_QUOTA_EXCEEDED) to refuse it.
 Charge = Callable[[int], None]
 
 
+class MetadataRaft(Protocol):
+    """What the controller uses of its node's RaftManager (kafkalite/raft/manager.py)."""
+
+    def append(self, records: list[bytes]) -> concurrent.futures.Future: ...
+
+    @property
+    def leader(self) -> tuple[int, int]: ...
+
+    def create_snapshot(self, snapshot_id: OffsetAndEpoch, payload: bytes) -> None: ...
+
+
+def not_controller() -> ApiError:
+    return ApiError(E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message)
+
+
 class KafkaController:
-    def __init__(self, settings: ControllerSettings, store_dir: str | None, cluster_id: str,
+    def __init__(self, settings: ControllerSettings, raft: MetadataRaft, cluster_id: str,
                  metrics: MetricsRegistry | None = None) -> None:
-        """``metrics``: the broker's registry, where the controller reports (ActiveControllerCount,
+        """``raft``: its node's RaftManager, whose listener this controller is. ``metrics``: the
+        broker's registry, where the controller reports (ActiveControllerCount,
         OfflinePartitionsCount, its channel's queues) until ``shutdown``."""
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = cluster_id
         self.listener = settings.listener
         self.session_timeout = settings.session_timeout_ms / 1000
-        self.store = ControllerStore(store_dir)
+        self.raft = raft
+        self.store = ControllerStore(self._write)
         self.context = ControllerContext()
         self.channel = ControllerChannelManager(self.node_id, settings.socket_timeout_ms,
                                                settings.client_security)
-        self.batch = ControllerBrokerRequestBatch(
-            self.context, self.channel.send_request, settings.inter_broker_protocol_version,
-            self.node_id, inter_broker_listener=settings.inter_broker_listener or self.listener,
-            on_stop_replica_response=self._on_stop_replica_response,
-            on_leader_and_isr_response=self._on_leader_and_isr_response)
+        self.batch = self._new_batch()
+        # Whether this controller acts (its node leads and it has activated), and the term it
+        # acts in: events submitted in an earlier one fail with NOT_CONTROLLER.
+        self._active = False
+        self._generation = 0
+        self._leading_epoch: int | None = None  # the Raft epoch this node leads in, if it does
+        self._leadership_lock = threading.Lock()
+        # Told of every leader change first (leader id, epoch): the node's ControllerNodeProvider.
+        self.leader_listeners: list[Callable[[int, int], object]] = []
+        self._activated = threading.Event()  # set while active
         # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).
         self._offline_log_dirs: dict[int, frozenset[uuid.UUID]] = {}
         # Topic -> replicas (broker, partition) whose StopReplica (delete) is not answered yet.
@@ -112,8 +151,10 @@ class KafkaController:
         self.reassignments = Reassignments(self)  # the partition reassignments in progress
         self.scram = ScramControl(self.store)  # SCRAM credentials: stored and pushed (scram.py)
         self.acls = AclControl(self.store)  # CreateAcls / DeleteAcls, stored and pushed (acls.py)
-        self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str] | None] = \
-            queue.Queue()
+        # (function, its future, what it is, the term it belongs to: None for the activation and
+        # deactivation themselves)
+        self._events: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future, str, int | None]
+                                  | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="controller-event-thread", daemon=True)
         self._checker = threading.Thread(target=self._check_sessions, name="controller-session-checker",
                                          daemon=True)
@@ -121,52 +162,200 @@ class KafkaController:
         self._last_seen: dict[int, float] = {}
         # Brokers shutting down whose leaderships have moved: their heartbeats say should_shut_down.
         self._shutdown_ready: set[int] = set()
+        self._fenced_in_log: dict[int, int] = {}  # broker -> the epoch fenced after its controlled shutdown
         self._next_rebalance = time.monotonic() + settings.leader_imbalance_check_interval_seconds
         self._rng = random.Random()
-        # True while the store misses changes the controller made (a write failed): the session
-        # checker asks for a whole rewrite until one succeeds.
-        self.store_behind = False
+        active = controller_metrics(self.channel, self.offline_partitions_count)
+        standby = controller_state(0)
         self._metrics = (metrics or MetricsRegistry()).register(
-            "controller", controller_metrics(self.channel, self.offline_partitions_count))
+            "controller", lambda: active() if self._active else standby())
+
+    def _new_batch(self) -> ControllerBrokerRequestBatch:
+        s = self.settings
+        return ControllerBrokerRequestBatch(
+            self.context, self.channel.send_request, s.inter_broker_protocol_version,
+            self.node_id, inter_broker_listener=s.inter_broker_listener or self.listener,
+            on_stop_replica_response=self._on_stop_replica_response,
+            on_leader_and_isr_response=self._on_leader_and_isr_response)
 
     # --- life cycle -----------------------------------------------------------------------------
 
-    @property
-    def is_active(self) -> bool:
-        """Whether this controller acts (the single controller always does; placeholder for the
-        quorum's, active only while its node leads)."""
-        return True
-
     def startup(self) -> None:
-        self.context.epoch = self.store.bump_controller_epoch()
-        topics, partitions = self.store.load()
-        self.context.topic_ids.update(topics)
-        self._topic_configs.update(self.store.load_topic_configs())
-        self.configs.load()
-        self.scram.load()
-        self.acls.load()
-        self.quotas.load()
-        for p in partitions:
-            tp = TopicPartition(p.topic, p.partition)
-            self.context.update_partition_replica_assignment(tp, list(p.replicas))
-            self.context.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
-                p.leader, p.leader_epoch, p.isr, p.partition_epoch, self.context.epoch)
-        self.reassignments.load(self.store.load_reassignments())
-        self.channel.startup({})
+        """Start the event thread; the controller activates when its node leads (see
+        handle_leader_change), which its RaftManager says once started."""
         self._thread.start()
         self._checker.start()
-        log.info("Controller %d started with epoch %d (%d topics recovered)", self.node_id,
-                 self.context.epoch, len(topics))
+        log.info("Controller %d started (standby until its node leads the metadata quorum)", self.node_id)
 
     def shutdown(self) -> None:
         self._metrics.close()
+        with self._leadership_lock:
+            self._active = False
+            self._activated.clear()
+            self._generation += 1
         self._stopping.set()
         self._events.put(None)
         for t in (self._thread, self._checker):
             if t.is_alive():
                 t.join(5)
         self.channel.shutdown()
-        self.store.close()
+
+    @property
+    def is_active(self) -> bool:
+        """Whether this controller acts: its node leads the quorum and it has activated."""
+        return self._active
+
+    def await_active(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the controller to be active."""
+        return self._activated.wait(timeout)
+
+    # --- the Raft listener (called on the RaftManager's thread) ------------------------------------
+
+    def handle_commit(self, entries: list[Entry]) -> None:
+        """Apply committed records to the image; a snapshot once enough bytes were applied."""
+        self.store.apply_entries(entries)
+        if self.store.bytes_since_snapshot >= self.settings.metadata_log_max_record_bytes_between_snapshots:
+            end, epoch, payload = self.store.snapshot()
+            try:
+                self.raft.create_snapshot(OffsetAndEpoch(end, epoch), payload)
+            except Exception:
+                log.exception("Controller %d could not snapshot the metadata below offset %d", self.node_id,
+                              end)
+            else:
+                log.info("Controller %d snapshot of the metadata below offset %d (epoch %d, %d bytes)",
+                         self.node_id, end, epoch, len(payload))
+
+    def handle_load_snapshot(self, snapshot_id: OffsetAndEpoch, payload: bytes) -> None:
+        """Replace the image with a snapshot's (a follower behind the leader's log start)."""
+        self.store.load_snapshot(snapshot_id.offset, snapshot_id.epoch, payload)
+        log.info("Controller %d loaded the metadata snapshot below offset %d", self.node_id,
+                 snapshot_id.offset)
+
+    def handle_leader_change(self, leader_id: int, epoch: int) -> None:
+        """Activate when this node leads (the log below its epoch start is applied by then),
+        deactivate when it no longer does."""
+        for listener in self.leader_listeners:
+            listener(leader_id, epoch)
+        with self._leadership_lock:
+            leading = self._leading_epoch
+            if leader_id == self.node_id:
+                if leading == epoch:
+                    return  # told again
+                self._leading_epoch = epoch
+                self._generation += 1
+                self._active = False
+                self._activated.clear()
+                generation = self._generation
+                self._events.put((functools.partial(self._activate, epoch, generation),
+                                  concurrent.futures.Future(), f"activation in epoch {epoch}", None))
+            elif leading is not None:
+                self._leading_epoch = None
+                self._generation += 1
+                self._active = False
+                self._activated.clear()
+                self._events.put((self._deactivate, concurrent.futures.Future(), "deactivation", None))
+
+    # --- activation (Kafka's onControllerFailover) and deactivation ------------------------------------
+
+    def _reset(self) -> None:
+        """Everything an active controller holds, dropped."""
+        self.channel.shutdown()
+        self.context = ControllerContext()
+        self.batch = self._new_batch()
+        self.reassignments = Reassignments(self)
+        self._deleting.clear()
+        self._offline_log_dirs.clear()
+        self._last_seen.clear()
+        self._shutdown_ready.clear()
+        self._fenced_in_log.clear()
+        self._topic_configs.clear()
+        self.configs.broker_configs = {}
+        self.scram.credentials = {}
+        self.acls.acls = frozenset()
+        self.quotas.entities = {}
+
+    def _deactivate(self) -> None:
+        was = self.context.epoch
+        self._reset()
+        log.info("Controller %d is no longer active (it was in epoch %d)", self.node_id, was)
+
+    def _activate(self, epoch: int, generation: int) -> None:
+        if generation != self._generation:
+            return  # leadership changed again meanwhile
+        self._reset()
+        ctx = self.context
+        ctx.epoch = epoch
+        with self.store.lock:
+            topics, partitions = self.store.load()
+            registered = list(self.store.image.brokers.values())
+            deleting = self.store.deleting_topics()
+            reassigning = self.store.load_reassignments()
+            self._topic_configs.update(self.store.load_topic_configs())
+            self.configs.load()
+            self.scram.load()
+            self.acls.load()
+            self.quotas.load()
+        ctx.topic_ids.update(topics)
+        for p in partitions:
+            tp = TopicPartition(p.topic, p.partition)
+            ctx.update_partition_replica_assignment(tp, list(p.replicas))
+            ctx.partition_leadership[tp] = LeaderIsrAndControllerEpoch(
+                p.leader, p.leader_epoch, p.isr, p.partition_epoch, epoch, p.leader_recovery_state)
+        live = [ControllerBroker(b.id, b.epoch, b.endpoints, b.rack) for b in registered if not b.fenced]
+        ctx.set_live_brokers(live)
+        now = time.monotonic()
+        for b in live:
+            self._last_seen[b.id] = now  # a fresh session: each has broker.session.timeout.ms to heartbeat
+        self.reassignments.load(reassigning)
+        self.channel.startup({})
+        with self._leadership_lock:
+            if generation != self._generation:
+                return
+            self._active = True
+            self._activated.set()
+        log.info("Controller %d started with epoch %d: active, its node leads the metadata quorum "
+                 "(%d topics, %d live brokers)", self.node_id, epoch, len(topics), len(live))
+        self._next_rebalance = now + self.settings.leader_imbalance_check_interval_seconds
+        # The full state to every live broker, offline partitions with a live ISR member led again.
+        self._on_broker_startup(live)
+        # Partitions led by (or with ISR members on) brokers that are not live: new leaders.
+        gone = {r for lead in ctx.partition_leadership.values() for r in (lead.leader, *lead.isr)
+                if r >= 0 and r not in ctx.live_broker_ids}
+        if gone:
+            self._on_broker_failure(sorted(gone))
+        for name in deleting:
+            if name in ctx.topic_ids and name not in self._deleting:
+                log.info("Resuming the deletion of topic %s", name)
+                self._start_deletion(name)
+
+    def _write(self, batch: list[Any]) -> int:
+        """Write records to the metadata log: the last offset once committed and applied. A
+        failure aborts the event (ApiError NOT_CONTROLLER); the controller then starts again from
+        the image if its node still leads."""
+        try:
+            future = self.raft.append([records.encode(r) for r in batch])
+            return int(future.result(WRITE_TIMEOUT))
+        except Exception as e:
+            log.warning("Controller %d: a write of %d records failed (%s): the event is aborted",
+                        self.node_id, len(batch), e)
+            self._restart_from_image()
+            raise not_controller() from None
+
+    def _restart_from_image(self) -> None:
+        with self._leadership_lock:
+            if not self._active:
+                return
+            self._generation += 1
+            self._active = False
+            self._activated.clear()
+            leader_id, epoch = self.raft.leader
+            self._leading_epoch = epoch if leader_id == self.node_id else None
+            if leader_id == self.node_id:
+                generation = self._generation
+                self._events.put((functools.partial(self._activate, epoch, generation),
+                                  concurrent.futures.Future(), f"activation in epoch {epoch}", None))
+            else:
+                self._events.put((self._deactivate, concurrent.futures.Future(), "deactivation", None))
 
     @property
     def epoch(self) -> int:
@@ -186,8 +375,11 @@ class KafkaController:
             item = self._events.get()
             if item is None:
                 return
-            fn, future, what = item
+            fn, future, what, generation = item
             if not future.set_running_or_notify_cancel():
+                continue
+            if generation is not None and generation != self._generation:
+                future.set_exception(not_controller())  # submitted in a term that has ended
                 continue
             try:
                 future.set_result(fn())
@@ -202,9 +394,14 @@ class KafkaController:
                 future.set_exception(e)
 
     def submit(self, fn: Callable[[], Any], what: str = "") -> concurrent.futures.Future:
-        """Run ``fn`` on the event thread; ``what`` names it in the log ("CreateTopics of 'x'")."""
+        """Run ``fn`` on the event thread; ``what`` names it in the log ("CreateTopics of 'x'").
+        A controller that is not active fails it with NOT_CONTROLLER (ApiError)."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-        self._events.put((fn, future, what))
+        with self._leadership_lock:
+            if not self._active:
+                future.set_exception(not_controller())
+                return future
+            self._events.put((fn, future, what, self._generation))
         return future
 
     def call(self, fn: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
@@ -225,12 +422,8 @@ class KafkaController:
         if not any(e.name == self.listener for e in endpoints):
             log.warning("Broker %d registered without a %s listener", request.broker_id, self.listener)
             return E.INVALID_REQUEST, -1
-        try:
-            epoch = self.store.next_broker_epoch()
-        except sqlite3.Error as e:
-            # A broker epoch not on disk could be given twice after a restart: refuse, it retries.
-            self._store_failed("a broker epoch", e, "registration refused")
-            return E.KAFKA_STORAGE_ERROR, -1
+        # The broker epoch is the offset of its RegisterBrokerRecord (Kafka's).
+        epoch = self.store.register_broker(request.broker_id, request.incarnation_id, endpoints, request.rack)
         broker = ControllerBroker(request.broker_id, epoch, endpoints, request.rack)
         # A new incarnation: what its offline dirs held is learned again (Kafka's onBrokerStartup).
         self.context.replicas_on_offline_dirs.pop(request.broker_id, None)
@@ -249,6 +442,8 @@ class KafkaController:
         """(error code, should_shut_down) for a BrokerHeartbeat. No event is needed for a known,
         current broker; the first that asks to shut down starts its controlled shutdown; one that
         names a log dir offline for the first time starts its log dir failure handling."""
+        if not self._active:
+            return E.NOT_CONTROLLER, False
         broker = self.context.live_broker(broker_id)
         if broker is None:
             return E.BROKER_ID_NOT_REGISTERED, False
@@ -270,7 +465,15 @@ class KafkaController:
             self.context.shutting_down_broker_ids.add(broker_id)  # no leadership for it from now
             self.submit(functools.partial(self._controlled_shutdown, broker_id, broker_epoch),
                         what=f"controlled shutdown of broker {broker_id}")
-        return E.NONE, broker_id in self._shutdown_ready
+        ready = broker_id in self._shutdown_ready
+        if ready and not self._fenced_in_log.get(broker_id) == broker_epoch:
+            # Its controlled shutdown is done: fenced in the log (Kafka fences a broker once it may
+            # stop), so that a new active controller does not take it as live. It stays in the
+            # context, shutting down, until its session ends.
+            self._fenced_in_log[broker_id] = broker_epoch
+            self.submit(functools.partial(self.store.fence_broker, broker_id, broker_epoch),
+                        what=f"fencing broker {broker_id} after its controlled shutdown")
+        return E.NONE, ready
 
     # --- producer ids (KIP-730) ----------------------------------------------------------------
 
@@ -286,28 +489,23 @@ class KafkaController:
         if broker is None or broker.epoch != broker_epoch:
             return E.STALE_BROKER_EPOCH, 0, 0
         size = PRODUCER_ID_BLOCK_SIZE
-        try:
-            if self.store.next_producer_id() > MAX_PRODUCER_ID - size:
-                log.error("Controller %d: all producer ids are given (the next block would pass the "
-                          "int64 limit)", self.node_id)
-                return E.UNKNOWN_SERVER_ERROR, 0, 0
-            # On disk before the answer: a restarted controller never gives these ids again.
-            first = self.store.allocate_producer_ids(size)
-        except sqlite3.Error as e:
-            self._store_failed("a producer id block", e, "allocation refused")
-            return E.KAFKA_STORAGE_ERROR, 0, 0
+        if self.store.next_producer_id() > MAX_PRODUCER_ID - size:
+            log.error("Controller %d: all producer ids are given (the next block would pass the "
+                      "int64 limit)", self.node_id)
+            return E.UNKNOWN_SERVER_ERROR, 0, 0
+        # Committed before the answer (a ProducerIdsRecord): no controller gives these ids again.
+        first = self.store.allocate_producer_ids(size, broker_id, broker_epoch)
         log.info("Broker %d gets producer ids %d-%d", broker_id, first, first + size - 1)
         return E.NONE, first, size
 
     def _check_sessions(self) -> None:
         while not self._stopping.wait(SESSION_CHECK_INTERVAL):
+            if not self._active:
+                continue
             now = time.monotonic()
             expired = [b for b, seen in list(self._last_seen.items()) if now - seen > self.session_timeout]
             if expired:
                 self.submit(functools.partial(self._expire, expired))
-            if self.store_behind:
-                # Waited for, so catch-ups never pile up in the event queue.
-                concurrent.futures.wait([self.submit(self._catch_up_store)], timeout=5)
             if self.settings.auto_leader_rebalance_enable and now >= self._next_rebalance:
                 self._next_rebalance = now + self.settings.leader_imbalance_check_interval_seconds
                 concurrent.futures.wait([self.submit(self._rebalance_leaders)], timeout=5)
@@ -379,13 +577,17 @@ class KafkaController:
             if targets and lead is not None:
                 self.batch.add_leader_and_isr_request_for_brokers(targets, tp, lead, replicas, False)
         self.batch.send_requests_to_brokers(ctx.epoch)
-        # A restarted controller's reassignments may be done already; a new replica may lead one.
+        # A new active controller's reassignments may be done already; a new replica may lead one.
         self.reassignments.maybe_complete()
         self.reassignments.brokers_started(new_ids)
 
     def _on_broker_failure(self, broker_ids: list[int]) -> None:
         ctx = self.context
         dead = set(broker_ids)
+        for b in broker_ids:
+            registered = ctx.live_broker(b)
+            if registered is not None:
+                self.store.fence_broker(b, registered.epoch)  # FenceBrokerRecord
         for b in broker_ids:
             self._last_seen.pop(b, None)
             self.channel.remove_broker(b)
@@ -760,54 +962,19 @@ class KafkaController:
         return result
 
     def stored_partitions(self, partitions: Any) -> list[StoredPartition]:
-        """The store's rows of ``partitions`` as the context has them (event thread)."""
+        """The stored state of ``partitions`` as the context has them (event thread)."""
         return self._stored(partitions)
 
-    def write_store(self, what: str, write: Callable[[], None]) -> None:
-        """Write a change that goes ahead whatever the disk does (see _write_store)."""
-        self._write_store(what, write)
-
     def _persist(self, partitions: list[TopicPartition]) -> None:
-        self._write_store("leadership", lambda: self.store.update_partitions(self._stored(partitions)))
+        """Write the partitions' new leadership (PartitionChangeRecords); a failure aborts the event."""
+        self.store.update_partitions(self._stored(partitions))
 
     def _stored(self, partitions: Any) -> list[StoredPartition]:
         ctx = self.context
         return [StoredPartition(tp.topic, tp.partition, tuple(ctx.partition_replica_assignment(tp)),
-                                lead.leader, lead.leader_epoch, tuple(lead.isr), lead.partition_epoch)
+                                lead.leader, lead.leader_epoch, tuple(lead.isr), lead.partition_epoch,
+                                lead.leader_recovery_state)
                 for tp in partitions if (lead := ctx.partition_leadership.get(tp)) is not None]
-
-    # --- the store under failure ----------------------------------------------------------------
-    # Leadership changes and finished deletions are facts the brokers must hear whatever the disk
-    # does: they go ahead in memory and the store catches up later. A new topic or broker epoch
-    # is refused instead (KAFKA_STORAGE_ERROR): nothing was promised yet.
-
-    def _write_store(self, what: str, write: Callable[[], None]) -> None:
-        if self.store_behind:
-            return  # the catch-up writes everything
-        try:
-            write()
-        except sqlite3.Error as e:
-            self._store_failed(what, e, f"the whole state is rewritten every "
-                                        f"{SESSION_CHECK_INTERVAL * 1000:.0f} ms until it succeeds")
-            self.store_behind = True
-
-    def _store_failed(self, what: str, e: Exception, then: str) -> None:
-        if not self.store_behind:  # once per run of failures
-            log.error("Controller %d could not write %s to its store (%s); %s", self.node_id, what, e,
-                      then)
-
-    def _catch_up_store(self) -> None:
-        if not self.store_behind:
-            return
-        ctx = self.context
-        try:
-            # Topics whose deletion is not finished stay, as they would without the failure.
-            self.store.save_all(dict(ctx.topic_ids), self._stored(ctx.all_partitions),
-                                dict(self._topic_configs), self.reassignments.stored())
-        except sqlite3.Error:
-            return  # logged when it first failed
-        self.store_behind = False
-        log.info("Controller %d store written again (%d topics)", self.node_id, len(ctx.topic_ids))
 
     # --- topics -------------------------------------------------------------------------------
 
@@ -867,12 +1034,7 @@ class KafkaController:
         if validate_only:
             return topic_id, assignment
         stored = self._new_partitions(name, assignment)
-        try:
-            self.store.create_topic(name, topic_id, stored, overrides)
-        except sqlite3.Error as e:
-            self._store_failed(f"topic {name}", e, "creation refused")
-            raise ApiError(E.KAFKA_STORAGE_ERROR,
-                             f"The controller could not store topic '{name}': {e}") from None
+        self.store.create_topic(name, topic_id, stored, overrides)
         ctx.topic_ids[name] = topic_id
         if overrides:
             # Before any LeaderAndIsr goes out: the brokers ask for these when it reaches them.
@@ -927,9 +1089,6 @@ class KafkaController:
             new = self.configs.alter(change, validate_only, topic_exists)
         except ApiError as e:
             return e.code, e.message
-        except sqlite3.Error as e:
-            self._store_failed(f"the configs of {change.resource_name!r}", e, "the change is refused")
-            return E.KAFKA_STORAGE_ERROR, f"The controller could not store the configs: {e}"
         if new is not None:
             name = change.resource_name
             ctx = self.context
@@ -952,14 +1111,7 @@ class KafkaController:
         return self.submit(lambda: self._alter_scram(request), what="AlterUserScramCredentials")
 
     def _alter_scram(self, request: Any) -> list[tuple[str, int, str | None]]:
-        try:
-            results, changed = self.scram.alter(request)
-        except sqlite3.Error as e:
-            self._store_failed("SCRAM credentials", e, "the change is refused")
-            names = dict.fromkeys([*(d.name for d in request.deletions),
-                                   *(u.name for u in request.upsertions)])
-            return [(n, E.KAFKA_STORAGE_ERROR, f"The controller could not store the credentials: {e}")
-                    for n in names]
+        results, changed = self.scram.alter(request)
         if changed:
             self._push_scram(sorted(self.context.live_or_shutting_down_broker_ids), changed)
         return results
@@ -974,12 +1126,7 @@ class KafkaController:
         """CreateAcls on the event thread: the future [(error code, message)], one per binding;
         the new set stored, then pushed whole to every live broker."""
         def create() -> list[tuple[int, str | None]]:
-            try:
-                results, changed = self.acls.create(bindings)
-            except sqlite3.Error as e:
-                self._store_failed("the ACLs", e, "the change is refused")
-                failed = f"The controller could not store the ACLs: {e}"
-                return [(E.KAFKA_STORAGE_ERROR, failed)] * len(bindings)
+            results, changed = self.acls.create(bindings)
             if changed:
                 self._push_acls(sorted(self.context.live_or_shutting_down_broker_ids))
             return results
@@ -990,12 +1137,7 @@ class KafkaController:
         """DeleteAcls on the event thread: the future [(error code, message, removed bindings)],
         one per filter; the new set stored, then pushed whole to every live broker."""
         def delete() -> list[tuple[int, str | None, list[AclBinding]]]:
-            try:
-                results, changed = self.acls.delete(filters)
-            except sqlite3.Error as e:
-                self._store_failed("the ACLs", e, "the change is refused")
-                failed = f"The controller could not store the ACLs: {e}"
-                return [(E.KAFKA_STORAGE_ERROR, failed, [])] * len(filters)
+            results, changed = self.acls.delete(filters)
             if changed:
                 self._push_acls(sorted(self.context.live_or_shutting_down_broker_ids))
             return results
@@ -1013,11 +1155,7 @@ class KafkaController:
                            what=f"AlterClientQuotas of {len(entries)} entities")
 
     def _alter_client_quotas(self, entries: list[Any], validate_only: bool) -> list[tuple[int, str | None]]:
-        try:
-            results, changed = self.quotas.alter(entries, validate_only)
-        except sqlite3.Error as e:
-            self._store_failed("client quotas", e, "the change is refused")
-            return [(E.KAFKA_STORAGE_ERROR, f"The controller could not store the quotas: {e}")] * len(entries)
+        results, changed = self.quotas.alter(entries, validate_only)
         if changed:
             self._push_quotas(sorted(self.context.live_or_shutting_down_broker_ids), changed)
         return results
@@ -1099,12 +1237,7 @@ class KafkaController:
         if validate_only:
             return added
         stored = self._new_partitions(name, added)
-        try:
-            self.store.add_partitions(stored)
-        except sqlite3.Error as e:
-            self._store_failed(f"new partitions of {name}", e, "creation refused")
-            raise ApiError(E.KAFKA_STORAGE_ERROR,
-                           f"The controller could not store the new partitions of '{name}': {e}") from None
+        self.store.add_partitions(stored)
         self._start_partitions(stored)
         log.info("Topic %s: partitions %d-%d added (now %d)", name, old, count - 1, count)
         return added
@@ -1127,6 +1260,16 @@ class KafkaController:
         partitions = list(ctx.partitions_for_topic(name))
         if charge is not None:
             charge(len(partitions))
+        # Written first (kafkalite's BeginTopicDeletionRecord): a new active controller resumes it.
+        self.store.begin_topic_deletion(name)
+        self._start_deletion(name)
+        return name
+
+    def _start_deletion(self, name: str) -> None:
+        """StopReplica (delete) to the topic's live replicas, UpdateMetadata to every broker; the
+        topic goes once every replica has answered (Kafka's TopicDeletionManager)."""
+        ctx = self.context
+        partitions = list(ctx.partitions_for_topic(name))
         ctx.queue_topic_deletion([name])
         ctx.topics_with_deletion_started.add(name)
         self.reassignments.topic_deleted(name)
@@ -1143,7 +1286,6 @@ class KafkaController:
         self.batch.send_requests_to_brokers(ctx.epoch)
         log.info("Deleting topic %s: waiting for %d replicas to stop", name, len(pending))
         self._maybe_finish_deletion(name)
-        return name
 
     def _on_stop_replica_response(self, response: Any, broker_id: int,
                                   errors: dict[TopicPartition, int]) -> None:
@@ -1166,7 +1308,7 @@ class KafkaController:
         """Kafka's TopicDeletionManager: the topic goes once every live replica has stopped."""
         if name in self._deleting and not self._deleting[name]:
             del self._deleting[name]
-            self._write_store(f"the deletion of topic {name}", lambda: self.store.delete_topic(name))
+            self.store.delete_topic(name)  # RemoveTopicRecord
             self.context.remove_topic(name)
             self._topic_configs.pop(name, None)
             log.info("Deleted topic %s", name)

@@ -22,9 +22,9 @@ PartitionReassignmentReplicas):
 - a new target for a partition already being reassigned starts from its transitional replicas,
   as Kafka's changePartitionReassignment does.
 
-Each step is written to the controller's store (the partition row with the transitional replicas
-and a ``reassignments`` row with adding/removing) before the brokers hear of it, so a restarted
-controller knows the reassignments in progress and completes them as ISR changes come.
+Each step is written to the metadata log (the partition's transitional replicas with its adding
+and removing replicas, in PartitionChangeRecords as Kafka's) before the brokers hear of it, so a
+new active controller knows the reassignments in progress and completes them as ISR changes come.
 
 A removed (or, on cancel, an added) replica whose broker is down when the move ends gets its
 StopReplica with delete when that broker registers again (remembered in memory only: after a
@@ -116,7 +116,7 @@ class Reassignments:
         self.orphans: dict[int, set[TopicPartition]] = {}
 
     def load(self, stored: dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]) -> None:
-        """The reassignments a restarted controller resumes (its store's)."""
+        """The reassignments a new active controller resumes (the image's)."""
         ctx = self.controller.context
         for (topic, index), (adding, removing) in stored.items():
             tp = TopicPartition(topic, index)
@@ -126,9 +126,6 @@ class Reassignments:
         if self.ongoing:
             log.info("Resuming %d partition reassignments: %s", len(self.ongoing),
                      ", ".join(str(tp) for tp in sorted(self.ongoing)))
-
-    def stored(self) -> dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]:
-        return {(tp.topic, tp.partition): (r.adding, r.removing) for tp, r in self.ongoing.items()}
 
     # --- AlterPartitionReassignments ----------------------------------------------------------
 
@@ -299,8 +296,7 @@ class Reassignments:
                          list(replicas), before, lead.leader, list(lead.isr),
                          f", deleting the replicas on {list(removed)}" if removed else "")
         stored = c.stored_partitions(plans)
-        c.write_store("partition reassignments",
-                      lambda: c.store.update_reassignments(stored, started, ended))
+        c.store.update_reassignments(stored, started, ended)
         batch = c.batch
         batch.new_batch()
         live = ctx.live_or_shutting_down_broker_ids
@@ -324,7 +320,7 @@ class Reassignments:
         batch.send_requests_to_brokers(ctx.epoch)
 
     def topic_deleted(self, topic: str) -> None:
-        """A deleted topic's reassignments end with it (the store's rows go with the topic)."""
+        """A deleted topic's reassignments end with it (its partitions go with it from the log)."""
         for tp in [tp for tp in self.ongoing if tp.topic == topic]:
             del self.ongoing[tp]
         for orphans in self.orphans.values():

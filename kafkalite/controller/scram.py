@@ -82,7 +82,7 @@ class ScramControl:
     def alter(self, request: Any) -> tuple[list[tuple[str, int, str | None]], list[str]]:
         """Apply an AlterUserScramCredentials request: its results (user, error code, message) as
         Kafka orders them (deletions, upsertions, then errors) and the users changed. Raises
-        sqlite3.Error if the store fails (nothing changed then)."""
+        ApiError (NOT_CONTROLLER) if the write fails (nothing changed then)."""
         deletions, upsertions, errors = check_alter(request, self.credentials)
         new: Credentials = {}
         for name, d in deletions.items():

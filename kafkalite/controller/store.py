@@ -1,92 +1,48 @@
-"""The controller's state on disk: an sqlite3 database under the first log dir.
+"""The controller's durable state: the metadata log (``__cluster_metadata``) and its image.
 
-Holds what must survive a controller restart: the controller epoch (bumped on every start), the
-last broker epoch given (so epochs always grow), the first producer id of the next block (so no
-producer id is given twice), and every topic with its id, replica assignment, leadership and
-topic-level config overrides (CreateTopics' configs and AlterConfigs'; they go with the topic),
-the dynamic broker configs (AlterConfigs of a broker id, or of '' for the cluster default), and
-the partition reassignments in progress (the replicas being added and removed; the partition's
-replicas row holds the whole transitional set), so that a restarted controller resumes them,
-and the ACL bindings (CreateAcls / DeleteAcls: one row per binding, Kafka's codes).
-Each change is one transaction. Only the controller's event thread writes it.
-A write that fails (a full disk: sqlite3.OperationalError) rolls back and raises; the controller
-decides what that means (see KafkaController._write_store).
+Every mutation the controller makes is a list of metadata records (records.py) handed to
+``write(records) -> last offset``, which returns once they are committed and applied to the image
+(the controller's write blocks on RaftManager.append(...).result(timeout)); a write that fails
+(this node no longer leads, the commit did not come in time) raises ApiError(NOT_CONTROLLER) and
+changes nothing here. The image (image.py) is applied from the Raft listener's handle_commit and
+handle_load_snapshot (``apply_entries``, ``load_snapshot``); the loaders read it.
+
+A broker's epoch is the offset of its RegisterBrokerRecord, as Kafka's. A block of producer ids
+is a ProducerIdsRecord naming the first id of the next block, so no id is given twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import sqlite3
+import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
+from kafkalite.common.endpoints import Endpoint
 from kafkalite.common.scram import ScramCredential
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, topic_id TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS partitions (
-    topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
-    partition INTEGER NOT NULL,
-    replicas TEXT NOT NULL,
-    leader INTEGER NOT NULL,
-    leader_epoch INTEGER NOT NULL,
-    isr TEXT NOT NULL,
-    partition_epoch INTEGER NOT NULL,
-    PRIMARY KEY (topic, partition)
-);
-CREATE TABLE IF NOT EXISTS topic_configs (
-    topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (topic, name)
-);
-CREATE TABLE IF NOT EXISTS broker_configs (
-    broker TEXT NOT NULL,
-    name TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (broker, name)
-);
-CREATE TABLE IF NOT EXISTS scram_credentials (
-    user TEXT NOT NULL,
-    mechanism INTEGER NOT NULL,
-    salt BLOB NOT NULL,
-    stored_key BLOB NOT NULL,
-    server_key BLOB NOT NULL,
-    iterations INTEGER NOT NULL,
-    PRIMARY KEY (user, mechanism)
-);
-CREATE TABLE IF NOT EXISTS client_quotas (
-    entity TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value REAL NOT NULL,
-    PRIMARY KEY (entity, key)
-);
-CREATE TABLE IF NOT EXISTS reassignments (
-    topic TEXT NOT NULL REFERENCES topics(name) ON DELETE CASCADE,
-    partition INTEGER NOT NULL,
-    adding TEXT NOT NULL,
-    removing TEXT NOT NULL,
-    PRIMARY KEY (topic, partition)
-);
-CREATE TABLE IF NOT EXISTS acls (
-    resource_type INTEGER NOT NULL,
-    resource_name TEXT NOT NULL,
-    pattern_type INTEGER NOT NULL,
-    principal TEXT NOT NULL,
-    host TEXT NOT NULL,
-    operation INTEGER NOT NULL,
-    permission_type INTEGER NOT NULL,
-    PRIMARY KEY (resource_type, resource_name, pattern_type, principal, host, operation, permission_type)
-);
-"""
+from . import records as R
+from .acls import AclBinding
+from .image import (
+    MetadataImage,
+    PartitionRegistration,
+    QuotaEntity,
+    acl_record,
+    client_quota_record,
+    partition_change,
+    partition_record,
+    register_broker_record,
+    scram_record,
+)
 
-# A client quota entity: ((type, name or None for the default), ...) (controller/quotas.py).
-QuotaEntity = tuple[tuple[str, str | None], ...]
+# Writes records to the metadata log: the last offset once committed and applied; ApiError
+# (NOT_CONTROLLER) when not.
+Write = Callable[[list[Any]], int]
 # (topic, partition) -> (adding replicas, removing replicas) of a reassignment in progress.
 StoredReassignments = Mapping[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]
+
+__all__ = ["ControllerStore", "QuotaEntity", "StoredPartition", "StoredReassignments", "Write"]
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -98,242 +54,207 @@ class StoredPartition:
     leader_epoch: int
     isr: tuple[int, ...]
     partition_epoch: int
+    leader_recovery_state: int = 0
+
+    def registration(self, adding: tuple[int, ...] = (), removing: tuple[int, ...] = ()
+                     ) -> PartitionRegistration:
+        return PartitionRegistration(self.replicas, self.isr, self.leader, self.leader_epoch,
+                                     self.partition_epoch, removing, adding, self.leader_recovery_state)
 
 
 class ControllerStore:
-    def __init__(self, directory: str | None) -> None:
-        """``directory`` None: a database in memory (a broker with log.storage=memory), gone with
-        the controller."""
-        if directory is None:
-            self.path = ":memory:"
-        else:
-            os.makedirs(directory, exist_ok=True)
-            self.path = os.path.join(directory, "controller.db")
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.executescript(SCHEMA)
+    def __init__(self, write: Write, image: MetadataImage | None = None) -> None:
+        self._write = write
+        self.image = image if image is not None else MetadataImage()
+        self.lock = threading.RLock()  # the image's: replay, snapshots and loaders
+        self.bytes_since_snapshot = 0
+        self.last_epoch = 0  # the Raft epoch of the last entry applied
 
-    def close(self) -> None:
-        self._db.close()
+    # --- replay (the Raft listener's thread) -------------------------------------------------------
 
-    def _get(self, key: str, default: int) -> int:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return int(row[0]) if row else default
+    def apply_entries(self, entries: Iterable[Any]) -> None:
+        """Apply committed log entries (``offset``, ``epoch``, ``data``), in order."""
+        with self.lock:
+            for e in entries:
+                if getattr(e, "control", False):
+                    continue
+                self.image.apply(R.decode(e.data), e.offset)
+                self.bytes_since_snapshot += len(e.data)
+                self.last_epoch = e.epoch
 
-    def _set(self, key: str, value: int) -> None:
-        self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
-                         "SET value = excluded.value", (key, value))
+    def load_snapshot(self, end_offset: int, epoch: int, payload: bytes) -> None:
+        """Replace the image with a snapshot of every record below ``end_offset``."""
+        with self.lock:
+            self.image.load(R.decode_all(payload), end_offset - 1)
+            self.bytes_since_snapshot = 0
+            self.last_epoch = epoch
 
-    def _increment(self, key: str) -> int:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            value = self._get(key, 0) + 1
-            self._set(key, value)
-        return value
+    def snapshot(self) -> tuple[int, int, bytes]:
+        """(end offset, epoch, payload) of a snapshot of the image as it is now."""
+        with self.lock:
+            self.bytes_since_snapshot = 0
+            return self.image.offset + 1, self.last_epoch, R.encode_all(self.image.to_records())
 
-    def bump_controller_epoch(self) -> int:
-        """The epoch for this controller's term: one above any before it."""
-        return self._increment("controller_epoch")
+    # --- writing (the controller's event thread) ---------------------------------------------------
 
-    def next_broker_epoch(self) -> int:
-        """A broker epoch above every one given before, across restarts."""
-        return self._increment("broker_epoch")
+    def write(self, records: Sequence[Any]) -> int:
+        """Write ``records`` (none: nothing, -1): the last offset."""
+        return self._write(list(records)) if records else -1
 
-    def allocate_producer_ids(self, size: int) -> int:
-        """The first id of a new block of ``size`` producer ids; the block after it is on disk
-        when this returns (Kafka's ProducerIdsRecord), so no id is given twice across restarts."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            first = self._get("next_producer_id", 0)
-            self._set("next_producer_id", first + size)
+    def register_broker(self, broker_id: int, incarnation_id: uuid.UUID, endpoints: Iterable[Endpoint],
+                        rack: str | None) -> int:
+        """A new registration (unfenced): its broker epoch, the offset of its record."""
+        return self.write([register_broker_record(broker_id, incarnation_id, endpoints, rack)])
+
+    def fence_broker(self, broker_id: int, epoch: int) -> None:
+        b = self.image.brokers.get(broker_id)
+        if b is not None and b.epoch == epoch and not b.fenced:
+            self.write([R.FENCE_BROKER_RECORD(id=broker_id, epoch=epoch)])
+
+    def allocate_producer_ids(self, size: int, broker_id: int = -1, broker_epoch: int = -1) -> int:
+        """The first id of a new block of ``size`` producer ids, committed before this returns."""
+        first = self.image.next_producer_id
+        self.write([R.PRODUCER_IDS_RECORD(broker_id=broker_id, broker_epoch=broker_epoch,
+                                          next_producer_id=first + size)])
         return first
 
     def next_producer_id(self) -> int:
         """The first id of the next block to be given (0 before any)."""
-        return self._get("next_producer_id", 0)
+        return self.image.next_producer_id
 
     def create_topic(self, name: str, topic_id: uuid.UUID, partitions: list[StoredPartition],
                      configs: Mapping[str, str] | None = None) -> None:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT INTO topics(name, topic_id) VALUES (?, ?)", (name, str(topic_id)))
-            self._db.executemany(
-                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
-                  json.dumps(p.isr), p.partition_epoch) for p in partitions])
-            self._insert_configs({name: configs or {}})
+        records: list[Any] = [R.TOPIC_RECORD(name=name, topic_id=topic_id)]
+        records += [R.CONFIG_RECORD(resource_type=R.CONFIG_TOPIC, resource_name=name, name=k, value=v)
+                    for k, v in sorted((configs or {}).items())]
+        records += [partition_record(topic_id, p.partition, p.registration()) for p in partitions]
+        self.write(records)
 
     def add_partitions(self, partitions: list[StoredPartition]) -> None:
         """New partitions of existing topics (CreatePartitions)."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
-                  json.dumps(p.isr), p.partition_epoch) for p in partitions])
+        self.write([partition_record(self.image.topic_ids[p.topic], p.partition, p.registration())
+                    for p in partitions])
 
-    # The two config tables: (table, the column naming whose configs they are).
-    _TOPICS = ("topic_configs", "topic")
-    _BROKERS = ("broker_configs", "broker")
-
-    def _insert_configs(self, configs: Mapping[str, Mapping[str, str]],
-                        table: tuple[str, str] = _TOPICS) -> None:
-        self._db.executemany(f"INSERT INTO {table[0]} VALUES (?, ?, ?)",
-                             [(owner, name, value) for owner, props in configs.items()
-                              for name, value in props.items()])
-
-    def _replace_configs(self, table: tuple[str, str], owner: str, configs: Mapping[str, str]) -> None:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute(f"DELETE FROM {table[0]} WHERE {table[1]} = ?", (owner,))
-            self._insert_configs({owner: configs}, table)
-
-    def _load_configs(self, table: tuple[str, str]) -> dict[str, dict[str, str]]:
-        configs: dict[str, dict[str, str]] = {}
-        for owner, name, value in self._db.execute(
-                f"SELECT {table[1]}, name, value FROM {table[0]} ORDER BY {table[1]}, name"):
-            configs.setdefault(owner, {})[name] = value
-        return configs
-
-    def load_topic_configs(self) -> dict[str, dict[str, str]]:
-        """Topic -> its config overrides (topics without any are left out)."""
-        return self._load_configs(self._TOPICS)
-
-    def set_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
-        """Replace the topic's overrides with ``configs`` (AlterConfigs, IncrementalAlterConfigs)."""
-        self._replace_configs(self._TOPICS, topic, configs)
-
-    def set_broker_configs(self, broker: str, configs: Mapping[str, str]) -> None:
-        """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
-        self._replace_configs(self._BROKERS, broker, configs)
-
-    def set_client_quotas(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
-        """Replace the client quotas of ``entity`` ((type, name or None for the default), ...)."""
-        key = json.dumps([list(p) for p in entity])
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM client_quotas WHERE entity = ?", (key,))
-            self._db.executemany("INSERT INTO client_quotas (entity, key, value) VALUES (?, ?, ?)",
-                                 [(key, k, float(v)) for k, v in values.items()])
-
-    def load_client_quotas(self) -> dict[QuotaEntity, dict[str, float]]:
-        """Entity -> its client quotas (AlterClientQuotas)."""
-        out: dict[QuotaEntity, dict[str, float]] = {}
-        rows = self._db.execute("SELECT entity, key, value FROM client_quotas ORDER BY entity, key")
-        for key, name, value in rows:
-            entity = tuple((t, n) for t, n in json.loads(key))
-            out.setdefault(entity, {})[name] = value
+    def _changes(self, partitions: Iterable[StoredPartition],
+                 reassigning: StoredReassignments | None = None) -> list[Any]:
+        out = []
+        for p in partitions:
+            topic = self.image.topic(p.topic)
+            old = topic.partitions.get(p.partition) if topic is not None else None
+            if topic is None or old is None:
+                continue
+            adding, removing = old.adding, old.removing
+            if reassigning is not None:
+                adding, removing = reassigning.get((p.topic, p.partition), ((), ()))
+            record = partition_change(topic.topic_id, p.partition, old, p.registration(adding, removing))
+            if record is not None:
+                out.append(record)
         return out
-
-    def load_broker_configs(self) -> dict[str, dict[str, str]]:
-        """Broker ('' for the cluster default) -> its dynamic configs (those without any left out)."""
-        return self._load_configs(self._BROKERS)
-
-    def set_scram_credentials(self, user: str, credentials: Mapping[int, ScramCredential]) -> None:
-        """Replace ``user``'s SCRAM credentials (mechanism type -> salted keys; empty: none)."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM scram_credentials WHERE user = ?", (user,))
-            self._db.executemany(
-                "INSERT INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?)",
-                [(user, m, c.salt, c.stored_key, c.server_key, c.iterations) for m, c in credentials.items()])
-
-    def load_scram_credentials(self) -> dict[str, dict[int, ScramCredential]]:
-        """User -> mechanism type -> its salted keys."""
-        out: dict[str, dict[int, ScramCredential]] = {}
-        for user, m, salt, stored, server, iterations in self._db.execute(
-                "SELECT user, mechanism, salt, stored_key, server_key, iterations FROM scram_credentials"):
-            out.setdefault(user, {})[m] = ScramCredential(bytes(salt), bytes(stored), bytes(server),
-                                                          iterations)
-        return out
-
-    # An ACL row: (resource type, resource name, pattern type, principal, host, operation,
-    # permission type), the codes as Kafka's (controller/acls.py AclBinding).
-    def add_acls(self, rows: list[tuple]) -> None:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany("INSERT OR IGNORE INTO acls VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 [tuple(int(v) if not isinstance(v, str) else v for v in r) for r in rows])
-
-    def delete_acls(self, rows: list[tuple]) -> None:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "DELETE FROM acls WHERE resource_type = ? AND resource_name = ? AND pattern_type = ? AND "
-                "principal = ? AND host = ? AND operation = ? AND permission_type = ?",
-                [tuple(int(v) if not isinstance(v, str) else v for v in r) for r in rows])
-
-    def load_acls(self) -> list[tuple]:
-        return list(self._db.execute("SELECT * FROM acls ORDER BY resource_type, resource_name, "
-                                     "pattern_type, principal, host, operation, permission_type"))
 
     def update_partitions(self, partitions: list[StoredPartition]) -> None:
-        if not partitions:
-            return
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "UPDATE partitions SET replicas = ?, leader = ?, leader_epoch = ?, isr = ?, "
-                "partition_epoch = ? WHERE topic = ? AND partition = ?",
-                [(json.dumps(p.replicas), p.leader, p.leader_epoch, json.dumps(p.isr),
-                  p.partition_epoch, p.topic, p.partition) for p in partitions])
+        """Partitions' new leadership and replicas (the reassignments in progress kept)."""
+        self.write(self._changes(partitions))
 
     def update_reassignments(self, partitions: list[StoredPartition], started: StoredReassignments,
                              ended: list[tuple[str, int]]) -> None:
         """Partitions' new state with the reassignments that start (or change) and those that end,
-        in one transaction."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "UPDATE partitions SET replicas = ?, leader = ?, leader_epoch = ?, isr = ?, "
-                "partition_epoch = ? WHERE topic = ? AND partition = ?",
-                [(json.dumps(p.replicas), p.leader, p.leader_epoch, json.dumps(p.isr),
-                  p.partition_epoch, p.topic, p.partition) for p in partitions])
-            self._db.executemany("DELETE FROM reassignments WHERE topic = ? AND partition = ?", ended)
-            self._insert_reassignments(started)
-
-    def _insert_reassignments(self, reassignments: StoredReassignments) -> None:
-        self._db.executemany(
-            "INSERT INTO reassignments VALUES (?, ?, ?, ?) ON CONFLICT(topic, partition) DO UPDATE "
-            "SET adding = excluded.adding, removing = excluded.removing",
-            [(t, p, json.dumps(list(adding)), json.dumps(list(removing)))
-             for (t, p), (adding, removing) in reassignments.items()])
+        in one write."""
+        current = self.load_reassignments()
+        for key in ended:
+            current.pop(key, None)
+        current.update(started)
+        self.write(self._changes(partitions, current))
 
     def load_reassignments(self) -> dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]:
         """The reassignments in progress: (topic, partition) -> (adding, removing)."""
-        return {(t, p): (tuple(json.loads(a)), tuple(json.loads(r))) for t, p, a, r in self._db.execute(
-            "SELECT topic, partition, adding, removing FROM reassignments ORDER BY topic, partition")}
+        with self.lock:
+            return {(t.name, i): (p.adding, p.removing) for t in self.image.topics.values()
+                    for i, p in sorted(t.partitions.items()) if p.adding or p.removing}
+
+    def begin_topic_deletion(self, name: str) -> None:
+        topic_id = self.image.topic_ids.get(name)
+        if topic_id is not None and topic_id not in self.image.deleting:
+            self.write([R.BEGIN_TOPIC_DELETION_RECORD(topic_id=topic_id)])
 
     def delete_topic(self, name: str) -> None:
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM topics WHERE name = ?", (name,))
+        topic_id = self.image.topic_ids.get(name)
+        if topic_id is not None:
+            self.write([R.REMOVE_TOPIC_RECORD(topic_id=topic_id)])
 
-    def save_all(self, topics: dict[str, uuid.UUID], partitions: list[StoredPartition],
-                 configs: Mapping[str, Mapping[str, str]] | None = None,
-                 reassignments: StoredReassignments | None = None) -> None:
-        """Replace every topic, partition, topic config and reassignment with these, in one
-        transaction (the catch-up after writes failed: the store then holds exactly the
-        controller's state)."""
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM topics")
-            self._db.executemany("INSERT INTO topics(name, topic_id) VALUES (?, ?)",
-                                 [(name, str(tid)) for name, tid in topics.items()])
-            self._db.executemany(
-                "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(p.topic, p.partition, json.dumps(p.replicas), p.leader, p.leader_epoch,
-                  json.dumps(p.isr), p.partition_epoch) for p in partitions])
-            self._insert_configs(configs or {})
-            self._insert_reassignments(reassignments or {})
+    def deleting_topics(self) -> list[str]:
+        """Topics whose deletion has begun and not finished."""
+        with self.lock:
+            return sorted(self.image.topics[t].name for t in self.image.deleting)
 
     def load(self) -> tuple[dict[str, uuid.UUID], list[StoredPartition]]:
-        topics = {name: uuid.UUID(tid) for name, tid in self._db.execute("SELECT name, topic_id FROM topics")}
-        parts = [
-            StoredPartition(t, p, tuple(json.loads(r)), leader, epoch, tuple(json.loads(isr)), pe)
-            for t, p, r, leader, epoch, isr, pe in self._db.execute(
-                "SELECT topic, partition, replicas, leader, leader_epoch, isr, partition_epoch "
-                "FROM partitions ORDER BY topic, partition")
-        ]
-        return topics, parts
+        with self.lock:
+            parts = [StoredPartition(t.name, i, p.replicas, p.leader, p.leader_epoch, p.isr,
+                                     p.partition_epoch, p.leader_recovery_state)
+                     for t in self.image.topics.values() for i, p in t.partitions.items()]
+            return dict(self.image.topic_ids), sorted(parts)
+
+    # --- configs ---------------------------------------------------------------------------------
+
+    def _set_configs(self, kind: int, owner: str, configs: Mapping[str, str]) -> None:
+        old = self.image.configs.get((kind, owner), {})
+        records = [R.CONFIG_RECORD(resource_type=kind, resource_name=owner, name=k, value=None)
+                   for k in sorted(old) if k not in configs]
+        records += [R.CONFIG_RECORD(resource_type=kind, resource_name=owner, name=k, value=v)
+                    for k, v in sorted(configs.items()) if old.get(k) != v]
+        self.write(records)
+
+    def set_topic_configs(self, topic: str, configs: Mapping[str, str]) -> None:
+        """Replace the topic's overrides with ``configs`` (AlterConfigs, IncrementalAlterConfigs)."""
+        self._set_configs(R.CONFIG_TOPIC, topic, configs)
+
+    def set_broker_configs(self, broker: str, configs: Mapping[str, str]) -> None:
+        """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
+        self._set_configs(R.CONFIG_BROKER, broker, configs)
+
+    def load_topic_configs(self) -> dict[str, dict[str, str]]:
+        with self.lock:
+            return self.image.topic_configs()
+
+    def load_broker_configs(self) -> dict[str, dict[str, str]]:
+        with self.lock:
+            return self.image.broker_configs()
+
+    # --- client quotas, SCRAM, ACLs --------------------------------------------------------------------
+
+    def set_client_quotas(self, entity: QuotaEntity, values: Mapping[str, float]) -> None:
+        """Replace the client quotas of ``entity``."""
+        old = self.image.client_quotas.get(entity, {})
+        records = [client_quota_record(entity, k, None) for k in sorted(old) if k not in values]
+        records += [client_quota_record(entity, k, float(v)) for k, v in sorted(values.items())
+                    if old.get(k) != float(v)]
+        self.write(records)
+
+    def load_client_quotas(self) -> dict[QuotaEntity, dict[str, float]]:
+        with self.lock:
+            return {e: dict(v) for e, v in self.image.client_quotas.items()}
+
+    def set_scram_credentials(self, user: str, credentials: Mapping[int, ScramCredential]) -> None:
+        """Replace ``user``'s SCRAM credentials (mechanism type -> salted keys; empty: none)."""
+        old = self.image.scram.get(user, {})
+        records: list[Any] = [R.REMOVE_USER_SCRAM_CREDENTIAL_RECORD(name=user, mechanism=m)
+                              for m in sorted(old) if m not in credentials]
+        records += [scram_record(user, m, c) for m, c in sorted(credentials.items()) if old.get(m) != c]
+        self.write(records)
+
+    def load_scram_credentials(self) -> dict[str, dict[int, ScramCredential]]:
+        with self.lock:
+            return {u: dict(c) for u, c in self.image.scram.items()}
+
+    def add_acls(self, bindings: Iterable[AclBinding]) -> None:
+        known = set(self.image.acls.values())
+        new = sorted(set(bindings) - known)
+        self.write([acl_record(uuid.uuid4(), b) for b in new])
+
+    def delete_acls(self, bindings: Iterable[AclBinding]) -> None:
+        gone = set(bindings)
+        self.write([R.REMOVE_ACCESS_CONTROL_ENTRY_RECORD(id=acl_id)
+                    for acl_id, b in sorted(self.image.acls.items()) if b in gone])
+
+    def load_acls(self) -> list[AclBinding]:
+        with self.lock:
+            return sorted(self.image.acls.values())

@@ -136,10 +136,11 @@ class _Sender:
 
 class RaftManager:
     def __init__(self, node_id: int, voters: Mapping[int, tuple[str, int]], cluster_id: str,
-                 directory: str | None, config: QuorumConfig, listener: RaftListener,
+                 directory: str | None, config: QuorumConfig, listener: RaftListener | None,
                  security: ClientSecurity = PLAINTEXT, clock: Callable[[], float] = time.monotonic) -> None:
         """``voters``: every voter's controller listener (host, port), this node's included;
-        ``directory``: the ``__cluster_metadata-0`` directory (None: in memory)."""
+        ``directory``: the ``__cluster_metadata-0`` directory (None: in memory); ``listener``: the
+        state machine, which may be set (``self.listener``) after construction, before ``startup``."""
         if node_id not in voters:
             raise ValueError(f"node {node_id} is not one of the voters {sorted(voters)}")
         self.node_id = node_id
@@ -166,7 +167,13 @@ class RaftManager:
 
     # --- lifecycle ----------------------------------------------------------------------------
 
+    def _listener(self) -> RaftListener:
+        assert self.listener is not None  # startup checked it
+        return self.listener
+
     def startup(self) -> None:
+        if self.listener is None:
+            raise ValueError("RaftManager.startup: no listener (the state machine) was set")
         with self._lock:
             if self.running or self._stopped:
                 return
@@ -357,7 +364,7 @@ class RaftManager:
             if snapshot is not None and snapshot[0].offset > self._applied:
                 snapshot_id, payload = snapshot
                 log.info("[RaftManager id=%d] Loading snapshot %s", self.node_id, snapshot_id)
-                self.listener.handle_load_snapshot(snapshot_id, payload)
+                self._listener().handle_load_snapshot(snapshot_id, payload)
                 self._applied = snapshot_id.offset
         while self._applied < node.high_watermark:
             entries = node.read_committed(self._applied, MAX_ENTRIES_PER_COMMIT)
@@ -365,7 +372,7 @@ class RaftManager:
                 break
             data = [e for e in entries if not e.control]
             if data:
-                self.listener.handle_commit(data)
+                self._listener().handle_commit(data)
             self._applied = entries[-1].offset + 1
 
     def _maybe_fire_leader_change(self) -> None:
@@ -377,7 +384,7 @@ class RaftManager:
             return  # not until the new leader has replayed everything committed before its epoch
         self._fired = current
         log.info("[RaftManager id=%d] Leader change: leader %d, epoch %d", self.node_id, *current)
-        self.listener.handle_leader_change(*current)
+        self._listener().handle_leader_change(*current)
 
     def _settle_appends(self) -> None:
         if not self._pending:

@@ -4,6 +4,7 @@ taken, close connections, join every thread within a bound."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -30,11 +31,13 @@ from kafkalite.metrics.request_log import RequestLog
 from kafkalite.network.request_channel import Response
 from kafkalite.network.socket_server import SocketServer
 from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.raft.config import QuorumConfig
+from kafkalite.raft.manager import RaftManager
 from kafkalite.storage.log_manager import LogManager
 from kafkalite.storage.volume import FILES, MemoryVolume, Volume
 
 from . import meta_properties
-from .apis import SERVED, ApiTable, apis_for
+from .apis import SERVED, SERVED_BY_KEY, ApiTable, apis_for
 from .authorizer import ALLOW_ALL, Authorizer
 from .authorizer.standard import StandardAuthorizer
 from .checks import Checks
@@ -119,7 +122,12 @@ CONTROLLER_NODE_APIS = frozenset({
     ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS, ApiKey.DELETE_ACLS, ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS, ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS,
     ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+    # The metadata quorum's (handlers/raft.py): the voters' requests and their Fetch of __cluster_metadata.
+    ApiKey.VOTE, ApiKey.BEGIN_QUORUM_EPOCH, ApiKey.END_QUORUM_EPOCH, ApiKey.DESCRIBE_QUORUM,
+    ApiKey.FETCH_SNAPSHOT, ApiKey.FETCH,
 })
+# On a controller-only node every Fetch is the quorum's (it has no partitions of its own).
+QUORUM_FETCH = dataclasses.replace(SERVED_BY_KEY[ApiKey.FETCH], handler=RaftApis.fetch)
 
 
 class Broker:
@@ -151,7 +159,8 @@ class Broker:
         self.controller_link: ControllerLink | None = None  # topic configs, auto-creation, forwarding
         # Which controller is active (controller_node.py), shared by every sender to the controller.
         self.controller_nodes: ControllerNodeProvider | None = None
-        self.raft_apis: RaftApis | None = None  # the quorum's apis (handlers/raft.py), made with KafkaApis
+        self.raft_apis: RaftApis | None = None  # the quorum's apis (handlers/raft.py)
+        self.raft: RaftManager | None = None  # the metadata quorum (on a controller node)
         self.topic_configs: TopicConfigCache | None = None
         # The settings in effect: the dynamic configs the controller pushes over the static ones.
         self.dynamic_config = DynamicBrokerConfig(config)
@@ -218,19 +227,27 @@ class Broker:
             nodes.learn(controller_id, 0)
         self.metadata_cache = MetadataCache(cluster_id, controller_id,
                                             {self.node_id: me} if cfg.is_broker else {})
-        # LEAD (issue 30): with a quorum (len(nodes.voters) > 1 or a controller-only node), build
-        # here the RaftManager (node id, cfg.quorum_voters, cluster id, cfg.metadata_partition_dir,
-        # QuorumConfig(**cfg.quorum_settings().quorum_config_args()), the controller as its
-        # RaftListener, cfg.controller_security) and the controller over it, in place of today's
-        # KafkaController below; have handle_leader_change also call
-        # self.controller_nodes.learn(leader_id, epoch); stop both in shutdown().
+        # The raft apis' object exists before the quorum's first request can arrive: the listener
+        # serves them from startup (BROKER_NOT_AVAILABLE until the RaftManager is set).
+        self.raft_apis = RaftApis(None, self.send_response, controller_listeners)
         if cfg.is_controller:
             assert cluster_id is not None
-            store_dir = None if cfg.memory_storage else cfg.log_dirs[0]  # None: in memory
-            self.controller = KafkaController(cfg.controller_settings(), store_dir, cluster_id, self.metrics)
+            # The controller is the state machine of the metadata quorum (KRaft): the RaftManager
+            # replicates __cluster_metadata among the voters and tells the controller what is
+            # committed and who leads; it acts only while this node leads.
+            self.raft = RaftManager(self.node_id, nodes.voters, cluster_id, cfg.metadata_partition_dir,
+                                    QuorumConfig(**cfg.quorum_settings().quorum_config_args()),
+                                    None, security=cfg.controller_security)
+            self.controller = KafkaController(cfg.controller_settings(), self.raft, cluster_id, self.metrics)
+            self.controller.leader_listeners.append(nodes.learn)
+            self.raft.listener = self.controller
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
-            if self.standard_authorizer is not None:
+            self.raft_apis.raft = self.raft
+            self.raft.startup()
+            if len(nodes.voters) == 1:
+                self.controller.await_active(10)  # a sole voter leads at once: its state is loaded
+            if self.standard_authorizer is not None and self.controller.is_active:
                 # The controller's node authorizes from the ACLs its controller stores from the start,
                 # brokers' registrations (its own too) included, as Kafka's controllers do from the
                 # metadata log they replay; its pushes replace them after.
@@ -350,8 +367,10 @@ class Broker:
             ReassignmentApis(controller, send),
             ClientQuotaApis(self.quotas.quotas, send, controller, None, listeners),
             ScramApis(self.socket_server.credentials, send, controller, None, listeners, self.authorizer),
-            AclApis(self.standard_authorizer, send, controller, None, listeners))
-        self.apis = KafkaApis(*areas, served=[s for s in SERVED if s.key in CONTROLLER_NODE_APIS],
+            AclApis(self.standard_authorizer, send, controller, None, listeners), self.raft_apis)
+        served = [QUORUM_FETCH if s.key == ApiKey.FETCH else s
+                  for s in SERVED if s.key in CONTROLLER_NODE_APIS]
+        self.apis = KafkaApis(*areas, served=served,
                               checks=Checks(cache, lambda: self.authorizer, auto_create_topics=False))
         self.apis.quotas = self.quotas
         ss = self.socket_server
@@ -417,7 +436,7 @@ class Broker:
         cache.add_listener(topics.on_metadata_change)
         # The quorum's apis; its ``raft`` is the node's RaftManager once there is one (None: every
         # quorum request answered BROKER_NOT_AVAILABLE).
-        self.raft_apis = RaftApis(None, send, frozenset(self.config.controller_listener_names))
+        assert self.raft_apis is not None
         return KafkaApis(
             ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator(), self.node_id),
             ControlApis(rm, self.topic_configs, send, self.controller_nodes),
@@ -659,6 +678,8 @@ class Broker:
                 log.warning("Some requests were still unanswered at shutdown")
         if self.controller is not None:
             self.controller.shutdown()
+        if self.raft is not None:
+            self.raft.shutdown()
         if self.quotas is not None:
             self.quotas.close()
         for pool in self.pools:

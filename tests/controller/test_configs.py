@@ -1,7 +1,7 @@
 """The controller's dynamic configs (controller/configs.py) without brokers: the incremental
 operations against a model (a Hypothesis state machine), the checks of a topic's or broker's new
-set with Kafka's errors, validate_only, and the sets surviving a new ControllerStore on the same
-directory (a restart)."""
+set with Kafka's errors, validate_only, and the sets read back by a new store of the same
+metadata log (a new active controller)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kafkalite.common.errors import ApiError
 from kafkalite.controller.configs import ConfigurationControl, Op, ResourceChange, apply_ops, split_list
-from kafkalite.controller.store import ControllerStore
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.protocol.messages import incremental_alter_configs as iac
+from tests.support.fake_raft import MetadataLog
 
 SET, DELETE, APPEND, SUBTRACT = iac.OP_SET, iac.OP_DELETE, iac.OP_APPEND, iac.OP_SUBTRACT
 TOPIC, BROKER = dc.RESOURCE_TOPIC, dc.RESOURCE_BROKER
@@ -82,8 +82,8 @@ TestIncrementalOps = IncrementalOps.TestCase
 TestIncrementalOps.settings = settings(max_examples=60, stateful_step_count=20, deadline=None)
 
 
-def control(tmp_path, *topics: str) -> ConfigurationControl:
-    store = ControllerStore(str(tmp_path))
+def control(log: MetadataLog, *topics: str) -> ConfigurationControl:
+    store = log.store()
     for t in topics:  # topic configs go with a stored topic
         store.create_topic(t, uuid.uuid4(), [])
     c = ConfigurationControl(store.load_topic_configs(), store)
@@ -99,8 +99,9 @@ def change(kind: int, name: str, *ops: Op, incremental: bool = True) -> Resource
     return ResourceChange(kind, name, tuple(ops), incremental)
 
 
-def test_topic_sets_checked_stored_and_reloaded(tmp_path):
-    c = control(tmp_path, "t")
+def test_topic_sets_checked_stored_and_reloaded():
+    log = MetadataLog()
+    c = control(log, "t")
     ops = (Op("retention.ms", SET, "1000"), Op("cleanup.policy", APPEND, "compact"))
     new = c.alter(change(TOPIC, "t", *ops), False, exists("t"))
     assert new == {"retention.ms": "1000", "cleanup.policy": "delete,compact"}
@@ -110,8 +111,7 @@ def test_topic_sets_checked_stored_and_reloaded(tmp_path):
                    False, exists("t")) == {"segment.bytes": "2048"}
     c.alter(change(dc.RESOURCE_BROKER, "", Op("log.retention.ms", SET, "5")), False, exists())
     c.alter(change(dc.RESOURCE_BROKER, "2", Op("log.segment.bytes", SET, "5000")), False, exists())
-    c.store.close()
-    again = control(tmp_path)  # a restarted controller
+    again = control(log)  # a new active controller
     assert again.topic_configs == {"t": {"segment.bytes": "2048"}}
     assert again.store.load_topic_configs() == {"t": {"segment.bytes": "2048"}}
     assert again.broker_configs == {"": {"log.retention.ms": "5"}, "2": {"log.segment.bytes": "5000"}}
@@ -132,8 +132,8 @@ def test_topic_sets_checked_stored_and_reloaded(tmp_path):
     ((Op("retention.ms", SET, "1"), Op("retention.ms", DELETE, None)), E.INVALID_REQUEST,
      "Error due to duplicate config keys"),
 ])
-def test_topic_refusals_change_nothing(tmp_path, ops, code, message):
-    c = control(tmp_path, "t")
+def test_topic_refusals_change_nothing(ops, code, message):
+    c = control(MetadataLog(), "t")
     c.alter(change(TOPIC, "t", Op("segment.bytes", SET, "2048")), False, exists("t"))
     with pytest.raises(ApiError) as e:
         c.alter(change(TOPIC, "t", *ops), False, exists("t"))
@@ -144,8 +144,8 @@ def test_topic_refusals_change_nothing(tmp_path, ops, code, message):
     assert c.store.load_topic_configs() == {"t": {"segment.bytes": "2048"}}
 
 
-def test_unknown_topic_and_bad_broker_names(tmp_path):
-    c = control(tmp_path)
+def test_unknown_topic_and_bad_broker_names():
+    c = control(MetadataLog())
     with pytest.raises(ApiError) as e:
         c.alter(change(TOPIC, "nope", Op("retention.ms", SET, "1")), False, exists("t"))
     assert (e.value.code, e.value.message) == (E.UNKNOWN_TOPIC_OR_PARTITION,
@@ -159,16 +159,16 @@ def test_unknown_topic_and_bad_broker_names(tmp_path):
     assert e.value.code == E.INVALID_REQUEST
 
 
-def test_validate_only_changes_nothing(tmp_path):
-    c = control(tmp_path)
+def test_validate_only_changes_nothing():
+    c = control(MetadataLog())
     assert c.alter(change(TOPIC, "t", Op("retention.ms", SET, "1")), True, exists("t")) is None
     assert c.alter(change(BROKER, "", Op("log.retention.ms", SET, "1")), True, exists()) is None
     assert c.topic_configs == {} and c.broker_configs == {}
     assert c.store.load_topic_configs() == {} and c.store.load_broker_configs() == {}
 
 
-def test_a_registering_broker_gets_every_set(tmp_path):
-    c = control(tmp_path, "a", "b")
+def test_a_registering_broker_gets_every_set():
+    c = control(MetadataLog(), "a", "b")
     c.alter(change(BROKER, "", Op("log.retention.ms", SET, "5")), False, exists())
     c.alter(change(BROKER, "3", Op("log.segment.bytes", SET, "5000")), False, exists())
     c.alter(change(TOPIC, "a", Op("retention.ms", SET, "9")), False, exists("a"))

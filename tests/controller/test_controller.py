@@ -1,5 +1,5 @@
 """The controller inside an in-process broker: topic deletion completes only once the replicas
-have stopped (Kafka's TopicDeletionManager), and the store follows."""
+have stopped (Kafka's TopicDeletionManager), and the metadata log follows."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import pytest
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import create_topics as ct
 from kafkalite.protocol.messages import delete_topics as dt
-from kafkalite.protocol.messages import metadata
 from tests.support.brokers import running_broker
-from tests.support.small_disk import fill, small_disk
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
@@ -68,41 +66,6 @@ def test_delete_unknown_topic(tmp_path):
                 dt.REQUEST["topics"](name=None, topic_id=uuid.UUID(int=5))]))
         assert by_name.responses[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
         assert by_id.responses[0].error_code == E.UNKNOWN_TOPIC_ID
-
-
-def test_a_full_disk_under_the_store_refuses_new_topics_and_the_store_catches_up(tmp_path, caplog):
-    """The controller's store on a real full file system (a small tmpfs): a new topic is refused
-    with KAFKA_STORAGE_ERROR and nothing changes; a deletion goes ahead (the brokers hear it) and
-    the store is rewritten whole once space is freed; a restart then finds exactly that state."""
-    with small_disk(tmp_path / "disk", size="4m") as disk:
-        with running_broker(disk) as broker:
-            controller = broker.controller
-            with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
-                assert create(c, "kept").error_code == E.NONE
-                assert create(c, "doomed").error_code == E.NONE
-                filler = fill(disk)
-                refused = create(c, "refused")
-                assert refused.error_code == E.KAFKA_STORAGE_ERROR
-                assert "could not store topic 'refused'" in refused.error_message
-                assert "refused" not in controller.context.topic_ids
-                deleted = c.call(20, 6, dt.REQUEST(timeout_ms=10000, topics=[
-                    dt.REQUEST["topics"](name="doomed")]))
-                assert deleted.responses[0].error_code == E.NONE
-                assert wait_for(lambda: controller.store_behind and controller.deleting() == [], timeout=10)
-                assert set(controller.store.load()[0]) == {"kept", "doomed"}  # behind
-                filler.unlink()
-                assert wait_for(lambda: not controller.store_behind, timeout=10)
-                assert set(controller.store.load()[0]) == {"kept"}
-                assert create(c, "after").error_code == E.NONE
-        errors = [r.getMessage() for r in caplog.records if "could not write" in r.getMessage()]
-        assert len(errors) == 2, errors  # the refused topic, then the run of failures: once each
-        with running_broker(disk) as again:
-            assert set(again.controller.context.topic_ids) == {"kept", "after"}
-            with Client("127.0.0.1", again.bound_port("PLAINTEXT")) as c:
-                def names() -> set[str]:
-                    return {t.name for t in c.call(3, 12, metadata.REQUEST(topics=None)).topics}
-
-                assert wait_for(lambda: names() == {"kept", "after"})
 
 
 def test_refused_admin_requests_are_one_info_line_each_and_no_traceback(tmp_path, caplog):

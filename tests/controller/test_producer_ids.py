@@ -1,18 +1,19 @@
 """The controller's side of producer ids (KIP-730): AllocateProducerIds gives consecutive blocks
-of 1000 ids, the next block's start is on disk before the answer (so a restarted controller never
-repeats an id), and a broker it does not know, or with another epoch, is refused."""
+of 1000 ids, the next block's start is committed to the metadata log before the answer (a
+ProducerIdsRecord: no controller after it repeats an id), and a broker it does not know, or with
+another epoch, is refused."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkalite.controller.store import ControllerStore
+from kafkalite.controller import records as R
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import allocate_producer_ids as ap
 from kafkalite.protocol.messages import api_versions
 from tests.support.brokers import running_broker
-from tests.support.small_disk import fill, small_disk
+from tests.support.fake_raft import MetadataLog
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
@@ -55,14 +56,14 @@ def test_the_next_block_survives_a_controller_restart(tmp_path):
     assert (after.error_code, after.producer_id_start, after.producer_id_len) == (E.NONE, 3000, 1000)
 
 
-def test_the_store_keeps_the_next_block_across_reopening(tmp_path):
-    store = ControllerStore(str(tmp_path))
-    assert [store.allocate_producer_ids(1000) for _ in range(2)] == [0, 1000]
-    store.close()
-    store = ControllerStore(str(tmp_path))
+def test_the_log_keeps_the_next_block_for_the_next_controller():
+    log = MetadataLog()
+    store = log.store()
+    assert [store.allocate_producer_ids(1000, 1, 7) for _ in range(2)] == [0, 1000]
+    assert log.records()[-1] == R.PRODUCER_IDS_RECORD(broker_id=1, broker_epoch=7, next_producer_id=2000)
+    store = log.store()
     assert store.next_producer_id() == 2000
     assert store.allocate_producer_ids(1000) == 2000
-    store.close()
 
 
 @pytest.mark.integration
@@ -94,20 +95,3 @@ def test_served_on_the_controllers_privileged_listener_only(tmp_path):
     # InitProducerId is for clients: every listener.
     assert served["PLAINTEXT"][ApiKey.INIT_PRODUCER_ID] == (0, 5)
     assert served["INTERNAL"][ApiKey.INIT_PRODUCER_ID] == (0, 5)
-
-
-@pytest.mark.integration
-def test_a_full_disk_under_the_store_refuses_the_block_and_skips_no_ids(tmp_path):
-    """A block that cannot be stored is not given (KAFKA_STORAGE_ERROR); once the disk has room the
-    next answer is the block that was refused, so no id range is lost or given twice."""
-    with small_disk(tmp_path / "disk", size="4m") as disk:
-        with running_broker(disk) as broker:
-            assert own_block_taken(broker)
-            epoch = broker.lifecycle.broker_epoch
-            with Client("127.0.0.1", broker.bound_port("INTERNAL")) as c:
-                filler = fill(disk)
-                refused = allocate(c, 1, epoch)
-                filler.unlink()
-                given = allocate(c, 1, epoch)
-    assert (refused.error_code, refused.producer_id_len) == (E.KAFKA_STORAGE_ERROR, 0)
-    assert (given.error_code, given.producer_id_start, given.producer_id_len) == (E.NONE, 1000, 1000)

@@ -1,17 +1,19 @@
 """The controller's SCRAM credentials (controller/scram.py): Kafka's ScramControlManager checks,
-the salted keys stored (and nothing else) and loaded again, and the pushes a broker applies."""
+the salted keys written to the metadata log (and nothing else) and loaded again, and the pushes a
+broker applies."""
 
 from __future__ import annotations
 
 import os
 
 from kafkalite.common.scram import SCRAM_SHA_256, SCRAM_SHA_512
+from kafkalite.controller import records as R
 from kafkalite.controller.scram import ScramControl
-from kafkalite.controller.store import ControllerStore
 from kafkalite.network.sasl import CredentialCache
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_user_scram_credentials as ausc
 from kafkalite.server.handlers.scram import apply_push, describe
+from tests.support.fake_raft import MetadataLog
 
 Q = ausc.REQUEST
 
@@ -28,8 +30,8 @@ def delete(name: str, mechanism: int = 1) -> object:
     return Q["deletions"](name=name, mechanism=mechanism)
 
 
-def test_checks_as_kafka(tmp_path) -> None:
-    control = ScramControl(ControllerStore(str(tmp_path)))
+def test_checks_as_kafka() -> None:
+    control = ScramControl(MetadataLog().store())
     deletions = [delete("ghost"), delete("d"), delete("d", 2), delete("x", 9)]
     upsertions = [upsert(""), upsert("few", iterations=4095), upsert("many", iterations=16385),
                   upsert("bad", mechanism=3), upsert("ok"), upsert("ok", 2), upsert("fine", 2)]
@@ -49,28 +51,30 @@ def test_checks_as_kafka(tmp_path) -> None:
     assert changed == ["fine"] and set(control.credentials) == {"fine"}
 
 
-def test_only_salted_keys_are_stored_and_they_load_again(tmp_path) -> None:
-    store = ControllerStore(str(tmp_path))
-    control = ScramControl(store)
+def test_only_salted_keys_are_stored_and_they_load_again() -> None:
+    log = MetadataLog()
+    control = ScramControl(log.store())
     u = upsert("alice", 2, 8192, password="very-secret")
     results, _ = control.alter(Q(deletions=[], upsertions=[u]))
     assert results == [("alice", E.NONE, None)]
     expected = SCRAM_SHA_512.credential_from_salted(u.salted_password, u.salt, 8192)
     assert control.credentials == {"alice": {2: expected}}
-    rows = store._db.execute("SELECT * FROM scram_credentials").fetchall()
-    assert rows == [("alice", 2, u.salt, expected.stored_key, expected.server_key, 8192)]
-    assert not any(u.salted_password in v for v in rows[0] if isinstance(v, bytes))
-    store.close()
-    again = ScramControl(ControllerStore(str(tmp_path)))
+    assert log.records() == [R.USER_SCRAM_CREDENTIAL_RECORD(
+        name="alice", mechanism=2, salt=u.salt, stored_key=expected.stored_key,
+        server_key=expected.server_key, iterations=8192)]
+    assert not any(u.salted_password in e.data for e in log.entries)
+    again = ScramControl(log.store())  # a new active controller
     again.load()
     assert again.credentials == control.credentials
     # Deleting the last mechanism removes the user.
     results, changed = again.alter(Q(deletions=[delete("alice", 2)], upsertions=[]))
     assert results == [("alice", E.NONE, None)] and changed == ["alice"] and again.credentials == {}
+    assert log.records()[-1] == R.REMOVE_USER_SCRAM_CREDENTIAL_RECORD(name="alice", mechanism=2)
+    assert log.store().load_scram_credentials() == {}
 
 
-def test_pushes_rebuild_the_brokers_cache(tmp_path) -> None:
-    control = ScramControl(ControllerStore(str(tmp_path)))
+def test_pushes_rebuild_the_brokers_cache() -> None:
+    control = ScramControl(MetadataLog().store())
     control.alter(Q(deletions=[], upsertions=[upsert("a", 1), upsert("b", 2)]))
     control.alter(Q(deletions=[], upsertions=[upsert("a", 2)]))
     broker = CredentialCache()

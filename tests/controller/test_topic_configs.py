@@ -1,5 +1,5 @@
 """Topic configs and new partitions in the controller: CreateTopics' configs are checked as Kafka's
-LogConfig does, kept in the store with the topic (through restarts, away with a deletion); and
+LogConfig does, kept in the metadata log with the topic (through restarts, away with a deletion); and
 CreatePartitions' checks, placement and persistence (Kafka's createPartitions)."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import uuid
 import pytest
 
 from kafkalite.common.errors import ApiError
-from kafkalite.controller.store import ControllerStore, StoredPartition
+from kafkalite.controller.store import StoredPartition
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import delete_topics as dt
 from tests.support.brokers import running_broker
+from tests.support.fake_raft import MetadataLog
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
@@ -26,22 +27,19 @@ def refused(future) -> ApiError:
 # --- the store ------------------------------------------------------------------------------------
 
 
-def test_store_keeps_configs_with_the_topic_and_drops_them_with_it(tmp_path):
-    store = ControllerStore(str(tmp_path))
+def test_store_keeps_configs_with_the_topic_and_drops_them_with_it():
+    log = MetadataLog()
+    store = log.store()
     parts = [StoredPartition("t", 0, (1,), 1, 0, (1,), 0)]
     store.create_topic("t", uuid.uuid4(), parts, {"segment.bytes": "1024", "cleanup.policy": "delete"})
     store.create_topic("plain", uuid.uuid4(), [StoredPartition("plain", 0, (1,), 1, 0, (1,), 0)])
     store.add_partitions([StoredPartition("t", 1, (1,), 1, 0, (1,), 0)])
-    store.close()
-    store = ControllerStore(str(tmp_path))
+    store = log.store()  # a new active controller
     assert store.load_topic_configs() == {"t": {"segment.bytes": "1024", "cleanup.policy": "delete"}}
     assert [p.partition for p in store.load()[1] if p.topic == "t"] == [0, 1]
     store.delete_topic("t")
     assert store.load_topic_configs() == {}
-    store.save_all({"u": uuid.uuid4()}, [StoredPartition("u", 0, (1,), 1, 0, (1,), 0)],
-                   {"u": {"retention.ms": "5"}})
-    assert store.load_topic_configs() == {"u": {"retention.ms": "5"}}
-    store.close()
+    assert set(log.store().load()[0]) == {"plain"}
 
 
 # --- CreateTopics' configs -------------------------------------------------------------------------

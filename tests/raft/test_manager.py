@@ -267,6 +267,9 @@ def test_a_new_voter_loads_the_leaders_snapshot_then_the_entries_after_it(tmp_pa
         follower.stop_raft()
         for n in nodes:
             if n.manager is not None and n.manager.running:
+                # A snapshot is taken at a committed offset: once this node knows s2 is committed
+                # (a follower learns it from its next Fetch).
+                wait_until(lambda n=n: b"s2" in n.listener.data(), f"node {n.node_id} to commit s2")
                 n.manager.create_snapshot(snapshot_id, b"state-up-to-s2")
         leader.manager.append([b"after"]).result(DEADLINE_S)
         voters = {n.node_id: ("127.0.0.1", n.port) for n in nodes}

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from kafkalite.common.errors import ApiError
 from kafkalite.controller.acls import AclBinding, AclBindingFilter, AclControl, validate_new_acl
-from kafkalite.controller.store import ControllerStore
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.acl import AclOperation as Op
 from kafkalite.protocol.acl import AclPermissionType as Perm
@@ -24,6 +23,7 @@ from kafkalite.server.authorizer import OPERATIONS_OF, operations_bits
 from kafkalite.server.authorizer.settings import STANDARD_AUTHORIZER, AuthorizerSettings
 from kafkalite.server.authorizer.standard import StandardAuthorizer
 from kafkalite.server.config import BrokerConfig
+from tests.support.fake_raft import MetadataLog
 
 LIT, PRE = Pat.LITERAL, Pat.PREFIXED
 ALLOW, DENY = Perm.ALLOW, Perm.DENY
@@ -295,9 +295,9 @@ def test_bad_bindings_are_invalid_requests(binding, message):
     assert e.value.code == E.INVALID_REQUEST and message in e.value.message
 
 
-def test_the_controllers_set_is_stored(tmp_path):
-    store = ControllerStore(str(tmp_path))
-    control = AclControl(store)
+def test_the_controllers_set_is_stored():
+    log = MetadataLog()
+    control = AclControl(log.store())
     results, changed = control.create(
         [
             acl("a"),
@@ -317,11 +317,9 @@ def test_the_controllers_set_is_stored(tmp_path):
         ]
     )
     assert changed and outcomes[0][2] == [acl("b", pattern=PRE)] and outcomes[1][0] == E.INVALID_REQUEST
-    store.close()
-    again = AclControl(ControllerStore(str(tmp_path)))
+    again = AclControl(log.store())  # a new active controller replays the metadata log
     again.load()
     assert again.acls == {acl("a")}
-    again.store.close()
 
 
 def test_a_push_replaces_the_acls_and_the_decisions_kept():

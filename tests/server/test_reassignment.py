@@ -301,39 +301,10 @@ def test_errors(cluster):
     assert state(cluster, "errs")[0] == [1, 2]  # nothing refused changed anything
 
 
-def test_store_keeps_reassignments(tmp_path):
-    """What a restarted controller resumes: the reassignment rows with their partition, replaced
-    and removed in one transaction, gone with their topic, and rewritten by save_all."""
-    import uuid
-
-    from kafkalite.controller.store import ControllerStore, StoredPartition
-
-    store = ControllerStore(str(tmp_path))
-    try:
-        part = StoredPartition("t", 0, (1, 2), 1, 0, (1, 2), 0)
-        store.create_topic("t", uuid.uuid4(), [part])
-        moving = StoredPartition("t", 0, (2, 3, 1), 1, 1, (1, 2), 1)
-        store.update_reassignments([moving], {("t", 0): ((3,), (1,))}, [])
-        assert store.load()[1] == [moving]
-        assert store.load_reassignments() == {("t", 0): ((3,), (1,))}
-        done = StoredPartition("t", 0, (2, 3), 2, 2, (2, 3), 2)
-        store.update_reassignments([done], {}, [("t", 0)])
-        assert store.load()[1] == [done] and store.load_reassignments() == {}
-        store.update_reassignments([moving], {("t", 0): ((3,), (1,))}, [])
-        topics, parts = store.load()
-        store.save_all(topics, parts, {}, {("t", 0): ((3,), (1,))})
-        assert store.load_reassignments() == {("t", 0): ((3,), (1,))}
-        store.delete_topic("t")
-        assert store.load_reassignments() == {}
-    finally:
-        store.close()
-
-
 def test_a_restarted_controller_resumes_a_move(tmp_path):
     """Broker 1 runs the controller; [1] → [2] is held in progress by broker 2's follower throttle
     (1 byte/s); both stop. Started again (broker 2 without the throttle), the controller still lists
     the move, broker 2 catches up and it completes: broker 2 leads, broker 1's copy is deleted."""
-    from kafkalite.controller.store import ControllerStore
     from tests.support.brokers import running_broker
 
     dirs = {1: tmp_path / "1", 2: tmp_path / "2"}
@@ -372,11 +343,6 @@ def test_a_restarted_controller_resumes_a_move(tmp_path):
     finally:
         two.__exit__(None, None, None)
         one.__exit__(None, None, None)
-    store = ControllerStore(str(dirs[1]))
-    try:
-        assert store.load_reassignments() == {("r", 0): ((2,), (1,))}
-    finally:
-        store.close()
     (one, broker_1), (two, broker_2) = both(None)
     try:
         assert wait_for(lambda: broker_1.controller.reassigning() == {}, timeout=20)

@@ -30,6 +30,9 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("protocol/frames.py", INT32_MAX): "UNLIMITED_FRAME_SIZE: the largest size a frame declares",
     ("protocol/messages/fetch.py", INT32_MAX): "Fetch's max_bytes field default (Kafka's schema)",
     ("protocol/messages/fetch.py", INT64_MAX): "Fetch v18's high_watermark field default (Kafka's schema)",
+    ("protocol/messages/fetch_snapshot.py", INT32_MAX): "FetchSnapshot's max_bytes field default",
+    ("raft/messages.py", INT32_MAX): "FetchSnapshot's max_bytes default (Kafka's schema: Integer.MAX_VALUE)",
+    ("raft/wire.py", INT32_MAX): "a metadata Fetch's max_bytes: no limit but the leader's (KafkaRaftClient)",
     ("storage/cleaner.py", INT32_MAX): "offsets in a cleaned segment stay within int32 of its base",
     ("storage/index.py", INT32_MAX): "an index's relative offsets are int32",
     ("storage/producer_state.py", INT32_MAX): "sequence numbers wrap at the int32 bound",
@@ -47,6 +50,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("clients/security.py", 65536): "bytes asked of one recv (the blocking clients' exchange)",
     ("network/processor.py", 65536): "READ_SIZE: bytes asked of one recv",
     ("network/tls.py", 65536): "bytes asked of the TLS object per read",
+    ("local/proxy.py", 65536): "bytes the fault proxy moves per recv",
     ("protocol/frames.py", 65536): "DIRECT_MIN: the frame size read in place",
     ("protocol/records/compression.py", 65536): "a decompression buffer's first size",
     # 1 MiB (replica.fetch.max.bytes' default): chunk sizes.
@@ -54,6 +58,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("server/coordinator/log_store.py", 1 << 20): "LOAD_BUFFER_BYTES: read per round loading groups",
     ("storage/segment.py", 1 << 20): "_RECOVERY_WINDOW: bytes read per round in recovery",
     ("storage/volume.py", 1 << 20): "bytes read per pread",
+    ("raft/config.py", 1 << 20): "bytes a follower asks for in one FetchSnapshot",
     # A minute (log.segment.delete.delay.ms, log.flush.*.checkpoint.interval.ms: 60000).
     ("storage/config.py", 60_000): "MINUTE_MS, the unit of the *.minutes settings",
     ("protocol/messages/create_topics.py", 60_000): "CreateTopics' timeout_ms field default (Kafka's schema)",
@@ -66,6 +71,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("jobs/report.py", 10_000): "ACCURACY of percentile_approx",
     ("local/settings.py", 10_000): "the lowest port a local cluster draws",
     ("metrics/request_log.py", 10_000): "TEMPLATES_MAX: cached line templates",
+    ("controller/records.py", 10_000): "BEGIN_TOPIC_DELETION: kafkalite's own metadata record api key",
     # Kafka's constants that are not settings.
     ("server/broker.py", 30_000): "INITIAL_TASK_DELAY_MS: LogManager.InitialTaskDelayMs",
     ("server/coordinator/group_coordinator.py", 300_000): "NEW_MEMBER_JOIN_TIMEOUT_MS: GroupCoordinator's",

@@ -81,7 +81,9 @@ def test_the_controller_node_serves_only_the_controllers_apis(cluster):
                                                                         client_software_version="1"))
     keys = {k.api_key for k in response.api_keys}
     assert ApiKey.BROKER_REGISTRATION in keys and ApiKey.CREATE_TOPICS in keys
-    assert ApiKey.PRODUCE not in keys and ApiKey.FETCH not in keys
+    # The quorum's apis too, Fetch of __cluster_metadata among them (Kafka's ControllerApis).
+    assert ApiKey.VOTE in keys and ApiKey.FETCH in keys
+    assert ApiKey.PRODUCE not in keys and ApiKey.JOIN_GROUP not in keys
 
 
 def test_partitioning_the_controller_cuts_the_brokers_off_and_healing_brings_them_back(cluster):
