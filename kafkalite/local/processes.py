@@ -195,11 +195,11 @@ class ProcessFaults:
         node.killed = True
         node.process.kill()
         node.process.wait(10)
-        active = self._active_controller(exclude=node_id)
+        active = self.active_controller(exclude=node_id)
         if active is not None and active.metrics_port is not None:
             post_json(HOST, active.metrics_port, {"op": "fence", "broker": node_id})
 
-    def _active_controller(self, exclude: int, timeout: float = 30.0) -> Node | None:
+    def active_controller(self, exclude: int, timeout: float = 30.0) -> Node | None:
         """The node of the active controller as the running brokers' Metadata names it."""
         if self.quorum is None:
             return self.nodes[1] if exclude != 1 else None

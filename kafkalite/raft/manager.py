@@ -377,7 +377,10 @@ class RaftManager:
 
     def _maybe_fire_leader_change(self) -> None:
         node = self.node
-        current = (node.leader_id, node.epoch)
+        # A Resigned node (a leader shutting down, or restarted after leading) names itself in its
+        # election state but does not lead: the state machine must not act on it.
+        leader = node.leader_id if node.leader_id != self.node_id or node.is_leader else NO_LEADER
+        current = (leader, node.epoch)
         if current == self._fired:
             return
         if current[0] == self.node_id and self._applied < node.epoch_start_offset:

@@ -688,6 +688,9 @@ class RaftNode:
             if offset < self._committed:
                 raise SafetyError(f"node {self.node_id}: leader {dst}'s {resp.diverging_epoch} truncates "
                                   f"to {offset}, below the high watermark {self._committed}")
+            if offset < self.log.end_offset:
+                log.info("node %s: truncating to offset %s (leader %s's log diverges at %s)", self.node_id,
+                         offset, dst, resp.diverging_epoch)
             self.log.truncate_to(offset)
         elif resp.snapshot_id is not None:
             self._snapshot_fetch = _SnapshotFetch(resp.snapshot_id, bytearray())
