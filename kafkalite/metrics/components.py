@@ -419,6 +419,29 @@ def controller_metrics(channel: ControllerChannelView, offline_partitions: Calla
     return collect
 
 
+RAFT_METRICS = {  # Kafka's kafka.server:type=raft-metrics gauges (KafkaRaftMetrics)
+    "current-leader": "The current quorum leader's id; -1 indicates unknown.",
+    "current-epoch": "The current quorum epoch.",
+    "current-vote": "The current voted leader's id; -1 indicates not voted for anyone.",
+    "high-watermark": "The high watermark maintained on this member; -1 if it is unknown.",
+    "log-end-offset": "The current raft log end offset.",
+    "log-start-offset": "The first offset of the metadata log (after its latest snapshot).",
+}
+
+
+def raft_metrics(gauges: Callable[[], Mapping[str, float]]) -> MetricSource:
+    """The metadata quorum's state on this node, as Kafka's raft-metrics report it."""
+
+    def collect() -> Iterator[Metric]:
+        values = gauges()
+        for name, doc in RAFT_METRICS.items():
+            if name in values:
+                yield GaugeMetricFamily("kafka_server_raft_metrics_" + name.replace("-", "_"), doc,
+                                        value=values[name])
+
+    return collect
+
+
 def controller_state(active: int, offline_partitions: int = 0) -> MetricSource:
     """KafkaController's ActiveControllerCount and OfflinePartitionsCount: a broker that does
     not run the controller reports 0 and 0, as Kafka's brokers do."""

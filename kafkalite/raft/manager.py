@@ -345,7 +345,8 @@ class RaftManager:
         node = self.node
         self._leader = (node.leader_id, node.epoch)
         self._gauges = {"current-leader": node.leader_id, "current-epoch": node.epoch,
-                        "high-watermark": node.high_watermark, "log-end-offset": node.log_end_offset}
+                        "current-vote": node.voted_id, "high-watermark": node.high_watermark,
+                        "log-end-offset": node.log_end_offset, "log-start-offset": node.log_start_offset}
 
     def _send(self, requests: list[tuple[int, Request]]) -> None:
         for dst, request in requests:

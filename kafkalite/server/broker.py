@@ -22,6 +22,7 @@ from kafkalite.metrics.components import (
     controller_state,
     handler_pool_metrics,
     quota_metrics,
+    raft_metrics,
     request_log_metrics,
     topic_metrics,
 )
@@ -240,6 +241,7 @@ class Broker:
                                     None, security=cfg.controller_security)
             self.controller = KafkaController(cfg.controller_settings(), self.raft, cluster_id, self.metrics)
             self.controller.leader_listeners.append(nodes.learn)
+            self._metrics.append(self.metrics.register("raft-metrics", raft_metrics(self.raft.metrics)))
             self.raft.listener = self.controller
             self.controller.channel.request_log = self.request_log
             self.controller.startup()
