@@ -136,6 +136,9 @@ class KafkaController:
         self._leadership_lock = threading.Lock()
         # Told of every leader change first (leader id, epoch): the node's ControllerNodeProvider.
         self.leader_listeners: list[Callable[[int, int], object]] = []
+        # Told the image's ACLs, from the Raft thread, whenever they change (the node's authorizer).
+        self.acl_listeners: list[Callable[[frozenset[AclBinding]], object]] = []
+        self._acls_told: frozenset[AclBinding] | None = None
         self._activated = threading.Event()  # set while active
         # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).
         self._offline_log_dirs: dict[int, frozenset[uuid.UUID]] = {}
@@ -214,6 +217,7 @@ class KafkaController:
     def handle_commit(self, entries: list[Entry]) -> None:
         """Apply committed records to the image; a snapshot once enough bytes were applied."""
         self.store.apply_entries(entries)
+        self._tell_acls()
         if self.store.bytes_since_snapshot >= self.settings.metadata_log_max_record_bytes_between_snapshots:
             end, epoch, payload = self.store.snapshot()
             try:
@@ -228,14 +232,26 @@ class KafkaController:
     def handle_load_snapshot(self, snapshot_id: OffsetAndEpoch, payload: bytes) -> None:
         """Replace the image with a snapshot's (a follower behind the leader's log start)."""
         self.store.load_snapshot(snapshot_id.offset, snapshot_id.epoch, payload)
+        self._tell_acls()
         log.info("Controller %d loaded the metadata snapshot below offset %d", self.node_id,
                  snapshot_id.offset)
+
+    def _tell_acls(self) -> None:
+        """The ACLs of the image to ``acl_listeners`` (this node's authorizer), first at once and
+        then whenever they change: every controller node authorizes from the metadata it replays,
+        standbys and controller-only nodes too, as Kafka's controllers do."""
+        acls = frozenset(self.store.load_acls())
+        if acls != self._acls_told:
+            self._acls_told = acls
+            for listener in self.acl_listeners:
+                listener(acls)
 
     def handle_leader_change(self, leader_id: int, epoch: int) -> None:
         """Activate when this node leads (the log below its epoch start is applied by then),
         deactivate when it no longer does."""
         for listener in self.leader_listeners:
             listener(leader_id, epoch)
+        self._tell_acls()  # the first time, before any record: an empty log has none
         with self._leadership_lock:
             leading = self._leading_epoch
             if leader_id == self.node_id:

@@ -343,7 +343,7 @@ class RaftManager:
         self._maybe_fire_leader_change()
         self._settle_appends()
         node = self.node
-        self._leader = (node.leader_id, node.epoch)
+        self._leader = (self._acting_leader(), node.epoch)
         self._gauges = {"current-leader": node.leader_id, "current-epoch": node.epoch,
                         "current-vote": node.voted_id, "high-watermark": node.high_watermark,
                         "log-end-offset": node.log_end_offset, "log-start-offset": node.log_start_offset}
@@ -376,12 +376,16 @@ class RaftManager:
                 self._listener().handle_commit(data)
             self._applied = entries[-1].offset + 1
 
+    def _acting_leader(self) -> int:
+        """The leader as the state machine may act on it: a Resigned node (a leader that resigned,
+        is shutting down, or restarted after leading) names itself in its election state but does
+        not lead."""
+        node = self.node
+        return node.leader_id if node.leader_id != self.node_id or node.is_leader else NO_LEADER
+
     def _maybe_fire_leader_change(self) -> None:
         node = self.node
-        # A Resigned node (a leader shutting down, or restarted after leading) names itself in its
-        # election state but does not lead: the state machine must not act on it.
-        leader = node.leader_id if node.leader_id != self.node_id or node.is_leader else NO_LEADER
-        current = (leader, node.epoch)
+        current = (self._acting_leader(), node.epoch)
         if current == self._fired:
             return
         if current[0] == self.node_id and self._applied < node.epoch_start_offset:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kafkalite.common.endpoints import Endpoint
+from kafkalite.common.errors import ConfigError
 from kafkalite.controller.controller import KafkaController
 from kafkalite.metrics.components import (
     controller_state,
@@ -197,8 +198,16 @@ class Broker:
             log.warning("These configurations '[%s]' were supplied but are not used yet.",
                         ", ".join(cfg.ignored))
         # A node that runs the controller makes the cluster id; a broker adopts the controller's.
-        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id, cfg.is_controller,
-                                             self.volume)
+        # A lone controller makes the cluster id; the voters of a quorum must share one (Kafka's
+        # `kafka-storage format --cluster-id`): a voter that made its own would be refused by the rest.
+        quorum = cfg.is_controller and len(cfg.quorum_voters) > 1
+        stored = meta_properties.stored_cluster_id(cfg.log_dirs, self.volume)
+        if quorum and cfg.cluster_id is None and stored is None:
+            raise ConfigError(f"node {self.node_id} is one of {len(cfg.quorum_voters)} voters "
+                              "(controller.quorum.voters) and has no cluster id: set the same cluster.id "
+                              "on every voter", "cluster.id")
+        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id,
+                                             cfg.is_controller and not quorum, self.volume)
         self.cluster_id = cluster_id
         self._read_dir_ids()
         controller_listeners = frozenset(cfg.controller_listener_names)
@@ -241,6 +250,10 @@ class Broker:
                                     None, security=cfg.controller_security)
             self.controller = KafkaController(cfg.controller_settings(), self.raft, cluster_id, self.metrics)
             self.controller.leader_listeners.append(nodes.learn)
+            if self.standard_authorizer is not None:
+                # A controller node authorizes from the ACLs of the metadata it replays, from the
+                # start (brokers' registrations included), as Kafka's controllers do.
+                self.controller.acl_listeners.append(self.standard_authorizer.load)
             self._metrics.append(self.metrics.register("raft-metrics", raft_metrics(self.raft.metrics)))
             self.raft.listener = self.controller
             self.controller.channel.request_log = self.request_log
@@ -249,11 +262,6 @@ class Broker:
             self.raft.startup()
             if len(nodes.voters) == 1:
                 self.controller.await_active(10)  # a sole voter leads at once: its state is loaded
-            if self.standard_authorizer is not None and self.controller.is_active:
-                # The controller's node authorizes from the ACLs its controller stores from the start,
-                # brokers' registrations (its own too) included, as Kafka's controllers do from the
-                # metadata log they replay; its pushes replace them after.
-                self.standard_authorizer.load(self.controller.acls.acls)
         if not cfg.is_broker:
             self._start_controller_only(advertised_here)
             return
@@ -458,7 +466,8 @@ class Broker:
                             frozenset(self.config.controller_listener_names)),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
-            ElectionApis(controller, cache, send), ReassignmentApis(controller, send),
+            ElectionApis(controller, cache, send, self.controller_link),
+            ReassignmentApis(controller, send, self.controller_link),
             ScramApis(self.socket_server.credentials, send, controller, self.controller_link,
                       frozenset(self.config.controller_listener_names), self.authorizer),
             AclApis(self.standard_authorizer, send, controller, self.controller_link,

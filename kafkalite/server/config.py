@@ -94,9 +94,9 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
         "process.roles", "list", ["broker", "controller"],
         "The roles that this process plays: broker, controller, or broker,controller if it is both. "
         "Kafka requires it; kafkalite, when it is not set, runs broker,controller if "
-        "controller.quorum.bootstrap.servers and controller.quorum.voters are empty or name this "
-        "node, and broker alone if they name another node (one controller per cluster; see "
-        "'Starting brokers by hand').",
+        "controller.quorum.voters lists this node.id (or, without voters, if "
+        "controller.quorum.bootstrap.servers is empty or names this node), and broker alone "
+        "otherwise (see 'Starting brokers by hand').",
         validator=one_of("broker", "controller"), group="server",
     ),
     Setting(

@@ -65,17 +65,19 @@ new set and pushes it to every broker, whose logs of the topic take it at once (
 BY_HAND = """
 ## Starting brokers by hand
 
-kafkalite runs **one controller per cluster** (as Kafka did before KRaft, inside one broker). Two
-controllers are never started silently:
+The controllers form a Raft quorum (KRaft) over the `__cluster_metadata` log; its leader is the
+active controller. `controller.quorum.voters` (`id@host:port,...`, each voter's controller
+listener) names the voters; a single node with no controller settings is a quorum of one.
 
-- `controller.quorum.bootstrap.servers` (or a single `controller.quorum.voters` entry, `id@host:port`)
-  says where the controller takes registrations. A node runs the controller if these settings are
-  empty (a lone broker is its own controller) or name the node itself: one of its own listeners'
-  ports on a local address, or, for `controller.quorum.voters`, its `node.id`.
-- Without `process.roles`, a node whose controller settings name another node is a broker only; with
-  `process.roles=broker,controller` it is refused at startup (`kafkalite runs one controller per
-  cluster`), and `process.roles=broker` with no controller settings is refused too (it could not
-  register anywhere). A quorum of several voters is refused with the reason.
+- A node runs the controller if `controller.quorum.voters` lists its `node.id` (without voters: if
+  `controller.quorum.bootstrap.servers` is empty or names one of its own listeners). Without
+  `process.roles` that decides its roles; with it, Kafka's checks apply: a controller must be a
+  voter, a broker-only node must not be one and needs voters or bootstrap servers, a controller-only
+  node (`process.roles=controller`) has only controller listeners, and in a quorum of several
+  voters every voter needs a listener in `controller.listener.names`.
+- Brokers find the active controller among the voters (or the bootstrap servers): a voter that is
+  not active answers NOT_CONTROLLER and the broker moves on; the active one's id comes with its
+  UpdateMetadata. In a quorum of several voters every voter needs the same `cluster.id`.
 - On the controller, the listeners named in `controller.listener.names` take the brokers'
   registrations and heartbeats (beside the privileged listener) and are not advertised to clients.
 - A broker that has never joined a cluster and has no `cluster.id` adopts the controller's cluster id
@@ -94,7 +96,9 @@ kafkalite broker --override node.id=1 --override log.dirs=/tmp/kl/1 \\
   --override listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT \\
   --override controller.listener.names=CONTROLLER \\
   --override controller.quorum.bootstrap.servers=127.0.0.1:9093
-# Brokers 2 and 3: the same address names another node, so they run no controller.
+# Brokers 2 and 3: the same address names another node, so they run no controller. (A quorum of
+# three: give every node controller.quorum.voters=1@127.0.0.1:9093,2@...,3@... and a CONTROLLER
+# listener, and the same cluster.id.)
 kafkalite broker --override node.id=2 --override log.dirs=/tmp/kl/2 \\
   --override listeners=PLAINTEXT://127.0.0.1:9094 \\
   --override controller.quorum.bootstrap.servers=127.0.0.1:9093

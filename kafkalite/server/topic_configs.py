@@ -52,7 +52,7 @@ class ControllerLink:
     # "alter-scram": AlterUserScramCredentials forwarded (server/handlers/scram.py).
     # "topics": CreateTopics, DeleteTopics and CreatePartitions forwarded (handlers/topics.py).
     LANES = ("configs", "creations", "alter-configs", "acls", "alter-scram",
-             "client-quotas", "topics")
+             "client-quotas", "topics", "partitions")
 
     def __init__(self, node_id: int, controller: ControllerNodeProvider | tuple[str, int],
                  timeout: float = CONTROLLER_TIMEOUT, security: ClientSecurity = PLAINTEXT) -> None:

@@ -169,3 +169,19 @@ def test_an_inactive_controller_answers_not_controller_and_acts_again_when_activ
         assert got.error_code == E.NONE and got.producer_id_len > 0
     finally:
         client.close()
+
+
+def test_a_voter_of_a_quorum_without_a_cluster_id_is_refused_at_startup(tmp_path):
+    from kafkalite.common.errors import ConfigError
+    from kafkalite.server.broker import Broker
+    from kafkalite.server.config import BrokerConfig
+
+    config = BrokerConfig({"node.id": "1", "log.dirs": str(tmp_path),
+                           "listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+                           "controller.listener.names": "CONTROLLER",
+                           "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                           "controller.quorum.voters": "1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3"})
+    broker = Broker(config)
+    with pytest.raises(ConfigError, match="set the same cluster.id on every voter"):
+        broker.startup()
+    broker.shutdown()

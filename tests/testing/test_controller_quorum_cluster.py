@@ -99,3 +99,20 @@ def test_partitioning_the_controller_cuts_the_brokers_off_and_healing_brings_the
     accepted = cluster.proxy(1, 3).accepted
     assert wait_for(lambda: cluster.proxy(1, 3).accepted > accepted, 10)
     cluster.create_topic("after-heal", 1, 2)
+
+
+def test_elections_and_reassignments_are_forwarded_to_the_controller_only_node(cluster):
+    from kafkalite.protocol.messages import elect_leaders, list_partition_reassignments
+
+    cluster.create_topic("elect-me", partitions=1, replication_factor=2)
+    port = cluster.nodes[1].client_port
+    request = elect_leaders.REQUEST(election_type=elect_leaders.PREFERRED, timeout_ms=10000, topic_partitions=[
+        elect_leaders.REQUEST["topic_partitions"](topic="elect-me", partitions=[0])])
+    response = call(port, ApiKey.ELECT_LEADERS, 2, request)
+    assert response.error_code == E.NONE
+    (result,) = [p for t in response.replica_election_results for p in t.partition_result]
+    # The preferred replica already leads: the controller's answer, not NOT_CONTROLLER.
+    assert result.error_code == E.ELECTION_NOT_NEEDED
+    listed = call(port, ApiKey.LIST_PARTITION_REASSIGNMENTS, 0,
+                  list_partition_reassignments.REQUEST(timeout_ms=10000, topics=None))
+    assert (listed.error_code, listed.topics) == (E.NONE, [])

@@ -18,22 +18,26 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalite.network.request_channel import Request, Response
+from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import elect_leaders
 
 from ..controller_node import active
+from ..forwarding import forward
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 
 Results = dict[tuple[str, int], tuple[int, str | None]]
+LANE = "partitions"  # the ControllerLink lane forwarded elections and reassignments take
 
 
 class ElectionApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache,
-                 send_response: Callable[[Response], None]) -> None:
+                 send_response: Callable[[Response], None], link: Any = None) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.cache = metadata_cache
         self.send_response = send_response
+        self.link = link  # the ControllerLink to the active controller (None: never forwards)
 
     def elect_leaders(self, request: Request) -> Response | None:
         req = request.body
@@ -44,6 +48,15 @@ class ElectionApis:
         asked = (None if req.topic_partitions is None
                  else [(t.topic, p) for t in req.topic_partitions for p in t.partitions])
         controller = active(self.controller)
+        if controller is None and self.link is not None:
+            def failed(why: str) -> None:
+                tps = asked if asked is not None else []
+                error = E.REQUEST_TIMED_OUT if asked is None else E.NONE
+                self.send_response(respond(request, _response({tp: (E.REQUEST_TIMED_OUT, why) for tp in tps},
+                                                              error)))
+            forward(self.link, LANE, ApiKey.ELECT_LEADERS, request.api_version, req, "ElectLeaders",
+                    lambda body: self.send_response(respond(request, body)), failed)
+            return None
         if controller is None:
             if asked is None:
                 asked = [(t.name, p) for t in self.cache.snapshot.topics.values() for p in t.partitions]

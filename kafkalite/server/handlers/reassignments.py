@@ -20,20 +20,31 @@ from typing import Any
 
 from kafkalite.common.errors import ApiError
 from kafkalite.network.request_channel import Request, Response
+from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import alter_partition_reassignments as A
 from kafkalite.protocol.messages import list_partition_reassignments as L
 
 from ..controller_node import active
+from ..forwarding import forward
 from ..responses import respond
 
 SendResponse = Callable[[Response], None]
+LANE = "partitions"  # the ControllerLink lane forwarded elections and reassignments take
 
 
 class ReassignmentApis:
-    def __init__(self, controller: Any, send_response: SendResponse) -> None:
+    def __init__(self, controller: Any, send_response: SendResponse, link: Any = None) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.send_response = send_response
+        self.link = link  # the ControllerLink to the active controller (None: never forwards)
+
+    def _forward(self, request: Request, failed: Callable[[str], Any]) -> None:
+        """Pass the request to the active controller's node; the client gets its answer (Kafka 4's
+        brokers forward both apis), or ``failed(why)``'s body."""
+        forward(self.link, LANE, request.api_key, request.api_version, request.body,
+                ApiKey(request.api_key).name, lambda body: self.send_response(respond(request, body)),
+                lambda why: self.send_response(respond(request, failed(why))))
 
     def alter_partition_reassignments(self, request: Request) -> Response | None:
         req = request.body
@@ -41,6 +52,9 @@ class ReassignmentApis:
         asked = [(t.name, p.partition_index, None if p.replicas is None else list(p.replicas))
                  for t in req.topics for p in t.partitions]
         controller = active(self.controller)
+        if controller is None and self.link is not None:
+            self._forward(request, lambda why: _alter_error(req, allow, E.REQUEST_TIMED_OUT, why))
+            return None
         if controller is None:
             return respond(request, _alter_error(req, allow, E.NOT_CONTROLLER,
                                                  E.BY_CODE[E.NOT_CONTROLLER].message))
@@ -63,6 +77,10 @@ class ReassignmentApis:
     def list_partition_reassignments(self, request: Request) -> Response | None:
         req = request.body
         controller = active(self.controller)
+        if controller is None and self.link is not None:
+            self._forward(request, lambda why: L.RESPONSE(throttle_time_ms=0, error_code=E.REQUEST_TIMED_OUT,
+                                                          error_message=why, topics=[]))
+            return None
         if controller is None:
             return respond(request, L.RESPONSE(throttle_time_ms=0, error_code=E.NOT_CONTROLLER,
                                                error_message=E.BY_CODE[E.NOT_CONTROLLER].message,
