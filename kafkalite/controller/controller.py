@@ -139,6 +139,7 @@ class KafkaController:
         # Told the image's ACLs, from the Raft thread, whenever they change (the node's authorizer).
         self.acl_listeners: list[Callable[[frozenset[AclBinding]], object]] = []
         self._acls_told: frozenset[AclBinding] | None = None
+        self._last_snapshot = time.monotonic()  # when this node last snapshotted its image
         self._activated = threading.Event()  # set while active
         # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).
         self._offline_log_dirs: dict[int, frozenset[uuid.UUID]] = {}
@@ -218,7 +219,13 @@ class KafkaController:
         """Apply committed records to the image; a snapshot once enough bytes were applied."""
         self.store.apply_entries(entries)
         self._tell_acls()
-        if self.store.bytes_since_snapshot >= self.settings.metadata_log_max_record_bytes_between_snapshots:
+        # KIP-630's triggers: enough bytes of records since the last snapshot, or any record and
+        # metadata.log.max.snapshot.interval.ms since it (Kafka's SnapshotGenerator).
+        since = self.store.bytes_since_snapshot
+        due = since > 0 and (time.monotonic() - self._last_snapshot) * 1000 >= \
+            self.settings.metadata_log_max_snapshot_interval_ms
+        if since >= self.settings.metadata_log_max_record_bytes_between_snapshots or due:
+            self._last_snapshot = time.monotonic()
             end, epoch, payload = self.store.snapshot()
             try:
                 self.raft.create_snapshot(OffsetAndEpoch(end, epoch), payload)

@@ -252,6 +252,10 @@ class RaftManager:
                 future.set_exception(ApiError(E.NOT_CONTROLLER, f"not the leader (leader {e.leader_id}, "
                                                                 f"epoch {e.epoch})"))
                 return
+            except Exception as e:  # the log could not take them (a disk error): the write fails now
+                log.exception("[RaftManager id=%d] Append of %d records failed", self.node_id, len(records))
+                future.set_exception(ApiError(E.KAFKA_STORAGE_ERROR, f"the metadata log refused them: {e}"))
+                return
             self._pending.append((last, self.node.epoch, future))
         if not self.running:
             future.set_exception(ApiError(E.NOT_CONTROLLER, "the Raft manager is not running"))

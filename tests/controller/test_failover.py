@@ -153,6 +153,22 @@ def test_snapshots_every_so_many_bytes_and_a_standby_image_follows():
         assert standby.image == c.store.image
 
 
+def test_a_snapshot_is_also_due_once_the_interval_has_passed_since_the_last():
+    # Bytes enough never come (Kafka's 20 MiB default); an interval of 0 ms makes every commit due.
+    with controller(metadata_log_max_snapshot_interval_ms=0) as (c, raft):
+        raft.startup()
+        assert c.await_active(10)
+        register(c, 1, closed_port())
+        c.create_topic("t", 1, 1, None, False).result(10)
+        assert raft.snapshots and raft.snapshots[-1][0].offset == len(raft.entries)
+    with controller() as (c, raft):  # Kafka's default hour: no snapshot for a few records
+        raft.startup()
+        assert c.await_active(10)
+        register(c, 1, closed_port())
+        c.create_topic("t", 1, 1, None, False).result(10)
+        assert not raft.snapshots
+
+
 def test_the_leader_gone_means_a_standby():
     with controller() as (c, raft):
         raft.startup()
