@@ -25,10 +25,14 @@ def gauge(broker: Broker, name: str) -> float:
 
 def quorum_view(cluster: Cluster, nodes: list[int]) -> dict[int, tuple[float, float, float]]:
     """node -> (current leader, current epoch, ActiveControllerCount) as its /metrics says."""
-    return {n: (gauge(cluster.broker(n), "kafka_server_raft_metrics_current_leader"),
-                gauge(cluster.broker(n), "kafka_server_raft_metrics_current_epoch"),
-                gauge(cluster.broker(n), "kafka_controller_kafkacontroller_activecontrollercount"))
-            for n in nodes}
+    view = {}
+    for n in nodes:
+        port = cluster.broker(n).metrics_server.port
+        samples = scrape(port)  # one scrape per node: the three gauges of one moment
+        view[n] = tuple(value(samples[name], name) for name in (
+            "kafka_server_raft_metrics_current_leader", "kafka_server_raft_metrics_current_epoch",
+            "kafka_controller_kafkacontroller_activecontrollercount"))
+    return view
 
 
 def agreed(view: dict[int, tuple[float, float, float]]) -> bool:

@@ -182,6 +182,6 @@ def test_a_voter_of_a_quorum_without_a_cluster_id_is_refused_at_startup(tmp_path
                            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
                            "controller.quorum.voters": "1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3"})
     broker = Broker(config)
-    with pytest.raises(ConfigError, match="set the same cluster.id on every voter"):
+    with pytest.raises(ConfigError, match=r"set the same cluster\.id on every voter"):
         broker.startup()
     broker.shutdown()

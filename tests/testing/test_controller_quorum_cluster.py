@@ -106,8 +106,9 @@ def test_elections_and_reassignments_are_forwarded_to_the_controller_only_node(c
 
     cluster.create_topic("elect-me", partitions=1, replication_factor=2)
     port = cluster.nodes[1].client_port
-    request = elect_leaders.REQUEST(election_type=elect_leaders.PREFERRED, timeout_ms=10000, topic_partitions=[
-        elect_leaders.REQUEST["topic_partitions"](topic="elect-me", partitions=[0])])
+    asked = [elect_leaders.REQUEST["topic_partitions"](topic="elect-me", partitions=[0])]
+    request = elect_leaders.REQUEST(election_type=elect_leaders.PREFERRED, timeout_ms=10000,
+                                    topic_partitions=asked)
     response = call(port, ApiKey.ELECT_LEADERS, 2, request)
     assert response.error_code == E.NONE
     (result,) = [p for t in response.replica_election_results for p in t.partition_result]
