@@ -292,12 +292,16 @@ def test_errors(cluster):
     timed_out = alter(cluster.controller, {("errs", 0): [2, 3]}, timeout_ms=0)
     assert timed_out.error_code == E.REQUEST_TIMED_OUT
     assert results(timed_out) == {("errs", 0): (E.REQUEST_TIMED_OUT, E.BY_CODE[E.REQUEST_TIMED_OUT].message)}
-    # v0: no AllowReplicationFactorChange (a size change is allowed).
-    not_controller = alter(cluster.broker(2), {("errs", 0): [2, 3]}, version=0)
-    assert not_controller.error_code == E.NOT_CONTROLLER
-    assert results(not_controller) == {("errs", 0): (E.NOT_CONTROLLER, E.BY_CODE[E.NOT_CONTROLLER].message)}
+    # v0 (no AllowReplicationFactorChange) through a broker without the controller: forwarded to it
+    # (Kafka 4's brokers forward both apis), the controller's answer.
+    forwarded = alter(cluster.broker(2), {("errs", 0): [1, 7]}, version=0)
+    assert forwarded.error_code == E.NONE
+    assert results(forwarded) == {("errs", 0): (
+        E.INVALID_REPLICA_ASSIGNMENT,
+        "The manual partition assignment includes broker 7, but no such broker is registered.")}
     with connect(cluster.broker(3)) as c:
-        assert c.call(LIST, 0, L.REQUEST(timeout_ms=1000, topics=None)).error_code == E.NOT_CONTROLLER
+        listed = c.call(LIST, 0, L.REQUEST(timeout_ms=1000, topics=None))
+        assert (listed.error_code, listed.topics) == (E.NONE, [])
     assert state(cluster, "errs")[0] == [1, 2]  # nothing refused changed anything
 
 
