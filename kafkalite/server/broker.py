@@ -442,7 +442,9 @@ class Broker:
         assert self.topic_purgatory is not None and self.producer_ids is not None
         describer = ConfigDescriber(self.config, self.dynamic_config, BrokerLoggers())
         cache.add_listener(self.topic_configs.on_metadata_change)
-        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer, self.controller_link)
+        node_listeners = frozenset(self.config.controller_listener_names)
+        topics = TopicApis(controller, cache, self.topic_purgatory, send, describer, self.controller_link,
+                           node_listeners=node_listeners)
         cache.add_listener(topics.on_metadata_change)
         # The quorum's apis; its ``raft`` is the node's RaftManager once there is one (None: every
         # quorum request answered BROKER_NOT_AVAILABLE).
@@ -466,8 +468,8 @@ class Broker:
                             frozenset(self.config.controller_listener_names)),
             ClusterApis(cache), LogDirApis(rm),
             TopicPartitionsApis(cache, self.config["max.request.partition.size.limit"]),
-            ElectionApis(controller, cache, send, self.controller_link),
-            ReassignmentApis(controller, send, self.controller_link),
+            ElectionApis(controller, cache, send, self.controller_link, node_listeners),
+            ReassignmentApis(controller, send, self.controller_link, node_listeners),
             ScramApis(self.socket_server.credentials, send, controller, self.controller_link,
                       frozenset(self.config.controller_listener_names), self.authorizer),
             AclApis(self.standard_authorizer, send, controller, self.controller_link,

@@ -39,6 +39,15 @@ def origin(request: Any, pattern: re.Pattern[str], node_listeners: Collection[st
     return int(match.group(1)) if match else None
 
 
+def forwards(request: Any, controller: Any, link: Any, lane: re.Pattern[str],
+             node_listeners: Collection[str]) -> bool:
+    """Whether a broker passes ``request`` on to the active controller: its own controller is not
+    active, it has a link, and the request was not itself forwarded here on ``lane`` by another
+    broker (that one gets NOT_CONTROLLER and tries the next voter, as Kafka's ForwardingManager
+    does; forwarding it again would wait out the link's timeout behind a dead controller)."""
+    return controller is None and link is not None and origin(request, lane, node_listeners) is None
+
+
 def forward(link: Any, lane: str, api_key: int, version: int, body: Any, what: str,
             on_response: Callable[[Any], None], on_failure: Callable[[str], None]) -> None:
     """Send ``body`` to the controller on ``lane``; ``on_response`` gets its answer, or

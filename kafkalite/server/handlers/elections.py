@@ -23,21 +23,24 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import elect_leaders
 
 from ..controller_node import active
-from ..forwarding import forward
+from ..forwarding import forward, forwarded, forwards
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 
 Results = dict[tuple[str, int], tuple[int, str | None]]
 LANE = "partitions"  # the ControllerLink lane forwarded elections and reassignments take
+FORWARDED = forwarded(LANE)
 
 
 class ElectionApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache,
-                 send_response: Callable[[Response], None], link: Any = None) -> None:
+                 send_response: Callable[[Response], None], link: Any = None,
+                 node_listeners: frozenset[str] = frozenset()) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.cache = metadata_cache
         self.send_response = send_response
         self.link = link  # the ControllerLink to the active controller (None: never forwards)
+        self.node_listeners = node_listeners  # controller.listener.names: where forwarded ones come
 
     def elect_leaders(self, request: Request) -> Response | None:
         req = request.body
@@ -48,7 +51,7 @@ class ElectionApis:
         asked = (None if req.topic_partitions is None
                  else [(t.topic, p) for t in req.topic_partitions for p in t.partitions])
         controller = active(self.controller)
-        if controller is None and self.link is not None:
+        if forwards(request, controller, self.link, FORWARDED, self.node_listeners):
             def failed(why: str) -> None:
                 tps = asked if asked is not None else []
                 error = E.REQUEST_TIMED_OUT if asked is None else E.NONE

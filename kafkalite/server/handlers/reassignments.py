@@ -26,18 +26,21 @@ from kafkalite.protocol.messages import alter_partition_reassignments as A
 from kafkalite.protocol.messages import list_partition_reassignments as L
 
 from ..controller_node import active
-from ..forwarding import forward
+from ..forwarding import forward, forwarded, forwards
 from ..responses import respond
 
 SendResponse = Callable[[Response], None]
 LANE = "partitions"  # the ControllerLink lane forwarded elections and reassignments take
+FORWARDED = forwarded(LANE)
 
 
 class ReassignmentApis:
-    def __init__(self, controller: Any, send_response: SendResponse, link: Any = None) -> None:
+    def __init__(self, controller: Any, send_response: SendResponse, link: Any = None,
+                 node_listeners: frozenset[str] = frozenset()) -> None:
         self.controller = controller  # None on a broker without the controller role
         self.send_response = send_response
         self.link = link  # the ControllerLink to the active controller (None: never forwards)
+        self.node_listeners = node_listeners  # controller.listener.names: where forwarded ones come
 
     def _forward(self, request: Request, failed: Callable[[str], Any]) -> None:
         """Pass the request to the active controller's node; the client gets its answer (Kafka 4's
@@ -52,7 +55,7 @@ class ReassignmentApis:
         asked = [(t.name, p.partition_index, None if p.replicas is None else list(p.replicas))
                  for t in req.topics for p in t.partitions]
         controller = active(self.controller)
-        if controller is None and self.link is not None:
+        if forwards(request, controller, self.link, FORWARDED, self.node_listeners):
             self._forward(request, lambda why: _alter_error(req, allow, E.REQUEST_TIMED_OUT, why))
             return None
         if controller is None:
@@ -77,7 +80,7 @@ class ReassignmentApis:
     def list_partition_reassignments(self, request: Request) -> Response | None:
         req = request.body
         controller = active(self.controller)
-        if controller is None and self.link is not None:
+        if forwards(request, controller, self.link, FORWARDED, self.node_listeners):
             self._forward(request, lambda why: L.RESPONSE(throttle_time_ms=0, error_code=E.REQUEST_TIMED_OUT,
                                                           error_message=why, topics=[]))
             return None

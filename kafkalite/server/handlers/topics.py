@@ -27,7 +27,7 @@ from kafkalite.protocol.messages import create_partitions, create_topics, delete
 
 from ..client_quotas import ThrottlingQuotaExceeded
 from ..controller_node import active
-from ..forwarding import forward
+from ..forwarding import forward, forwarded, forwards
 from ..metadata_cache import MetadataCache, Snapshot
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..responses import respond
@@ -47,6 +47,7 @@ def topic_id_key(topic_id: Any) -> tuple[str, Any]:
 
 
 LANE = "topics"  # the ControllerLink lane forwarded topic requests take
+FORWARDED = forwarded(LANE)
 # A forwarded request waits at most this long for the controller's node (the link's own bound).
 FORWARD_TIMEOUT_MS = 4000
 
@@ -55,12 +56,13 @@ class TopicApis:
     def __init__(self, controller: Any, metadata_cache: MetadataCache,
                  purgatory: DelayedOperationPurgatory, send_response: SendResponse,
                  describer: ConfigDescriber | None = None, link: Any = None,
-                 wait_for_metadata: bool = True) -> None:
+                 wait_for_metadata: bool = True, node_listeners: frozenset[str] = frozenset()) -> None:
         self.controller = controller  # None on a broker without the controller role
         # False on a controller-only node: no metadata of its own to wait for (the broker that
         # forwarded the request waits for its own).
         self.wait_for_metadata = wait_for_metadata
         self.link = link  # the ControllerLink to the active controller (None: never forwards)
+        self.node_listeners = node_listeners  # controller.listener.names: where forwarded ones come
         self.cache = metadata_cache
         self.purgatory = purgatory
         self.send_response = send_response
@@ -100,7 +102,7 @@ class TopicApis:
         body = R(throttle_time_ms=0, topics=results)
         charge = _mutation_charge(request, body, strict=request.api_version >= 6)
         controller = active(self.controller)
-        remote = self._forward(request, "topics") if controller is None and self.link is not None else None
+        remote = self._forward(request, "topics") if self._forwards(request, controller) else None
         for topic in req.topics:
             result = R["topics"](name=topic.name, error_code=E.NONE, error_message=None)
             if remote is not None:
@@ -139,7 +141,7 @@ class TopicApis:
         body = R(throttle_time_ms=0, results=results)
         charge = _mutation_charge(request, body, strict=request.api_version >= 3)
         controller = active(self.controller)
-        remote = self._forward(request, "results") if controller is None and self.link is not None else None
+        remote = self._forward(request, "results") if self._forwards(request, controller) else None
         for topic in req.topics:
             result = R["results"](name=topic.name, error_code=E.NONE, error_message=None)
             if names.count(topic.name) > 1:
@@ -174,8 +176,7 @@ class TopicApis:
         body = R(throttle_time_ms=0, responses=results)
         charge = _mutation_charge(request, body, strict=version >= 5)
         controller = active(self.controller)
-        remote = (self._forward(request, "responses") if controller is None and self.link is not None
-                  else None)
+        remote = self._forward(request, "responses") if self._forwards(request, controller) else None
         for name, topic_id in wanted:
             result = R["responses"](name=name, error_code=E.NONE)
             if topic_id is not None:
@@ -194,6 +195,9 @@ class TopicApis:
 
 
     # --- forwarding ------------------------------------------------------------------------------
+
+    def _forwards(self, request: Request, controller: Any) -> bool:
+        return forwards(request, controller, self.link, FORWARDED, self.node_listeners)
 
     def _forward(self, request: Request, results_field: str) -> _Forwarded:
         return _Forwarded(self.link, request, results_field)
