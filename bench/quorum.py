@@ -31,8 +31,10 @@ process, each with its own connection and one request in flight, send:
   request is one change.
 
 Every change is one record appended to the metadata log and committed (on the quorum: fetched by
-a majority) before it is answered. The CPU time of this process and of the nodes (/proc) over each
-phase is reported, to show whether the load generator or the machine is the bottleneck.
+a majority) before it is answered. Before each phase the nodes are let go quiet (below a quarter of
+a core together), so that no phase pays for the previous one's LeaderAndIsr and UpdateMetadata.
+The CPU time of this process and of the nodes (/proc) over each phase is reported, to show
+whether the load generator or the machine is the bottleneck.
 """
 
 from __future__ import annotations
@@ -385,6 +387,20 @@ def _cpu_seconds(pids: list[int]) -> list[float]:
     return seconds
 
 
+def _quiet(c: Cluster, below: float = 0.25, timeout: float = 20.0) -> None:
+    """Until the nodes use less than ``below`` of a core together (the previous phase's work, such
+    as the LeaderAndIsr and UpdateMetadata it sent, done), at most ``timeout`` seconds."""
+    pids = [n.process.pid for n in c.nodes]
+    deadline = time.monotonic() + timeout
+    before = sum(_cpu_seconds(pids))
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = sum(_cpu_seconds(pids))
+        if (now - before) / 0.5 < below:
+            return
+        before = now
+
+
 @dataclass
 class Phase:
     kind: str
@@ -438,12 +454,33 @@ def changes(c: Cluster, topics: int, clients: int, say: Say) -> list[Phase]:
     conns = [_client(p, 30.0) for p in ports]
     controller = active_controller(c)
     ctl = [_client(controller.client_port, 30.0) for _ in range(clients)]
-    phases = []
+    phases: list[Phase] = []
+
+    def add(p: Phase) -> None:
+        phases.append(p)
+        say(f"{label}: {p.changes} {p.kind} in {p.seconds:.2f} s = {p.rate:,.0f}/s (this process "
+            f"{p.client_cpu:.0%} of a core, the nodes {p.nodes_cpu:.0%}, the busiest {p.busiest_cpu:.0%}); "
+            f"errors: {dict(p.errors) or 'none'}")
+
     try:
+        _quiet(c)
+
         def creating(i: int) -> Callable[[], int]:
             names = iter(f"t{i}-{k}" for k in range(per_client))
             return lambda: _create(conns[i], _create_body(next(names)))
-        phases.append(_phase(c, "topic creations", clients, creating, per_client))
+        add(_phase(c, "topic creations", clients, creating, per_client))
+
+        # One client alone: a change's latency, to the controller's node (no forwarding).
+        _quiet(c)
+        latencies = []
+        for k in range(min(100, per_client)):
+            began = time.perf_counter()
+            _check(_alter_config(ctl[0], f"t0-{k}", str(7_200_000 + k)), "IncrementalAlterConfigs")
+            latencies.append(time.perf_counter() - began)
+        alone = Phase("config change latency", len(latencies), statistics.median(latencies), 0, 0, 0,
+                      Counter())
+        say(f"{label}: one config change alone, to the controller's node: median "
+            f"{statistics.median(latencies) * 1000:.1f} ms")
 
         def configuring(i: int) -> Callable[[], int]:
             values = iter(range(per_client))
@@ -452,7 +489,8 @@ def changes(c: Cluster, topics: int, clients: int, say: Say) -> list[Phase]:
                 k = next(values)
                 return _alter_config(conns[i], f"t{i}-{k}", str(3_600_000 + k))
             return one
-        phases.append(_phase(c, "config changes", clients, configuring, per_client))
+        _quiet(c)
+        add(_phase(c, "config changes", clients, configuring, per_client))
 
         pairs = [[i % NODES + 1, (i + 1) % NODES + 1] for i in range(clients)]
         for i, pair in enumerate(pairs):
@@ -461,6 +499,7 @@ def changes(c: Cluster, topics: int, clients: int, say: Say) -> list[Phase]:
             len(ps[0].isr_nodes) == 2 for i in range(clients)
             if (ps := _partitions(controller.client_port, f"lead-{i}"))) and all(
             _partitions(controller.client_port, f"lead-{i}") for i in range(clients)))
+        _quiet(c)
 
         def moving(i: int) -> Callable[[], int]:
             order, steps = list(pairs[i]), iter(range(2 * per_client))
@@ -471,27 +510,11 @@ def changes(c: Cluster, topics: int, clients: int, say: Say) -> list[Phase]:
                     return _reassign(ctl[i], f"lead-{i}", order)
                 return next((x for x in _elect(ctl[i], {f"lead-{i}": [0]}) if x), 0)
             return one
-        phases.append(_phase(c, "leader moves", clients, moving, 2 * per_client))
+        add(_phase(c, "leader moves", clients, moving, 2 * per_client))
+        phases.append(alone)
     finally:
         for client in conns + ctl:
             client.close()
-    # One client alone: a change's latency, to the controller's node (no forwarding).
-    client, latencies = _client(controller.client_port, 30.0), []
-    try:
-        for k in range(min(100, per_client)):
-            began = time.perf_counter()
-            _check(_alter_config(client, f"t0-{k}", str(7_200_000 + k)), "IncrementalAlterConfigs")
-            latencies.append(time.perf_counter() - began)
-    finally:
-        client.close()
-    phases.append(Phase("config change latency", len(latencies), statistics.median(latencies), 0, 0, 0,
-                        Counter()))
-    say(f"{label}: one config change alone, to the controller's node: median "
-        f"{statistics.median(latencies) * 1000:.1f} ms")
-    for p in phases[:-1]:
-        say(f"{label}: {p.changes} {p.kind} in {p.seconds:.2f} s = {p.rate:,.0f}/s (this process "
-            f"{p.client_cpu:.0%} of a core, the nodes {p.nodes_cpu:.0%}, the busiest {p.busiest_cpu:.0%}); "
-            f"errors: {dict(p.errors) or 'none'}")
     return phases
 
 
@@ -574,7 +597,8 @@ def section(rounds: list[Round], single: list[Phase], quorum: list[Phase], n_rou
              "of one of those topics (a ConfigRecord). Leader moves: on one RF-2 partition per client, "
              "AlterPartitionReassignments reversing its replicas then ElectLeaders PREFERRED, in turn "
              "(each a PartitionChangeRecord; the election a LeaderAndIsr to both replicas), sent to "
-             "the active controller's node.\n\n"
+             "the active controller's node. Before each kind the nodes are let go quiet (below a quarter "
+             "of a core together, at most 20 s).\n\n"
              "| change | single controller /s | quorum /s | quorum / single | this process's CPU "
              "(single / quorum) | the nodes' CPU (single / quorum) | the busiest node's CPU "
              "(single / quorum) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
