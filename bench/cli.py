@@ -386,3 +386,27 @@ def bench_storage(size: str, samples: int, write_md: str | None) -> None:
     command = f"kafkalite bench storage --size {size} --samples {samples}" + (
         f" --write {write_md}" if write_md else "")
     storage.run(size_bytes, samples, write_md, command)
+
+
+@bench.command("quorum")
+@click.option("--rounds", default=5, show_default=True, help="Failovers (SIGKILL of the active controller).")
+@click.option("--topics", default=300, show_default=True,
+              help="Topics created (and config changes; twice as many leader moves) per cluster.")
+@click.option("--clients", default=4, show_default=True,
+              help="Concurrent clients, one request in flight each.")
+@click.option("--session-timeout-ms", default=9000, show_default=True,
+              help="broker.session.timeout.ms (Kafka's default 9000).")
+@click.option("--quick", is_flag=True, help="A smoke test: 1 round, 24 topics, 2 clients, a 2 s session.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the quorum section of this markdown file (docs/benchmarks.md).")
+def bench_quorum(rounds: int, topics: int, clients: int, session_timeout_ms: int, quick: bool,
+                 write_md: str | None) -> None:
+    """The controller quorum: time from the active controller's SIGKILL to a successful CreateTopics
+    and to new leaders; metadata changes per second with 3 voters against 1, in one run."""
+    from . import quorum
+
+    if quick:
+        rounds, topics, clients, session_timeout_ms = 1, 24, 2, 2000
+    command = (f"kafkalite bench quorum --rounds {rounds} --topics {topics} --clients {clients} "
+               f"--session-timeout-ms {session_timeout_ms}" + (f" --write {write_md}" if write_md else ""))
+    quorum.run(rounds, topics, clients, session_timeout_ms, write_md, command)
