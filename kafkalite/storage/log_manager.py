@@ -418,11 +418,14 @@ class LogManager:
             if tp.topic == topic:
                 partition_log.config = config
 
-    def delete(self, topic: str, partition: int) -> bool:
+    def delete(self, topic: str, partition: int, checkpoint: bool = True) -> bool:
         """Take the partition's log (and future log) away; whether there was one. As Kafka does,
         its directory is renamed ``<topic>-<partition>.<id>-delete`` at once and removed after
         file.delete.delay.ms (``delete_logs``): a response still sending from its files
-        (sendfile) keeps valid file descriptors until then."""
+        (sendfile) keeps valid file descriptors until then. ``checkpoint=False``: the dir's
+        offset checkpoints are left for the caller's ``checkpoint_dirs`` once it has deleted
+        them all (Kafka's asyncDelete(checkpoint = false) in ReplicaManager.stopPartitions:
+        one rewrite per dir, not one per partition)."""
         tp = TopicPartition(topic, partition)
         self.abort_future(topic, partition)
         self.preferred_dirs.pop(tp, None)
@@ -431,19 +434,27 @@ class LogManager:
             log_dir = self._dir_of.pop(tp, None)
         if removed is None or log_dir is None:
             return False
-        self._schedule_delete(removed, log_dir, tp)
+        self._schedule_delete(removed, log_dir, tp, checkpoint)
         log.info("Deleted log for partition %s-%d in %s (files removed after %d ms)", topic, partition,
                  log_dir.path, removed.config.file_delete_delay_ms)
         return True
 
-    def _schedule_delete(self, removed: Log, log_dir: _LogDir, tp: TopicPartition) -> None:
+    def _schedule_delete(self, removed: Log, log_dir: _LogDir, tp: TopicPartition,
+                         checkpoint: bool = True) -> None:
         self.cleaner.forget(log_dir.path, tp)
         renamed = removed.dir.with_name(delete_dir_name(tp.topic, tp.partition, uuid.uuid4().hex))
         with self.io(log_dir.path, f"deleting the log of {tp.topic}-{tp.partition}"):
             self.volume.replace(removed.dir, renamed)
         with self._lock:
             self._deleting.append((self._now_ms() + removed.config.file_delete_delay_ms, removed, renamed))
-        self._checkpoint_dir(log_dir)
+        if checkpoint:
+            self._checkpoint_dir(log_dir)
+
+    def checkpoint_dirs(self) -> None:
+        """Every online dir's offset checkpoints rewritten (after deletions without them)."""
+        for d in list(self._dirs):
+            if self.is_online(d.path):
+                self._checkpoint_dir(d)
 
     def delete_logs(self, force: bool = False) -> int:
         """Remove the directories of deleted logs whose delay has passed (all with ``force``);

@@ -300,6 +300,7 @@ class ReplicaManager:
             if error:
                 return error, [PartitionResult(t, ZERO_UUID, p, error) for t, p, _, _ in partitions]
             results = []
+            deleted = False
             for topic, index, epoch, delete in partitions:
                 key = (topic, index)
                 current = self.partitions.get(key)
@@ -317,11 +318,17 @@ class ReplicaManager:
                     if delete:
                         self.deleted.add(key)
                         try:
-                            self.log_manager.delete(topic, index)
+                            self.log_manager.delete(topic, index, checkpoint=False)
+                            deleted = True
                         except OSError as e:
                             log.error("Cannot delete the log of %s-%d: %s", topic, index, e)
                             code = E.KAFKA_STORAGE_ERROR
                 results.append(PartitionResult(topic, ZERO_UUID, index, code))
+            if deleted:  # once for the whole request, as Kafka's stopPartitions
+                try:
+                    self.log_manager.checkpoint_dirs()
+                except OSError as e:
+                    log.error("Cannot checkpoint the log dirs after deleting logs: %s", e)
         if stopped:
             self.fetcher_manager.remove_fetcher_for_partitions(stopped)
             self.alter_log_dirs.remove_partitions(stopped)
