@@ -491,6 +491,12 @@ class RaftNode:
             return answer(ec.INVALID_REQUEST)
         if req.candidate_epoch > self._epoch and not req.pre_vote:
             self._transition(now, Role.UNATTACHED, req.candidate_epoch)
+        elif req.pre_vote and req.candidate_epoch - 1 > self._epoch:
+            # The prospective is already in a later epoch than ours (it ran an election we never
+            # heard of and lost it): learn that epoch, as any higher epoch is learned. Else a leader
+            # of an older epoch and a voter stuck above it never meet again: the voter's pre-votes
+            # are refused by the up-to-date majority and nothing it hears names its epoch.
+            self._transition(now, Role.UNATTACHED, req.candidate_epoch - 1)
         if req.voter_id not in (-1, self.node_id):
             return answer(INVALID_VOTER_KEY)
         up_to_date = (req.last_offset_epoch, req.last_offset) >= (self.log.last_epoch, self.log.end_offset)

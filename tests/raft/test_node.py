@@ -136,9 +136,16 @@ def test_a_vote_for_an_older_epoch_is_fenced() -> None:
 def test_a_pre_vote_changes_no_state() -> None:
     store = QuorumStateStore(None)
     node = make(store=store)
-    r = ask(node, vote(epoch=7, pre=True))
+    r = ask(node, vote(epoch=1, pre=True))  # a prospective in our epoch, 0
     assert isinstance(r, VoteResponse) and r.vote_granted
     assert (node.epoch, node.voted_id, store.read()) == (0, -1, None)
+
+
+def test_a_pre_vote_from_a_later_epoch_teaches_that_epoch_and_casts_no_vote() -> None:
+    node = make()
+    r = ask(node, vote(epoch=7, pre=True))  # the prospective is in epoch 6 already
+    assert isinstance(r, VoteResponse) and r.vote_granted
+    assert (node.role, node.epoch, node.voted_id, node.leader_id) == (Role.UNATTACHED, 6, -1, NO_LEADER)
 
 
 def test_leaders_and_followers_that_hear_from_their_leader_refuse_pre_votes() -> None:

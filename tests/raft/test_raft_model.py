@@ -201,3 +201,21 @@ DeepFiveVoters.TestCase.settings = settings(max_examples=80, stateful_step_count
                                             suppress_health_check=[HealthCheck.too_slow])
 TestDeepThreeVoters = pytest.mark.slow(DeepThreeVoters.TestCase)
 TestDeepFiveVoters = pytest.mark.slow(DeepFiveVoters.TestCase)
+
+
+def test_a_voter_left_in_a_later_epoch_rejoins_the_older_leader_s_quorum():
+    """Found by the deep run: under 30% loss a voter won its pre-vote, lost the vote it ran in a new
+    epoch, and was left Unattached in that epoch while the others kept the old leader; its pre-votes
+    (refused by the up-to-date majority) were the only thing it sent, and nothing named its epoch to
+    the leader. A pre-vote from a later epoch now makes the receiver learn that epoch."""
+    state = DeepThreeVoters()
+    state.start(seed=513325945, in_memory=False)
+    state.advance(seconds=0.02)
+    state.weather(delay=0.001, dup=0.0, loss=0.0)
+    state.advance(seconds=2.5)
+    state.advance(seconds=0.02)
+    state.weather(delay=0.001, dup=0.0, loss=0.3)
+    state.advance(seconds=0.5)
+    state.advance(seconds=2.5)
+    state.heal_and_converge()
+    state.teardown()
