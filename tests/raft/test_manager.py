@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from kafkalite.server.config import BrokerConfig
 from kafkalite.server.handlers.raft import RaftApis
 from kafkalite.server.kafka_apis import KafkaApis
 from kafkalite.server.request_handler import RequestHandlerPool
+from tests.support.wait import wait_for
 
 LISTENER = "PLAINTEXT"
 CONFIG = QuorumConfig(election_timeout_ms=300, fetch_timeout_ms=600, election_backoff_max_ms=200,
@@ -123,11 +123,7 @@ _FETCH_ROW = ServedApi(ApiKey.FETCH, Versions(4, 18), QUORUM_APIS[0].where, _Fet
 
 
 def wait_until(condition, what: str, timeout: float = DEADLINE_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+    assert wait_for(condition, timeout), f"timed out waiting for {what}"
 
 
 @contextlib.contextmanager

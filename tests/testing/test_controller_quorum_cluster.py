@@ -5,8 +5,6 @@ single controller is a quorum of one voter until the RaftManager lands; what the
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from kafkalite.clients import BlockingClient
@@ -15,15 +13,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from kafkalite.protocol.messages import create_topics, metadata
 from kafkalite.server.faults.injector import FaultError
 from kafkalite.testing import Cluster
-
-
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+from tests.support.wait import wait_for
 
 
 def call(port: int, api: int, version: int, body):
