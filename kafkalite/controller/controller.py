@@ -138,7 +138,7 @@ class KafkaController:
         self.leader_listeners: list[Callable[[int, int], object]] = []
         # Told the image's ACLs, from the Raft thread, whenever they change (the node's authorizer).
         self.acl_listeners: list[Callable[[frozenset[AclBinding]], object]] = []
-        self._acls_told: frozenset[AclBinding] | None = None
+        self._acls_told = -1  # the image's acl_changes when the listeners were last told
         self._last_snapshot = time.monotonic()  # when this node last snapshotted its image
         self._activated = threading.Event()  # set while active
         # Broker -> the directory ids its last heartbeat named offline (BrokerHeartbeat's OfflineLogDirs).
@@ -247,11 +247,13 @@ class KafkaController:
         """The ACLs of the image to ``acl_listeners`` (this node's authorizer), first at once and
         then whenever they change: every controller node authorizes from the metadata it replays,
         standbys and controller-only nodes too, as Kafka's controllers do."""
+        changes = self.store.image.acl_changes
+        if changes == self._acls_told:
+            return  # no ACL record since: the set is not rebuilt on every commit
         acls = frozenset(self.store.load_acls())
-        if acls != self._acls_told:
-            self._acls_told = acls
-            for listener in self.acl_listeners:
-                listener(acls)
+        self._acls_told = changes
+        for listener in self.acl_listeners:
+            listener(acls)
 
     def handle_leader_change(self, leader_id: int, epoch: int) -> None:
         """Activate when this node leads (the log below its epoch start is applied by then),

@@ -88,6 +88,9 @@ class MetadataImage:
         self.client_quotas: dict[QuotaEntity, dict[str, float]] = {}
         self.scram: dict[str, dict[int, ScramCredential]] = {}
         self.acls: dict[uuid.UUID, AclBinding] = {}
+        # Bumped by every ACL record and every load, never reset: whether the ACLs may have changed
+        # since someone last looked, without comparing them (not part of the image's state).
+        self.acl_changes = 0
         self.next_producer_id = 0
         self.producer_ids_owner: tuple[int, int] = (-1, -1)  # (broker id, epoch) of the last block
         self.offset = -1  # of the last record applied
@@ -132,7 +135,9 @@ class MetadataImage:
 
     def load(self, records: Iterable[Any], offset: int = -1) -> None:
         """Replace the image with the records of a snapshot (``offset``: the last it covers)."""
+        changes = self.acl_changes
         self.__init__()  # type: ignore[misc]
+        self.acl_changes = changes + 1
         for r in records:
             self.apply(r)
         self.offset = offset
@@ -229,10 +234,12 @@ class MetadataImage:
             self.scram.pop(r.name, None)
 
     def _acl(self, r: Any, offset: int) -> None:
+        self.acl_changes += 1
         self.acls[r.id] = AclBinding.of(r.resource_type, r.resource_name, r.pattern_type, r.principal,
                                         r.host, r.operation, r.permission_type)
 
     def _remove_acl(self, r: Any, offset: int) -> None:
+        self.acl_changes += 1
         self.acls.pop(r.id, None)
 
     def _producer_ids(self, r: Any, offset: int) -> None:

@@ -201,13 +201,12 @@ class Broker:
         # A lone controller makes the cluster id; the voters of a quorum must share one (Kafka's
         # `kafka-storage format --cluster-id`): a voter that made its own would be refused by the rest.
         quorum = cfg.is_controller and len(cfg.quorum_voters) > 1
-        stored = meta_properties.stored_cluster_id(cfg.log_dirs, self.volume)
-        if quorum and cfg.cluster_id is None and stored is None:
+        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id,
+                                             cfg.is_controller and not quorum, self.volume)
+        if quorum and cluster_id is None:  # neither configured nor in meta.properties
             raise ConfigError(f"node {self.node_id} is one of {len(cfg.quorum_voters)} voters "
                               "(controller.quorum.voters) and has no cluster id: set the same cluster.id "
                               "on every voter", "cluster.id")
-        cluster_id = meta_properties.resolve(cfg.log_dirs, self.node_id, cfg.cluster_id,
-                                             cfg.is_controller and not quorum, self.volume)
         self.cluster_id = cluster_id
         self._read_dir_ids()
         controller_listeners = frozenset(cfg.controller_listener_names)
