@@ -1,4 +1,4 @@
-"""Kafka's api keys (Kafka's ApiKeys, as of 4.0): the one place an api's number and name live.
+"""Kafka's api keys (Kafka's ApiKeys, as of 4.1): the one place an api's number and name live.
 
 Everything that names an api uses these: the message declarations (``messages/``), the broker's
 table of served apis, the controller's requests, the clients, metrics and the request log.
@@ -100,6 +100,11 @@ class ApiKey(enum.IntEnum):
     WRITE_SHARE_GROUP_STATE = 85
     DELETE_SHARE_GROUP_STATE = 86
     READ_SHARE_GROUP_STATE_SUMMARY = 87
+    STREAMS_GROUP_HEARTBEAT = 88
+    STREAMS_GROUP_DESCRIBE = 89
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92
 
     @property
     def api_name(self) -> str:
