@@ -58,6 +58,7 @@ from kafkalite.server.authorizer.settings import AUTHORIZER_SETTINGS, Authorizer
 from kafkalite.server.client_quotas import QUOTA_SETTINGS, QuotaSettings
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
 from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
+from kafkalite.server.share_coordinator.settings import SHARE_COORDINATOR_SETTINGS, ShareCoordinatorConfig
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
@@ -162,7 +163,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + TRANSACTION_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS + QUOTA_SETTINGS
+    + TRANSACTION_SETTINGS + SHARE_COORDINATOR_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS + QUOTA_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -173,6 +174,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("log", "Log"),
     ("group", "Consumer groups"),
     ("transaction", "Transactions"),
+    ("share_coordinator", "Share coordinator (share-group state)"),
     ("quotas", "Client quotas"),
     ("security", "Security (SSL and SASL)"),
 )
@@ -520,6 +522,9 @@ class BrokerConfig:
 
     def transaction_config(self) -> TransactionConfig:
         return view(TransactionConfig, self._values)
+
+    def share_coordinator_config(self) -> ShareCoordinatorConfig:
+        return view(ShareCoordinatorConfig, self._values)
 
     def cleaner_config(self) -> CleanerConfig:
         return view(CleanerConfig, self._values)
