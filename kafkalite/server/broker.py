@@ -84,6 +84,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -97,6 +98,9 @@ from .replication.alter_partition_manager import AlterPartitionManager
 from .replication.replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
+from .share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC, ShareCoordinator
+from .share_coordinator.default_persister import DefaultStatePersister
+from .share_coordinator.state_topic import ReplicatedShareStateStore, ShareStateLoader
 from .topic_configs import ControllerLink, TopicConfigCache
 from .topic_metrics import BrokerTopicStats
 
@@ -176,6 +180,11 @@ class Broker:
         self.txn_markers: TransactionMarkerChannelManager | None = None
         self.txn_verifier: AddPartitionsToTxnManager | None = None
         self.alter_partition_manager: AlterPartitionManager | None = None
+        # The share coordinator of the __share_group_state partitions this broker leads, and the
+        # persister through which this broker's share-partitions keep their state (KIP-932).
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_state_loader: ShareStateLoader | None = None
+        self.share_persister: DefaultStatePersister | None = None
         self.faults: FaultInjector | None = None
         self.quotas: QuotaManagers | None = None  # client quotas (client_quotas.py), made in startup
         self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
@@ -317,6 +326,7 @@ class Broker:
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
+        self._start_share_coordinator()
         self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now,
                                     node_listeners=frozenset(cfg.controller_listener_names))
         self.apis = self._kafka_apis(advertised_here)
@@ -414,6 +424,27 @@ class Broker:
         self.scheduler.schedule("transactionalId-expiration", coordinator.expire_transactional_ids,
                                 txn.remove_expired_interval_ms)
 
+    def _start_share_coordinator(self) -> None:
+        """The share coordinator following the leadership of __share_group_state, and the
+        DefaultStatePersister over it (in-process when this broker is the key's coordinator)."""
+        cfg, rm, cache = self.config, self.replica_manager, self.metadata_cache
+        assert rm is not None and cache is not None
+        share = cfg.share_coordinator_config()
+        store = ReplicatedShareStateStore(rm, share.write_timeout_ms)
+        self.share_coordinator = ShareCoordinator(share, store)
+        self.share_state_loader = ShareStateLoader(self.share_coordinator, rm, share.load_buffer_size)
+        rm.leadership_listeners.append(self.share_state_loader.on_leadership)
+        creator = self._auto_topic_creator(internal=True)
+
+        def create_topic() -> None:
+            if creator is not None:
+                creator.create(SHARE_GROUP_STATE_TOPIC, cache.snapshot)
+
+        self.share_persister = DefaultStatePersister(
+            self.node_id, cache, cfg.inter_broker_listener_name, share.write_timeout_ms,
+            local=self.share_coordinator, create_topic=create_topic, security=cfg.inter_broker_security)
+        self.share_persister.start()
+
     def _register_metrics(self) -> None:
         """What the broker itself reports; its components registered theirs when built."""
         register = self.metrics.register
@@ -463,6 +494,7 @@ class Broker:
             TxnMarkerApis(rm, send, self.group_coordinator,
                           self.config.transaction_config().request_timeout_ms),
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
+            ShareStateApis(self.share_coordinator, send),
             ClientQuotaApis(self._quotas().quotas, send, controller, self.controller_link,
                             frozenset(self.config.controller_listener_names)),
             ClusterApis(cache), LogDirApis(rm),
@@ -504,7 +536,8 @@ class Broker:
         if not enabled and not internal:
             return None
         return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
-                                self.config.offsets_topic_config(), self.config.transaction_config())
+                                self.config.offsets_topic_config(), self.config.transaction_config(),
+                                self.config.share_coordinator_config())
 
     def _start_scheduler(self) -> None:
         """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's
@@ -704,6 +737,10 @@ class Broker:
             self.coordinator_loader.shutdown(timeout / 4)
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
+        if self.share_persister is not None:
+            self.share_persister.shutdown(timeout / 4)
+        if self.share_state_loader is not None:
+            self.share_state_loader.shutdown(timeout / 4)
         if self.txn_loader is not None:
             self.txn_loader.shutdown(timeout / 4)
         if self.txn_coordinator is not None:

@@ -53,6 +53,9 @@ CLUSTER_ACTION_APIS = frozenset({
     ApiKey.BROKER_HEARTBEAT, ApiKey.ALTER_PARTITION, ApiKey.ALLOCATE_PRODUCER_IDS,
     # KRaft's quorum (Kafka's ControllerApis: handleVote, handleBeginQuorumEpoch, ...)
     ApiKey.VOTE, ApiKey.BEGIN_QUORUM_EPOCH, ApiKey.END_QUORUM_EPOCH, ApiKey.FETCH_SNAPSHOT,
+    # The share coordinator's (Kafka's handleInitializeShareGroupStateRequest, ...)
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE, ApiKey.WRITE_SHARE_GROUP_STATE,
+    ApiKey.DELETE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
 })
 
 # The apis that answer authorized operations: checked even without an authorizer (every

@@ -58,13 +58,13 @@ from kafkalite.server.authorizer.settings import AUTHORIZER_SETTINGS, Authorizer
 from kafkalite.server.client_quotas import QUOTA_SETTINGS, QuotaSettings
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
 from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
-from kafkalite.server.share_coordinator.settings import SHARE_COORDINATOR_SETTINGS, ShareCoordinatorConfig
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
     is_kafka_config,
     split_listener_prefix,
 )
 from kafkalite.server.replication.settings import REPLICATION_SETTINGS, ReplicationSettings
+from kafkalite.server.share_coordinator.settings import SHARE_COORDINATOR_SETTINGS, ShareCoordinatorConfig
 from kafkalite.storage.config import STORAGE_SETTINGS, CleanerConfig, LogConfig, LogSchedule
 
 # ConfigError stays importable from here, where the command and the tests have always taken it.
@@ -163,7 +163,8 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + TRANSACTION_SETTINGS + SHARE_COORDINATOR_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS + QUOTA_SETTINGS
+    + TRANSACTION_SETTINGS + SHARE_COORDINATOR_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS
+    + QUOTA_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (

@@ -46,8 +46,8 @@ from .fetch_snapshot import FETCH_SNAPSHOT
 from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
 from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
-from .initialize_share_group_state import INITIALIZE_SHARE_GROUP_STATE
 from .init_producer_id import INIT_PRODUCER_ID
+from .initialize_share_group_state import INITIALIZE_SHARE_GROUP_STATE
 from .join_group import JOIN_GROUP
 from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP

@@ -178,7 +178,8 @@ class ShareCoordinator:
             if not writes:
                 answer(outcome.error)
                 continue
-            self.store.append(index, list(outcome.records), self._written(index, partition, key, outcome, answer))
+            written = self._written(index, partition, key, outcome, answer)
+            self.store.append(index, list(outcome.records), written)
 
     def _written(self, index: int, partition: _Partition, key: ShareStateKey, outcome: S.Outcome,
                  answer: Callable[[int], None]) -> Callable[[int], None]:

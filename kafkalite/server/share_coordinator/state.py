@@ -99,13 +99,14 @@ def tombstones(key: ShareStateKey) -> list[KeyValue]:
 
 # --- what each request does ---------------------------------------------------------------------
 
-def initialize(key: ShareStateKey, current: ShareState | None, state_epoch: int, start_offset: int) -> Outcome:
+def initialize(key: ShareStateKey, current: ShareState | None, state_epoch: int,
+               start_offset: int) -> Outcome:
     """A new incarnation of the state: refused unless its state epoch is newer (FENCED_STATE_EPOCH),
     written as a snapshot with no batches."""
     if current is not None and current.state_epoch >= state_epoch:
         return Outcome(E.FENCED_STATE_EPOCH)
-    after = ShareState(0 if current is None else _next_epoch(current.snapshot_epoch), state_epoch, NO_LEADER_EPOCH,
-                       start_offset)
+    epoch = 0 if current is None else _next_epoch(current.snapshot_epoch)
+    after = ShareState(epoch, state_epoch, NO_LEADER_EPOCH, start_offset)
     return Outcome(E.NONE, (snapshot_record(key, after),), after)
 
 
@@ -136,7 +137,8 @@ def write(key: ShareStateKey, current: ShareState | None, state_epoch: int, lead
                    after)
 
 
-def read(key: ShareStateKey, current: ShareState | None, leader_epoch: int) -> tuple[Outcome, ReadStateResult]:
+def read(key: ShareStateKey, current: ShareState | None,
+         leader_epoch: int) -> tuple[Outcome, ReadStateResult]:
     """The state for a (new) partition leader: an older leader epoch is fenced; a newer one is
     written first (an update with no batches), so that the old leader's writes are fenced from then
     on, even after the coordinator moves."""
@@ -147,8 +149,10 @@ def read(key: ShareStateKey, current: ShareState | None, leader_epoch: int) -> t
     result = ReadStateResult(E.NONE, current.state_epoch, current.start_offset, current.batches)
     if leader_epoch == current.leader_epoch:
         return Outcome(E.NONE), result
-    after = replace(current, leader_epoch=leader_epoch, updates_since_snapshot=current.updates_since_snapshot + 1)
-    return Outcome(E.NONE, (update_record(key, current.snapshot_epoch, leader_epoch, -1, []),), after), result
+    after = replace(current, leader_epoch=leader_epoch,
+                    updates_since_snapshot=current.updates_since_snapshot + 1)
+    record = update_record(key, current.snapshot_epoch, leader_epoch, -1, [])
+    return Outcome(E.NONE, (record,), after), result
 
 
 def delete(key: ShareStateKey) -> Outcome:
