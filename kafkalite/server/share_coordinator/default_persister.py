@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafkalite.clients import BlockingClient
@@ -120,9 +120,9 @@ READ = _Kind(
     ReadStateResult, _code)
 SUMMARY = _Kind(
     ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
-    lambda c, key, a, done: c.read_summary(key, a[0], done),
+    # v0's answer has no leader epoch: -1 from either path, so that a local answer equals a remote one.
+    lambda c, key, a, done: c.read_summary(key, a[0], lambda r: done(replace(r, leader_epoch=-1))),
     lambda key, a: _topics(read_share_group_state_summary.REQUEST, key, leader_epoch=a[0]),
-    # v0 answers no leader epoch: the one asked with stands for it.
     lambda p: StateSummary(p.error_code, p.state_epoch, -1, p.start_offset, p.error_message)
     if p.error_code == E.NONE else StateSummary(p.error_code, error_message=p.error_message),
     StateSummary, _code)
