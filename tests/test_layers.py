@@ -41,7 +41,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
      "kafka_config_names", "authorizer", "forwarding", "client_quotas"),
     ("replication",),
     ("coordinator", "share", "share_coordinator"),
-    ("config", "config_docs", "topic_configs", "meta_properties"),
+    ("config", "config_docs", "topic_configs", "meta_properties", "group_configs"),
     ("dynamic_config",),
     ("faults", "handlers", "checks"),
     ("apis", "kafka_apis", "request_handler"),

@@ -19,6 +19,7 @@ from typing import Any
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.common.errors import ConfigError
 from kafkalite.controller.controller import KafkaController
+from kafkalite.controller.group_configs import GroupConfigView
 from kafkalite.metrics.components import (
     controller_state,
     handler_pool_metrics,
@@ -64,6 +65,7 @@ from .dynamic_config import (
 )
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
+from .group_configs import GroupConfigCache, bounds_of
 from .handlers.acls import AclApis
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.client_quotas import ClientQuotaApis
@@ -185,6 +187,9 @@ class Broker:
         self.share_coordinator: ShareCoordinator | None = None
         self.share_state_loader: ShareStateLoader | None = None
         self.share_persister: DefaultStatePersister | None = None
+        # The group configs (ConfigResource GROUP) the controller pushed; ``group_config(group_id)``
+        # is what the group and share code read.
+        self.group_configs = GroupConfigCache(bounds_of(config))
         self.faults: FaultInjector | None = None
         self.quotas: QuotaManagers | None = None  # client quotas (client_quotas.py), made in startup
         self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
@@ -285,6 +290,7 @@ class Broker:
         dynamic = self.dynamic_config
         if self.controller is not None:  # an APPEND to a topic's list starts from these defaults
             self.controller.configs.topic_defaults = dynamic.log_config
+            self.controller.configs.group_bounds = bounds_of(cfg)
         dynamic.add_reconfigurable(LogDefaults(self.topic_configs, self.log_manager))
         dynamic.add_reconfigurable(CleanerThreads(self.log_manager))
         dynamic.add_reconfigurable(ProducerIdExpiration(self.log_manager))
@@ -373,6 +379,9 @@ class Broker:
         self.topic_configs = TopicConfigCache(self.log_config, controller, None)
         if controller is not None:
             controller.configs.topic_defaults = self.dynamic_config.log_config
+            controller.configs.group_bounds = bounds_of(cfg)
+            configs = controller.configs
+            self.group_configs = GroupConfigCache(bounds_of(cfg), lambda: configs.group_configs)
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id, self.metrics)
         listeners = frozenset(cfg.controller_listener_names)
         self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now, node_listeners=listeners)
@@ -380,7 +389,8 @@ class Broker:
         areas = (
             ApiVersionsApis(advertised_here), MetadataApis(cache),
             TopicApis(controller, cache, self.topic_purgatory, send, describer, wait_for_metadata=False),
-            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller, None, listeners),
+            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller, None, listeners,
+                       self.group_configs),
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProducerIdApis(None, controller, send), ElectionApis(controller, cache, send),
             ReassignmentApis(controller, send),
@@ -423,6 +433,11 @@ class Broker:
                                 txn.abort_timed_out_interval_ms)
         self.scheduler.schedule("transactionalId-expiration", coordinator.expire_transactional_ids,
                                 txn.remove_expired_interval_ms)
+
+    def group_config(self, group_id: str) -> GroupConfigView:
+        """The group's configs in effect now (its GROUP config overrides over this broker's
+        settings): what the consumer-group and share-group code read."""
+        return self.group_configs.group_config(group_id)
 
     def _start_share_coordinator(self) -> None:
         """The share coordinator following the leadership of __share_group_state, and the
@@ -483,7 +498,8 @@ class Broker:
             ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator(), self.node_id),
             ControlApis(rm, self.topic_configs, send, self.controller_nodes),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
-                       self.controller_link, frozenset(self.config.controller_listener_names)), topics,
+                       self.controller_link, frozenset(self.config.controller_listener_names),
+                       self.group_configs), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
             FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
