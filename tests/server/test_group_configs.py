@@ -70,7 +70,8 @@ def test_a_change_reaches_every_brokers_group_config(cluster):
 def test_describe_shows_every_group_config_with_its_source(cluster):
     from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
     assert incremental(cluster, "described", ("consumer.session.timeout.ms", "50000")).result(10) is None
-    assert wait_for(lambda: cluster.broker(3).group_config("described").consumer_session_timeout_ms == 50000, 10)
+    assert wait_for(lambda: cluster.broker(3).group_config("described").consumer_session_timeout_ms == 50000,
+                    10)
     (future,) = admin(cluster, 3).describe_configs([ConfigResource(ResourceType.GROUP, "described")]).values()
     entries = future.result(10)
     assert set(entries) == {s.name for s in G.GROUP_SETTINGS}
@@ -96,8 +97,8 @@ def test_invalid_values_are_refused_with_invalid_config(cluster, entries):
 
 def test_by_duration_is_accepted(cluster):
     assert incremental(cluster, "dur", ("share.auto.offset.reset", "by_duration:PT1H30M")).result(10) is None
-    assert wait_for(lambda: cluster.broker(1).group_config("dur").share_auto_offset_reset == "by_duration:PT1H30M",
-                    10)
+    assert wait_for(lambda: cluster.broker(1).group_config("dur").share_auto_offset_reset
+                    == "by_duration:PT1H30M", 10)
 
 
 def test_a_restarted_broker_gets_the_group_configs_at_registration(cluster):
