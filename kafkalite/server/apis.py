@@ -49,6 +49,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share_offsets import ShareOffsetApis
 from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
@@ -278,6 +279,15 @@ SERVED: tuple[ServedApi, ...] = (
             Waits.SHARE_STATE, note="tombstones for both records of the share-partition"),
     _served(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, "0", EVERY, ShareStateApis.read_share_group_state_summary,
             Waits.SHARE_STATE),
+    _served(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, "0", EVERY, ShareOffsetApis.describe_share_group_offsets,
+            Waits.SHARE_STATE, note="on the group's coordinator: each start offset read with "
+                                    "ReadShareGroupStateSummary"),
+    _served(ApiKey.ALTER_SHARE_GROUP_OFFSETS, "0", EVERY, ShareOffsetApis.alter_share_group_offsets,
+            Waits.SHARE_STATE, note="an empty share group only (NON_EMPTY_GROUP): a new state epoch at "
+                                    "each offset (InitializeShareGroupState)"),
+    _served(ApiKey.DELETE_SHARE_GROUP_OFFSETS, "0", EVERY, ShareOffsetApis.delete_share_group_offsets,
+            Waits.SHARE_STATE, note="an empty share group only: every partition's state of the topics "
+                                    "deleted (DeleteShareGroupState)"),
     _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),

@@ -86,6 +86,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share_offsets import ShareOffsetApis
 from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
@@ -102,6 +103,7 @@ from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
 from .share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC, ShareCoordinator
 from .share_coordinator.default_persister import DefaultStatePersister
+from .share_coordinator.group_offsets import ShareGroupOffsets, no_share_groups
 from .share_coordinator.state_topic import ReplicatedShareStateStore, ShareStateLoader
 from .topic_configs import ControllerLink, TopicConfigCache
 from .topic_metrics import BrokerTopicStats
@@ -187,6 +189,7 @@ class Broker:
         self.share_coordinator: ShareCoordinator | None = None
         self.share_state_loader: ShareStateLoader | None = None
         self.share_persister: DefaultStatePersister | None = None
+        self.share_offsets: ShareGroupOffsets | None = None  # Describe/Alter/DeleteShareGroupOffsets
         # The group configs (ConfigResource GROUP) the controller pushed; ``group_config(group_id)``
         # is what the group and share code read.
         self.group_configs = GroupConfigCache(bounds_of(config))
@@ -459,6 +462,10 @@ class Broker:
             self.node_id, cache, cfg.inter_broker_listener_name, share.write_timeout_ms,
             local=self.share_coordinator, create_topic=create_topic, security=cfg.inter_broker_security)
         self.share_persister.start()
+        assert self.group_coordinator is not None
+        # MERGE: the share-group coordinator's lookup replaces no_share_groups (share helper).
+        self.share_offsets = ShareGroupOffsets(self.share_persister, cache,
+                                               self.group_coordinator.check_group, no_share_groups)
 
     def _register_metrics(self) -> None:
         """What the broker itself reports; its components registered theirs when built."""
@@ -510,7 +517,7 @@ class Broker:
             TxnMarkerApis(rm, send, self.group_coordinator,
                           self.config.transaction_config().request_timeout_ms),
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
-            ShareStateApis(self.share_coordinator, send),
+            ShareStateApis(self.share_coordinator, send), ShareOffsetApis(self.share_offsets, send),
             ClientQuotaApis(self._quotas().quotas, send, controller, self.controller_link,
                             frozenset(self.config.controller_listener_names)),
             ClusterApis(cache), LogDirApis(rm),
