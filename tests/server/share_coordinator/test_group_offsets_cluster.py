@@ -48,7 +48,8 @@ def call(cluster: Cluster, node: int, api: ApiKey, body: Any) -> Any:
 
 def coordinator(cluster: Cluster) -> int:
     R = find_coordinator.REQUEST
-    answer = call(cluster, 1, ApiKey.FIND_COORDINATOR, R(key_type=0, coordinator_keys=[GROUP])).coordinators[0]
+    (answer,) = call(cluster, 1, ApiKey.FIND_COORDINATOR,
+                     R(key_type=0, coordinator_keys=[GROUP])).coordinators
     assert answer.error_code == E.NONE
     return answer.node_id
 
@@ -57,7 +58,8 @@ def describe(cluster: Cluster, node: int, topics: list[tuple[str, list[int]]] | 
     R = describe_share_group_offsets.REQUEST
     G = R["groups"]
     asked = None if topics is None else [G["topics"](topic_name=t, partitions=ps) for t, ps in topics]
-    return call(cluster, node, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, R(groups=[G(group_id=GROUP, topics=asked)]))
+    return call(cluster, node, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+                R(groups=[G(group_id=GROUP, topics=asked)]))
 
 
 def alter(cluster: Cluster, node: int, offsets: dict[tuple[str, int], int]) -> Any:
