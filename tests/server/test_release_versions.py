@@ -46,6 +46,8 @@ KAFKA_4_1_1 = {
     51: (0, 0), 52: (0, 2), 53: (0, 1), 54: (0, 1), 55: (0, 2), 56: (2, 3), 59: (0, 1), 60: (0, 2),
     61: (0, 0),
     62: (0, 4), 63: (0, 1), 65: (0, 0), 66: (0, 2), 67: (0, 0), 74: (0, 1), 75: (0, 0),
+    # The share coordinator's and the share groups' offsets apis (KIP-932), v0 in 4.1.1.
+    83: (0, 0), 84: (0, 0), 85: (0, 0), 86: (0, 0), 87: (0, 0), 90: (0, 0), 91: (0, 0), 92: (0, 0),
 }
 # ZooKeeper mode's controller requests: not Kafka 4.x apis, kafkalite's controller still sends them.
 NOT_IN_4_X = {ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA}
