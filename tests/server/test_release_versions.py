@@ -205,10 +205,17 @@ def test_find_coordinator_share_keys(broker):
         v6 = c.call(10, 6, R(key_type=2, coordinator_keys=[share_key, "bad-key", "g::0"]))
         v5 = c.call(10, 5, R(key_type=2, coordinator_keys=[share_key]))
         group = c.call(10, 6, R(key_type=0, coordinator_keys=["g"]))
+    # The first ask creates __share_group_state (COORDINATOR_NOT_AVAILABLE meanwhile), then the
+    # leader of the key's partition answers.
     assert [x.error_code for x in v6.coordinators] == [E.COORDINATOR_NOT_AVAILABLE, E.INVALID_REQUEST,
                                                        E.INVALID_REQUEST]
     assert [x.error_code for x in v5.coordinators] == [E.INVALID_REQUEST]
     assert group.coordinators[0].error_code == E.NONE
+    with connect(broker) as c:
+        def found() -> bool:
+            (x,) = c.call(10, 6, R(key_type=2, coordinator_keys=[share_key])).coordinators
+            return x.error_code == E.NONE and x.node_id == broker.node_id
+        assert wait_for(found, 10)
 
 
 REMOVED = [  # KIP-896: versions Kafka 4.0 removed
