@@ -128,6 +128,14 @@ SUMMARY = _Kind(
     StateSummary, _code)
 
 
+def _answer(job: _Job, result: Any) -> None:
+    """The caller's callback, once; its own failure logged, not the persister's."""
+    try:
+        job.done(result)
+    except Exception:
+        log.exception("The callback of %s for %s failed", job.kind.api.api_name, job.key)
+
+
 @dataclass(order=True)
 class _Job:
     due: float
@@ -176,7 +184,7 @@ class DefaultStatePersister:
         if self._thread.is_alive():
             self._thread.join(timeout)
         for job in jobs:
-            job.done(job.kind.failed(E.COORDINATOR_NOT_AVAILABLE))
+            _answer(job, job.kind.failed(E.COORDINATOR_NOT_AVAILABLE))
 
     # --- Persister ------------------------------------------------------------------------------------
 
@@ -212,7 +220,7 @@ class DefaultStatePersister:
                 heapq.heappush(self._jobs, job)
                 self._lock.notify_all()
         if stopping:
-            job.done(job.kind.failed(E.COORDINATOR_NOT_AVAILABLE))
+            _answer(job, job.kind.failed(E.COORDINATOR_NOT_AVAILABLE))
 
     def _run(self) -> None:
         while True:
@@ -227,7 +235,7 @@ class DefaultStatePersister:
                 self._attempt(job)
             except Exception:  # a bug here must not stop the persister: the job fails, logged
                 log.exception("Sending %s for %s failed", job.kind.api.api_name, job.key)
-                job.done(job.kind.failed(E.UNKNOWN_SERVER_ERROR))
+                _answer(job, job.kind.failed(E.UNKNOWN_SERVER_ERROR))
 
     def _attempt(self, job: _Job) -> None:
         where = self._coordinator(job.key)
@@ -284,4 +292,4 @@ class DefaultStatePersister:
             job.seq = next(self._seq)
             self._schedule(job)
             return
-        job.done(result)
+        _answer(job, result)
