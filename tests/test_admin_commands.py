@@ -359,6 +359,23 @@ def test_configs_alter_a_topic(cluster):
            "UNKNOWN_TOPIC_OR_PARTITION")
 
 
+def test_configs_of_a_group(cluster):
+    out = ok(configs(cluster, "--alter", "--group", "workers", "--add-config",
+                     "share.record.lock.duration.ms=20000,share.auto.offset.reset=earliest"))
+    assert out == "Completed updating config for group workers.\n"
+    assert wait_for(lambda: {"share.record.lock.duration.ms", "share.auto.offset.reset"}
+                    <= described(cluster, "--entity-type", "groups", "--entity-name", "workers").keys(),
+                    timeout=10)
+    entries = described(cluster, "--group", "workers")
+    assert entries["share.record.lock.duration.ms"].startswith(
+        "20000 sensitive=false synonyms={GROUP_CONFIG:share.record.lock.duration.ms=20000")
+    ok(configs(cluster, "--alter", "--group", "workers", "--delete-config", "share.auto.offset.reset"))
+    assert wait_for(lambda: "share.auto.offset.reset" not in described(cluster, "--group", "workers"),
+                    timeout=10)
+    failed(configs(cluster, "--alter", "--group", "workers", "--add-config", "share.isolation.level=dirty"),
+           "INVALID_CONFIG")
+
+
 def test_configs_alter_brokers(cluster):
     out = ok(configs(cluster, "--alter", "--broker", "2", "--add-config", "log.cleaner.threads=2"))
     assert out == "Completed updating config for broker 2.\n"

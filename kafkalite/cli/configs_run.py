@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import click
 
-from kafkalite.clients.admin import BROKER, BROKER_LOGGER, TOPIC, AdminClient, AdminError, ConfigEntry
+from kafkalite.clients.admin import BROKER, BROKER_LOGGER, GROUP, TOPIC, AdminClient, AdminError, ConfigEntry
 from kafkalite.common.properties import load_properties_file
 from kafkalite.protocol import error_codes as E
 
-RESOURCE_TYPES = {"topics": TOPIC, "brokers": BROKER, "broker-loggers": BROKER_LOGGER}
+RESOURCE_TYPES = {"topics": TOPIC, "brokers": BROKER, "broker-loggers": BROKER_LOGGER, "groups": GROUP}
 # What --describe shows without --all: the configs set on the entity itself (Kafka's filter).
 DYNAMIC_SOURCE = {"topics": "DYNAMIC_TOPIC_CONFIG", "brokers": "DYNAMIC_BROKER_CONFIG",
-                  "broker-loggers": "DYNAMIC_BROKER_LOGGER_CONFIG"}
+                  "broker-loggers": "DYNAMIC_BROKER_LOGGER_CONFIG", "groups": "GROUP_CONFIG"}
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,12 @@ class Entity:
 
 
 def entity(entity_type: str | None, entity_name: str | None, entity_default: bool, topic: str | None,
-           broker: str | None, broker_defaults: bool, broker_logger: str | None) -> Entity:
+           broker: str | None, broker_defaults: bool, broker_logger: str | None,
+           group: str | None = None) -> Entity:
     """The one entity the options name, checked as Kafka's ConfigCommand checks them."""
     options = (("topics", topic, topic is not None), ("brokers", broker, broker is not None),
-               ("brokers", "", broker_defaults), ("broker-loggers", broker_logger, broker_logger is not None))
+               ("brokers", "", broker_defaults), ("broker-loggers", broker_logger, broker_logger is not None),
+               ("groups", group, group is not None))
     named = [(t, n) for t, n, given in options if given]
     if entity_type is not None or entity_name is not None or entity_default:
         if entity_type is None:
@@ -59,7 +61,7 @@ def describe(admin: AdminClient, target: Entity, describe_all: bool) -> None:
     elif target.type == "brokers":
         names = [str(b) for b in sorted(admin.describe_cluster().brokers)]
     else:
-        raise click.UsageError("--entity-name is required for broker-loggers")
+        raise click.UsageError(f"--entity-name is required for {target.type}")
     singular = target.type[:-1]
     for name in names:
         entries = admin.describe_configs(RESOURCE_TYPES[target.type], name)

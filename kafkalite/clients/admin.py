@@ -71,6 +71,7 @@ GROUP_ID_NOT_FOUND = E.BY_NAME["GROUP_ID_NOT_FOUND"].code
 TOPIC = describe_configs.RESOURCE_TOPIC
 BROKER = describe_configs.RESOURCE_BROKER
 BROKER_LOGGER = describe_configs.RESOURCE_BROKER_LOGGER
+GROUP = 32  # ConfigResource.Type.GROUP (KIP-848 group configs)
 
 # Kafka's ConfigEntry.ConfigSource names, by DescribeConfigs' source ids.
 CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG",

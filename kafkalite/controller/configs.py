@@ -1,5 +1,6 @@
 """The controller's dynamic configs (Kafka's ConfigurationControlManager): each topic's overrides,
-each broker's dynamic settings (by id) and the cluster-wide defaults (the broker named '').
+each broker's dynamic settings (by id), the cluster-wide defaults (the broker named '') and each
+group's configs (ConfigResource type GROUP, checked by group_configs.py).
 
 AlterConfigs replaces a resource's whole set; IncrementalAlterConfigs changes it by operations
 (``apply_ops``: SET, DELETE, APPEND, SUBTRACT; the last two only for LIST settings). A resource is
@@ -29,6 +30,8 @@ from kafkalite.protocol.messages import alter_configs as ac
 from kafkalite.protocol.messages import describe_configs as dc
 from kafkalite.protocol.messages import incremental_alter_configs as iac
 from kafkalite.storage.config import TOPIC_SETTINGS_BY_NAME, LogConfig
+
+from . import group_configs
 
 log = logging.getLogger("kafkalite.controller.configs")
 
@@ -119,11 +122,16 @@ class ConfigurationControl:
     def __init__(self, topic_configs: dict[str, dict[str, str]], store: Any) -> None:
         self.topic_configs = topic_configs
         self.broker_configs: dict[str, dict[str, str]] = {}
+        self.group_configs: dict[str, dict[str, str]] = {}
         self.store = store
         self.topic_defaults: Callable[[], LogConfig] | None = None  # None: Kafka's defaults
+        # The broker settings that bound a group's configs (group.share.min.record.lock.duration.ms,
+        # ...): the node's, set by the broker; None: Kafka's defaults.
+        self.group_bounds: group_configs.BoundsSource | None = None
 
     def load(self) -> None:
         self.broker_configs.update(self.store.load_broker_configs())
+        self.group_configs = self.store.load_group_configs()
 
     def alter(self, change: ResourceChange, validate_only: bool, topic_exists: Callable[[str], bool]
               ) -> dict[str, str] | None:
@@ -134,6 +142,8 @@ class ConfigurationControl:
             new = self._new_topic_set(change, topic_exists)
         elif kind == dc.RESOURCE_BROKER:
             new = self._new_broker_set(change)
+        elif kind == group_configs.RESOURCE_GROUP:
+            new = self._new_group_set(change)
         else:
             raise ApiError(E.INVALID_REQUEST,
                            f"Unsupported resource type: {RESOURCE_NAMES.get(kind, 'UNKNOWN')}")
@@ -145,6 +155,14 @@ class ConfigurationControl:
                 self.topic_configs[name] = new
             else:
                 self.topic_configs.pop(name, None)
+        elif kind == group_configs.RESOURCE_GROUP:
+            self.store.set_group_configs(name, new)
+            groups = dict(self.group_configs)  # replaced whole: handlers read it without a lock
+            if new:
+                groups[name] = new
+            else:
+                groups.pop(name, None)
+            self.group_configs = groups
         else:
             self.store.set_broker_configs(name, new)
             if new:
@@ -185,6 +203,22 @@ class ConfigurationControl:
         # A null value removes a broker setting (Kafka's legacy AlterConfigs).
         return {k: v for k, v in new.items() if v is not None}
 
+    def _new_group_set(self, change: ResourceChange) -> dict[str, str]:
+        """A group's new configs, checked whole (Kafka's GroupConfig.validate: names, types, the
+        bounds the broker settings give, an interval below its session timeout); a group need not
+        exist to have configs."""
+        name = change.resource_name
+        if not name:
+            raise ApiError(E.INVALID_REQUEST, "Group name must not be empty")
+        current = self.group_configs.get(name, {}) if change.incremental else {}
+        new = apply_ops(current, change.ops, lambda _: False, lambda _: None)
+        values = {k: v for k, v in new.items() if v is not None}
+        try:
+            group_configs.validate(values, self.group_bounds)
+        except group_configs.GroupConfigError as e:
+            raise ApiError(E.INVALID_CONFIG, str(e)) from None
+        return values
+
     # --- what the brokers are told ----------------------------------------------------------------
 
     def push_body(self, sets: Sequence[tuple[int, str, Mapping[str, str]]]) -> Any:
@@ -203,4 +237,6 @@ class ConfigurationControl:
             (dc.RESOURCE_BROKER, "", self.broker_configs.get("", empty)),
             (dc.RESOURCE_BROKER, str(broker_id), self.broker_configs.get(str(broker_id), empty))]
         sets += [(dc.RESOURCE_TOPIC, t, self.topic_configs.get(t, empty)) for t in sorted(topics)]
+        sets += [(group_configs.RESOURCE_GROUP, g, values)
+                 for g, values in sorted(self.group_configs.items())]
         return sets

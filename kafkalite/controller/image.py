@@ -122,6 +122,11 @@ class MetadataImage:
         return {name: dict(values) for (kind, name), values in self.configs.items()
                 if kind == R.CONFIG_BROKER and values}
 
+    def group_configs(self) -> dict[str, dict[str, str]]:
+        """Group id -> its group configs (KIP-848 / KIP-932 GroupConfig)."""
+        return {name: dict(values) for (kind, name), values in self.configs.items()
+                if kind == R.CONFIG_GROUP and values}
+
     # --- replay -----------------------------------------------------------------------------------
 
     def apply(self, record: Any, offset: int = -1) -> None:

@@ -66,6 +66,7 @@ NO_RECOVERY_STATE_CHANGE = -1
 # ConfigRecord's resource types (Kafka's ConfigResource.Type codes).
 CONFIG_TOPIC = 2
 CONFIG_BROKER = 4
+CONFIG_GROUP = 32
 
 REGISTER_BROKER_RECORD = Struct(
     "RegisterBrokerRecord",

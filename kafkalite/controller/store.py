@@ -211,6 +211,14 @@ class ControllerStore:
         """Replace the dynamic configs of ``broker`` (an id, or '' for the cluster default)."""
         self._set_configs(R.CONFIG_BROKER, broker, configs)
 
+    def set_group_configs(self, group: str, configs: Mapping[str, str]) -> None:
+        """Replace the group configs of ``group`` (ConfigResource type GROUP)."""
+        self._set_configs(R.CONFIG_GROUP, group, configs)
+
+    def load_group_configs(self) -> dict[str, dict[str, str]]:
+        with self.lock:
+            return self.image.group_configs()
+
     def load_topic_configs(self) -> dict[str, dict[str, str]]:
         with self.lock:
             return self.image.topic_configs()

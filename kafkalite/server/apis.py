@@ -49,6 +49,8 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share_offsets import ShareOffsetApis
+from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -88,6 +90,9 @@ class Waits(enum.Enum):
                "thread; elsewhere forwarded over the ControllerLink, at most 5 s each try)")
     TXN_LOG = ("until the transactional id's new state is committed in __transaction_state "
                "(acks=all), or request.timeout.ms")
+    SHARE_STATE = ("until the share-partitions' state changes are committed in __share_group_state "
+                   "(acks=all), or share.coordinator.write.timeout.ms; requests of one partition of it "
+                   "one at a time")
     RAFT = ("until the RaftManager's thread has handled it (a Fetch of __cluster_metadata on a "
             "controller listener, also answered there, waits up to max_wait_ms for new entries)")
 
@@ -261,6 +266,28 @@ SERVED: tuple[ServedApi, ...] = (
             note="the transactions this broker coordinates; v2's pattern is a Python regular expression"),
     _served(ApiKey.LIST_CONFIG_RESOURCES, "0-1", EVERY, ConfigApis.list_config_resources,
             note="v0: client metrics (none); v1: brokers (as BROKER and BROKER_LOGGER) and topics"),
+    # The share coordinator's (KIP-932): partition leaders' persisters send them (CLUSTER_ACTION on
+    # the cluster, as Kafka checks), on every broker listener as Kafka serves them.
+    _served(ApiKey.INITIALIZE_SHARE_GROUP_STATE, "0", EVERY, ShareStateApis.initialize_share_group_state,
+            Waits.SHARE_STATE, note="a new state epoch: FENCED_STATE_EPOCH unless newer"),
+    _served(ApiKey.READ_SHARE_GROUP_STATE, "0", EVERY, ShareStateApis.read_share_group_state,
+            Waits.SHARE_STATE, note="a newer leader epoch is written first (fences the old leader)"),
+    _served(ApiKey.WRITE_SHARE_GROUP_STATE, "0", EVERY, ShareStateApis.write_share_group_state,
+            Waits.SHARE_STATE, note="a ShareUpdate, a ShareSnapshot every "
+                                    "share.coordinator.snapshot.update.records.per.snapshot updates"),
+    _served(ApiKey.DELETE_SHARE_GROUP_STATE, "0", EVERY, ShareStateApis.delete_share_group_state,
+            Waits.SHARE_STATE, note="tombstones for both records of the share-partition"),
+    _served(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, "0", EVERY, ShareStateApis.read_share_group_state_summary,
+            Waits.SHARE_STATE),
+    _served(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, "0", EVERY, ShareOffsetApis.describe_share_group_offsets,
+            Waits.SHARE_STATE, note="on the group's coordinator: each start offset read with "
+                                    "ReadShareGroupStateSummary"),
+    _served(ApiKey.ALTER_SHARE_GROUP_OFFSETS, "0", EVERY, ShareOffsetApis.alter_share_group_offsets,
+            Waits.SHARE_STATE, note="an empty share group only (NON_EMPTY_GROUP): a new state epoch at "
+                                    "each offset (InitializeShareGroupState)"),
+    _served(ApiKey.DELETE_SHARE_GROUP_OFFSETS, "0", EVERY, ShareOffsetApis.delete_share_group_offsets,
+            Waits.SHARE_STATE, note="an empty share group only: every partition's state of the topics "
+                                    "deleted (DeleteShareGroupState)"),
     _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),

@@ -19,6 +19,7 @@ from typing import Any
 from kafkalite.common.endpoints import Endpoint
 from kafkalite.common.errors import ConfigError
 from kafkalite.controller.controller import KafkaController
+from kafkalite.controller.group_configs import GroupConfigView
 from kafkalite.metrics.components import (
     controller_state,
     handler_pool_metrics,
@@ -64,6 +65,7 @@ from .dynamic_config import (
 )
 from .faults.injector import FaultInjector
 from .faults.operations import BrokerFaults
+from .group_configs import GroupConfigCache, bounds_of
 from .handlers.acls import AclApis
 from .handlers.api_versions import ApiVersionsApis
 from .handlers.client_quotas import ClientQuotaApis
@@ -84,6 +86,8 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share_offsets import ShareOffsetApis
+from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -97,6 +101,10 @@ from .replication.alter_partition_manager import AlterPartitionManager
 from .replication.replica_manager import ReplicaManager
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
+from .share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC, ShareCoordinator
+from .share_coordinator.default_persister import DefaultStatePersister
+from .share_coordinator.group_offsets import ShareGroupOffsets, no_share_groups
+from .share_coordinator.state_topic import ReplicatedShareStateStore, ShareStateLoader
 from .topic_configs import ControllerLink, TopicConfigCache
 from .topic_metrics import BrokerTopicStats
 
@@ -176,6 +184,15 @@ class Broker:
         self.txn_markers: TransactionMarkerChannelManager | None = None
         self.txn_verifier: AddPartitionsToTxnManager | None = None
         self.alter_partition_manager: AlterPartitionManager | None = None
+        # The share coordinator of the __share_group_state partitions this broker leads, and the
+        # persister through which this broker's share-partitions keep their state (KIP-932).
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_state_loader: ShareStateLoader | None = None
+        self.share_persister: DefaultStatePersister | None = None
+        self.share_offsets: ShareGroupOffsets | None = None  # Describe/Alter/DeleteShareGroupOffsets
+        # The group configs (ConfigResource GROUP) the controller pushed; ``group_config(group_id)``
+        # is what the group and share code read.
+        self.group_configs = GroupConfigCache(bounds_of(config))
         self.faults: FaultInjector | None = None
         self.quotas: QuotaManagers | None = None  # client quotas (client_quotas.py), made in startup
         self.fault_ops: BrokerFaults | None = None  # the faults as operations (POST /faults)
@@ -276,6 +293,7 @@ class Broker:
         dynamic = self.dynamic_config
         if self.controller is not None:  # an APPEND to a topic's list starts from these defaults
             self.controller.configs.topic_defaults = dynamic.log_config
+            self.controller.configs.group_bounds = bounds_of(cfg)
         dynamic.add_reconfigurable(LogDefaults(self.topic_configs, self.log_manager))
         dynamic.add_reconfigurable(CleanerThreads(self.log_manager))
         dynamic.add_reconfigurable(ProducerIdExpiration(self.log_manager))
@@ -317,6 +335,7 @@ class Broker:
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
         self._start_transaction_coordinator()
+        self._start_share_coordinator()
         self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now,
                                     node_listeners=frozenset(cfg.controller_listener_names))
         self.apis = self._kafka_apis(advertised_here)
@@ -363,6 +382,9 @@ class Broker:
         self.topic_configs = TopicConfigCache(self.log_config, controller, None)
         if controller is not None:
             controller.configs.topic_defaults = self.dynamic_config.log_config
+            controller.configs.group_bounds = bounds_of(cfg)
+            configs = controller.configs
+            self.group_configs = GroupConfigCache(bounds_of(cfg), lambda: configs.group_configs)
         self.topic_purgatory = DelayedOperationPurgatory("topic", self.node_id, self.metrics)
         listeners = frozenset(cfg.controller_listener_names)
         self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now, node_listeners=listeners)
@@ -370,7 +392,8 @@ class Broker:
         areas = (
             ApiVersionsApis(advertised_here), MetadataApis(cache),
             TopicApis(controller, cache, self.topic_purgatory, send, describer, wait_for_metadata=False),
-            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller, None, listeners),
+            ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller, None, listeners,
+                       self.group_configs),
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProducerIdApis(None, controller, send), ElectionApis(controller, cache, send),
             ReassignmentApis(controller, send),
@@ -414,6 +437,36 @@ class Broker:
         self.scheduler.schedule("transactionalId-expiration", coordinator.expire_transactional_ids,
                                 txn.remove_expired_interval_ms)
 
+    def group_config(self, group_id: str) -> GroupConfigView:
+        """The group's configs in effect now (its GROUP config overrides over this broker's
+        settings): what the consumer-group and share-group code read."""
+        return self.group_configs.group_config(group_id)
+
+    def _start_share_coordinator(self) -> None:
+        """The share coordinator following the leadership of __share_group_state, and the
+        DefaultStatePersister over it (in-process when this broker is the key's coordinator)."""
+        cfg, rm, cache = self.config, self.replica_manager, self.metadata_cache
+        assert rm is not None and cache is not None
+        share = cfg.share_coordinator_config()
+        store = ReplicatedShareStateStore(rm, share.write_timeout_ms)
+        self.share_coordinator = ShareCoordinator(share, store)
+        self.share_state_loader = ShareStateLoader(self.share_coordinator, rm, share.load_buffer_size)
+        rm.leadership_listeners.append(self.share_state_loader.on_leadership)
+        creator = self._auto_topic_creator(internal=True)
+
+        def create_topic() -> None:
+            if creator is not None:
+                creator.create(SHARE_GROUP_STATE_TOPIC, cache.snapshot)
+
+        self.share_persister = DefaultStatePersister(
+            self.node_id, cache, cfg.inter_broker_listener_name, share.write_timeout_ms,
+            local=self.share_coordinator, create_topic=create_topic, security=cfg.inter_broker_security)
+        self.share_persister.start()
+        assert self.group_coordinator is not None
+        # MERGE: the share-group coordinator's lookup replaces no_share_groups (share helper).
+        self.share_offsets = ShareGroupOffsets(self.share_persister, cache,
+                                               self.group_coordinator.check_group, no_share_groups)
+
     def _register_metrics(self) -> None:
         """What the broker itself reports; its components registered theirs when built."""
         register = self.metrics.register
@@ -452,7 +505,8 @@ class Broker:
             ApiVersionsApis(advertised_here), MetadataApis(cache, self._auto_topic_creator(), self.node_id),
             ControlApis(rm, self.topic_configs, send, self.controller_nodes),
             ConfigApis(self.node_id, describer, self.topic_configs, cache, send, controller,
-                       self.controller_link, frozenset(self.config.controller_listener_names)), topics,
+                       self.controller_link, frozenset(self.config.controller_listener_names),
+                       self.group_configs), topics,
             RegistrationApis(controller, send), IsrApis(controller, send),
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
             FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
@@ -463,6 +517,7 @@ class Broker:
             TxnMarkerApis(rm, send, self.group_coordinator,
                           self.config.transaction_config().request_timeout_ms),
             TxnOffsetApis(self.group_coordinator, send, cache), ProducerStateApis(rm),
+            ShareStateApis(self.share_coordinator, send), ShareOffsetApis(self.share_offsets, send),
             ClientQuotaApis(self._quotas().quotas, send, controller, self.controller_link,
                             frozenset(self.config.controller_listener_names)),
             ClusterApis(cache), LogDirApis(rm),
@@ -504,7 +559,8 @@ class Broker:
         if not enabled and not internal:
             return None
         return AutoTopicCreator(partitions, replication_factor, self.controller, self.controller_link,
-                                self.config.offsets_topic_config(), self.config.transaction_config())
+                                self.config.offsets_topic_config(), self.config.transaction_config(),
+                                self.config.share_coordinator_config())
 
     def _start_scheduler(self) -> None:
         """The log manager's periodic work (Kafka's LogManager.startup and ReplicaManager's
@@ -704,6 +760,10 @@ class Broker:
             self.coordinator_loader.shutdown(timeout / 4)
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
+        if self.share_persister is not None:
+            self.share_persister.shutdown(timeout / 4)
+        if self.share_state_loader is not None:
+            self.share_state_loader.shutdown(timeout / 4)
         if self.txn_loader is not None:
             self.txn_loader.shutdown(timeout / 4)
         if self.txn_coordinator is not None:

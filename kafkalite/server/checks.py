@@ -54,6 +54,12 @@ CLUSTER_ACTION_APIS = frozenset({
     # KRaft's quorum (Kafka's ControllerApis: handleVote, handleBeginQuorumEpoch, ...)
     ApiKey.VOTE, ApiKey.BEGIN_QUORUM_EPOCH, ApiKey.END_QUORUM_EPOCH, ApiKey.FETCH_SNAPSHOT,
 })
+# The share coordinator's (Kafka's handleInitializeShareGroupStateRequest, ...): CLUSTER_ACTION too,
+# refused per partition (their answers have no top-level error code).
+SHARE_STATE_APIS = frozenset({
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE, ApiKey.WRITE_SHARE_GROUP_STATE,
+    ApiKey.DELETE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
+})
 
 # The apis that answer authorized operations: checked even without an authorizer (every
 # operation the resource supports, as Kafka's AuthHelper answers then).
@@ -83,6 +89,15 @@ def _hook(request: Request, hook: Hook) -> None:
     if not isinstance(denied, Denied):
         denied = request.injected = Denied(request.injected)
     denied.hooks.append(hook)
+
+
+def _put_back_topics(group_id: str, topics: list[Any]) -> Hook:
+    """Refused topics into their group's answer (DescribeShareGroupOffsets)."""
+    def hook(response: Any) -> None:
+        for g in response.groups:
+            if g.group_id == group_id:
+                g.topics.extend(topics)
+    return hook
 
 
 def _absent_or(version: int, struct: Any, field: str) -> bool:
@@ -132,9 +147,14 @@ class Checks:
             ApiKey.LIST_TRANSACTIONS: self._list_transactions,
             ApiKey.DESCRIBE_CLUSTER: self._describe_cluster,
             ApiKey.DESCRIBE_TOPIC_PARTITIONS: self._describe_topic_partitions,
+            ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: self._describe_share_group_offsets,
+            ApiKey.ALTER_SHARE_GROUP_OFFSETS: self._alter_share_group_offsets,
+            ApiKey.DELETE_SHARE_GROUP_OFFSETS: self._delete_share_group_offsets,
         }
         for key in CLUSTER_ACTION_APIS:
             self._checks[key] = self._cluster(Op.CLUSTER_ACTION)
+        for key in SHARE_STATE_APIS:
+            self._checks[key] = self._share_state
 
     @property
     def authorizer(self) -> Authorizer:
@@ -195,6 +215,18 @@ class Checks:
                 return None
             return self._whole(request, E.CLUSTER_AUTHORIZATION_FAILED)
         return check
+
+    def _share_state(self, request: Request) -> Response | None:
+        """CLUSTER_ACTION, else every partition CLUSTER_AUTHORIZATION_FAILED (Kafka's
+        getErrorResponse of the share coordinator's apis)."""
+        if self._cluster_allowed(request, Op.CLUSTER_ACTION):
+            return None
+        R = APIS_BY_KEY[request.api_key].response
+        T = R["results"]
+        code = E.CLUSTER_AUTHORIZATION_FAILED
+        return respond(request, R(results=[T(topic_id=t.topic_id, partitions=[
+            T["partitions"](partition=p.partition, error_code=code, error_message=E.for_code(code).message)
+            for p in t.partitions]) for t in request.body.topics]))
 
     def _drop_topics(self, request: Request, topics_field: str, name_field: str, allowed: set[str],
                      add: Callable[[Any, Any, int], None], code: int,
@@ -722,6 +754,67 @@ class Checks:
                     P(partition_index=i, committed_offset=-1, committed_leader_epoch=-1, metadata="",
                       error_code=E.TOPIC_AUTHORIZATION_FAILED) for i in t.partition_indexes]) for t in denied)
         _hook(request, put_back)
+
+    # --- share groups' offsets (KIP-932; Kafka's handleDescribe/Alter/DeleteShareGroupOffsets) ---
+
+    def _describe_share_group_offsets(self, request: Request) -> Response | None:
+        """DESCRIBE on each group (else the group GROUP_AUTHORIZATION_FAILED) and on each named
+        topic (else its partitions TOPIC_AUTHORIZATION_FAILED); a describe of all topics leaves
+        out those not visible."""
+        body = request.body
+        G = APIS_BY_KEY[ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS].response["groups"]
+        T, P = G["topics"], G["topics"]["partitions"]
+        kept, denied = [], []
+        for g in body.groups:
+            if not self._allowed(request, Op.DESCRIBE, RT.GROUP, g.group_id):
+                denied.append(G(group_id=g.group_id, topics=[], error_code=E.GROUP_AUTHORIZATION_FAILED,
+                                error_message=E.for_code(E.GROUP_AUTHORIZATION_FAILED).message))
+                continue
+            kept.append(g)
+            if g.topics is None:
+                continue
+            allowed = self._subset(request, Op.DESCRIBE, RT.TOPIC, {t.topic_name for t in g.topics})
+            refused = [T(topic_name=t.topic_name, partitions=[
+                P(partition_index=p, start_offset=-1, leader_epoch=-1,
+                  error_code=E.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions])
+                for t in g.topics if t.topic_name not in allowed]
+            if refused:
+                g.topics = [t for t in g.topics if t.topic_name in allowed]
+                _hook(request, _put_back_topics(g.group_id, refused))
+        body.groups = kept
+
+        def overlay(response: Any) -> None:
+            asked_all = {g.group_id for g in kept if g.topics is None}
+            for g in response.groups:
+                if g.group_id in asked_all:
+                    shown = self._visible(request, Op.DESCRIBE, RT.TOPIC, [t.topic_name for t in g.topics])
+                    g.topics = [t for t in g.topics if t.topic_name in shown]
+            response.groups.extend(denied)
+        _hook(request, overlay)
+        return respond(request, APIS_BY_KEY[request.api_key].response(groups=[])) if not kept else None
+
+    def _alter_share_group_offsets(self, request: Request) -> Response | None:
+        body = request.body
+        if not self._allowed(request, Op.READ, RT.GROUP, body.group_id):
+            return self._whole(request, E.GROUP_AUTHORIZATION_FAILED)
+        T = APIS_BY_KEY[ApiKey.ALTER_SHARE_GROUP_OFFSETS].response["responses"]
+
+        def add(response: Any, t: Any, code: int) -> None:
+            response.responses.append(T(topic_name=t.topic_name, partitions=[
+                T["partitions"](partition_index=p.partition_index, error_code=code) for p in t.partitions]))
+        allowed = self._subset(request, Op.READ, RT.TOPIC, self._names(body.topics, "topic_name"))
+        return self._drop_topics(request, "topics", "topic_name", allowed, add, E.TOPIC_AUTHORIZATION_FAILED)
+
+    def _delete_share_group_offsets(self, request: Request) -> Response | None:
+        body = request.body
+        if not self._allowed(request, Op.DELETE, RT.GROUP, body.group_id):
+            return self._whole(request, E.GROUP_AUTHORIZATION_FAILED)
+        T = APIS_BY_KEY[ApiKey.DELETE_SHARE_GROUP_OFFSETS].response["responses"]
+
+        def add(response: Any, t: Any, code: int) -> None:
+            response.responses.append(T(topic_name=t.topic_name, error_code=code))
+        allowed = self._subset(request, Op.READ, RT.TOPIC, self._names(body.topics, "topic_name"))
+        return self._drop_topics(request, "topics", "topic_name", allowed, add, E.TOPIC_AUTHORIZATION_FAILED)
 
     def _describe_groups(self, request: Request) -> Response | None:
         body, version = request.body, request.api_version

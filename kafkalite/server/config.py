@@ -64,6 +64,7 @@ from kafkalite.server.kafka_config_names import (
     split_listener_prefix,
 )
 from kafkalite.server.replication.settings import REPLICATION_SETTINGS, ReplicationSettings
+from kafkalite.server.share_coordinator.settings import SHARE_COORDINATOR_SETTINGS, ShareCoordinatorConfig
 from kafkalite.storage.config import STORAGE_SETTINGS, CleanerConfig, LogConfig, LogSchedule
 
 # ConfigError stays importable from here, where the command and the tests have always taken it.
@@ -162,7 +163,8 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
-    + TRANSACTION_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS + QUOTA_SETTINGS
+    + TRANSACTION_SETTINGS + SHARE_COORDINATOR_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS
+    + QUOTA_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -173,6 +175,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("log", "Log"),
     ("group", "Consumer groups"),
     ("transaction", "Transactions"),
+    ("share_coordinator", "Share coordinator (share-group state)"),
     ("quotas", "Client quotas"),
     ("security", "Security (SSL and SASL)"),
 )
@@ -520,6 +523,9 @@ class BrokerConfig:
 
     def transaction_config(self) -> TransactionConfig:
         return view(TransactionConfig, self._values)
+
+    def share_coordinator_config(self) -> ShareCoordinatorConfig:
+        return view(ShareCoordinatorConfig, self._values)
 
     def cleaner_config(self) -> CleanerConfig:
         return view(CleanerConfig, self._values)

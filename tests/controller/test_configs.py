@@ -155,8 +155,11 @@ def test_unknown_topic_and_bad_broker_names():
             c.alter(change(BROKER, bad, Op("log.retention.ms", SET, "1")), False, exists())
         assert (e.value.code, e.value.message) == (E.INVALID_REQUEST, f"Invalid broker name {bad}")
     with pytest.raises(ApiError) as e:
-        c.alter(change(32, "group", Op("x", SET, "1")), False, exists())
+        c.alter(change(16, "metrics", Op("x", SET, "1")), False, exists())
     assert e.value.code == E.INVALID_REQUEST
+    with pytest.raises(ApiError) as e:
+        c.alter(change(32, "group", Op("x", SET, "1")), False, exists())
+    assert (e.value.code, e.value.message) == (E.INVALID_CONFIG, "Unknown group config name: x")
 
 
 def test_validate_only_changes_nothing():

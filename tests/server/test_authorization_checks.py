@@ -588,3 +588,48 @@ def test_without_an_authorizer_everything_is_allowed(broker, mallory):
     assert r.cluster_authorized_operations == operations_bits(OPERATIONS_OF[RT.CLUSTER])
     r = call(mallory, ApiKey.METADATA, 12, topics=None)
     assert {"open", "secret"} <= {t.name for t in r.topics}
+
+
+# --- share groups ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE,
+                                 ApiKey.WRITE_SHARE_GROUP_STATE, ApiKey.DELETE_SHARE_GROUP_STATE,
+                                 ApiKey.READ_SHARE_GROUP_STATE_SUMMARY])
+def test_the_share_coordinators_apis_need_cluster_action(broker, table, key):
+    table.denied.add((Op.CLUSTER_ACTION, RT.CLUSTER, CLUSTER_NAME))
+    T = struct(key, "topics")
+    tid = uuid.uuid4()
+    with Client("127.0.0.1", broker.bound_port("INTERNAL"), client_id="mallory") as c:
+        r = call(c, key, 0, group_id="g", topics=[T(topic_id=tid, partitions=[T["partitions"](partition=3)])])
+    assert [(t.topic_id, p.partition, p.error_code) for t in r.results for p in t.partitions] == [
+        (tid, 3, E.CLUSTER_AUTHORIZATION_FAILED)]
+
+
+def test_share_group_offsets_need_group_and_topic_rights(table, mallory):
+    table.denied |= {(Op.DESCRIBE, RT.GROUP, "g-secret"), (Op.DESCRIBE, RT.TOPIC, "secret"),
+                     (Op.READ, RT.GROUP, "g-secret"), (Op.READ, RT.TOPIC, "secret"),
+                     (Op.DELETE, RT.GROUP, "g-secret")}
+    G = struct(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, "groups")
+    r = call(mallory, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 0, groups=[
+        G(group_id="g-secret", topics=None),
+        G(group_id="g-open", topics=[G["topics"](topic_name="secret", partitions=[0, 1])])])
+    by_group = {g.group_id: g for g in r.groups}
+    assert by_group["g-secret"].error_code == E.GROUP_AUTHORIZATION_FAILED
+    # g-open is not a share group (none exist before the merge), its denied topic still put back
+    assert [(t.topic_name, [p.error_code for p in t.partitions]) for t in by_group["g-open"].topics] == [
+        ("secret", [E.TOPIC_AUTHORIZATION_FAILED] * 2)]
+    T = struct(ApiKey.ALTER_SHARE_GROUP_OFFSETS, "topics")
+    r = call(mallory, ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="g-secret", topics=[])
+    assert r.error_code == E.GROUP_AUTHORIZATION_FAILED
+    r = call(mallory, ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, group_id="g-open", topics=[
+        T(topic_name="secret", partitions=[T["partitions"](partition_index=0, start_offset=1)])])
+    assert [(t.topic_name, t.partitions[0].error_code) for t in r.responses] == [
+        ("secret", E.TOPIC_AUTHORIZATION_FAILED)]
+    D = struct(ApiKey.DELETE_SHARE_GROUP_OFFSETS, "topics")
+    r = call(mallory, ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, group_id="g-secret",
+             topics=[D(topic_name="open")])
+    assert r.error_code == E.GROUP_AUTHORIZATION_FAILED
+    r = call(mallory, ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, group_id="g-open",
+             topics=[D(topic_name="secret")])
+    assert [(t.topic_name, t.error_code) for t in r.responses] == [("secret", E.TOPIC_AUTHORIZATION_FAILED)]

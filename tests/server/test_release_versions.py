@@ -46,6 +46,8 @@ KAFKA_4_1_1 = {
     51: (0, 0), 52: (0, 2), 53: (0, 1), 54: (0, 1), 55: (0, 2), 56: (2, 3), 59: (0, 1), 60: (0, 2),
     61: (0, 0),
     62: (0, 4), 63: (0, 1), 65: (0, 0), 66: (0, 2), 67: (0, 0), 74: (0, 1), 75: (0, 0),
+    # The share coordinator's and the share groups' offsets apis (KIP-932), v0 in 4.1.1.
+    83: (0, 0), 84: (0, 0), 85: (0, 0), 86: (0, 0), 87: (0, 0), 90: (0, 0), 91: (0, 0), 92: (0, 0),
 }
 # ZooKeeper mode's controller requests: not Kafka 4.x apis, kafkalite's controller still sends them.
 NOT_IN_4_X = {ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA}
@@ -203,10 +205,17 @@ def test_find_coordinator_share_keys(broker):
         v6 = c.call(10, 6, R(key_type=2, coordinator_keys=[share_key, "bad-key", "g::0"]))
         v5 = c.call(10, 5, R(key_type=2, coordinator_keys=[share_key]))
         group = c.call(10, 6, R(key_type=0, coordinator_keys=["g"]))
+    # The first ask creates __share_group_state (COORDINATOR_NOT_AVAILABLE meanwhile), then the
+    # leader of the key's partition answers.
     assert [x.error_code for x in v6.coordinators] == [E.COORDINATOR_NOT_AVAILABLE, E.INVALID_REQUEST,
                                                        E.INVALID_REQUEST]
     assert [x.error_code for x in v5.coordinators] == [E.INVALID_REQUEST]
     assert group.coordinators[0].error_code == E.NONE
+    with connect(broker) as c:
+        def found() -> bool:
+            (x,) = c.call(10, 6, R(key_type=2, coordinator_keys=[share_key])).coordinators
+            return x.error_code == E.NONE and x.node_id == broker.node_id
+        assert wait_for(found, 10)
 
 
 REMOVED = [  # KIP-896: versions Kafka 4.0 removed

@@ -11,6 +11,7 @@ from .alter_configs import ALTER_CONFIGS
 from .alter_partition import ALTER_PARTITION
 from .alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from .alter_replica_log_dirs import ALTER_REPLICA_LOG_DIRS
+from .alter_share_group_offsets import ALTER_SHARE_GROUP_OFFSETS
 from .alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from .api_versions import API_VERSIONS
 from .begin_quorum_epoch import BEGIN_QUORUM_EPOCH
@@ -22,6 +23,8 @@ from .create_topics import CREATE_TOPICS
 from .delete_acls import DELETE_ACLS
 from .delete_groups import DELETE_GROUPS
 from .delete_records import DELETE_RECORDS
+from .delete_share_group_offsets import DELETE_SHARE_GROUP_OFFSETS
+from .delete_share_group_state import DELETE_SHARE_GROUP_STATE
 from .delete_topics import DELETE_TOPICS
 from .describe_acls import DESCRIBE_ACLS
 from .describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
@@ -31,6 +34,7 @@ from .describe_groups import DESCRIBE_GROUPS
 from .describe_log_dirs import DESCRIBE_LOG_DIRS
 from .describe_producers import DESCRIBE_PRODUCERS
 from .describe_quorum import DESCRIBE_QUORUM
+from .describe_share_group_offsets import DESCRIBE_SHARE_GROUP_OFFSETS
 from .describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from .describe_transactions import DESCRIBE_TRANSACTIONS
 from .describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
@@ -43,6 +47,7 @@ from .find_coordinator import FIND_COORDINATOR
 from .heartbeat import HEARTBEAT
 from .incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
 from .init_producer_id import INIT_PRODUCER_ID
+from .initialize_share_group_state import INITIALIZE_SHARE_GROUP_STATE
 from .join_group import JOIN_GROUP
 from .leader_and_isr import LEADER_AND_ISR
 from .leave_group import LEAVE_GROUP
@@ -57,6 +62,8 @@ from .offset_delete import OFFSET_DELETE
 from .offset_fetch import OFFSET_FETCH
 from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
 from .produce import PRODUCE
+from .read_share_group_state import READ_SHARE_GROUP_STATE
+from .read_share_group_state_summary import READ_SHARE_GROUP_STATE_SUMMARY
 from .sasl_authenticate import SASL_AUTHENTICATE
 from .sasl_handshake import SASL_HANDSHAKE
 from .stop_replica import STOP_REPLICA
@@ -64,6 +71,7 @@ from .sync_group import SYNC_GROUP
 from .txn_offset_commit import TXN_OFFSET_COMMIT
 from .update_metadata import UPDATE_METADATA
 from .vote import VOTE
+from .write_share_group_state import WRITE_SHARE_GROUP_STATE
 from .write_txn_markers import WRITE_TXN_MARKERS
 
 ALL: tuple[Api, ...] = (
@@ -129,6 +137,14 @@ ALL: tuple[Api, ...] = (
     ALLOCATE_PRODUCER_IDS,
     LIST_CONFIG_RESOURCES,
     DESCRIBE_TOPIC_PARTITIONS,
+    INITIALIZE_SHARE_GROUP_STATE,
+    READ_SHARE_GROUP_STATE,
+    WRITE_SHARE_GROUP_STATE,
+    DELETE_SHARE_GROUP_STATE,
+    READ_SHARE_GROUP_STATE_SUMMARY,
+    DESCRIBE_SHARE_GROUP_OFFSETS,
+    ALTER_SHARE_GROUP_OFFSETS,
+    DELETE_SHARE_GROUP_OFFSETS,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}

@@ -37,6 +37,7 @@ from typing import Any
 
 from kafkalite.common.config_def import Setting
 from kafkalite.common.errors import ApiError
+from kafkalite.controller import group_configs as G
 from kafkalite.controller.assignment import validate_topic_name
 from kafkalite.controller.configs import Op, ResourceChange, check_duplicates
 from kafkalite.network.request_channel import Request, Response
@@ -52,6 +53,7 @@ from ..config import SETTINGS, SETTINGS_BY_NAME, BrokerConfig
 from ..controller_node import active
 from ..dynamic_config import BrokerLoggers, DynamicBrokerConfig, setting_for
 from ..forwarding import PUSHED, forward, forwarded, origin
+from ..group_configs import GroupConfigCache
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from ..topic_configs import ControllerLink, TopicConfigCache
@@ -77,6 +79,7 @@ LISTED_TYPES = (lcr.RESOURCE_GROUP, lcr.RESOURCE_CLIENT_METRICS, dc.RESOURCE_BRO
 
 SendResponse = Callable[[Response], None]
 Entry = Any  # a DescribeConfigsResourceResult
+SOURCE_GROUP_CONFIG = 8  # DescribeConfigsResponse.ConfigSource.GROUP_CONFIG (KIP-848)
 R = dc.RESPONSE
 ENTRY = R["results"]["configs"]
 SYNONYM = ENTRY["synonyms"]
@@ -209,8 +212,10 @@ class ConfigDescriber:
 class ConfigApis:
     def __init__(self, node_id: int, describer: ConfigDescriber, topic_configs: TopicConfigCache,
                  metadata_cache: MetadataCache, send_response: SendResponse, controller: Any = None,
-                 link: ControllerLink | None = None, node_listeners: frozenset[str] = frozenset()) -> None:
+                 link: ControllerLink | None = None, node_listeners: frozenset[str] = frozenset(),
+                 group_configs: GroupConfigCache | None = None) -> None:
         self.node_id = node_id
+        self.group_configs = group_configs if group_configs is not None else GroupConfigCache()
         self.describer = describer
         self.dynamic = describer.dynamic
         self.loggers = describer.loggers
@@ -306,6 +311,11 @@ class ConfigApis:
             self._check_broker_id(name, self.node_id, empty_allowed=False)
             result.configs = self.describer.logger_entries(res.configuration_keys)
             return False
+        if kind == G.RESOURCE_GROUP:
+            if not name:
+                raise ApiError(E.INVALID_REQUEST, "Group name must not be empty")
+            result.configs = self._group_entries(name, res.configuration_keys, synonyms, docs)
+            return False
         if kind != dc.RESOURCE_TOPIC:
             raise ApiError(E.INVALID_REQUEST,
                            f"Unsupported resource type: {RESOURCE_NAMES.get(kind, 'UNKNOWN')}")
@@ -321,6 +331,29 @@ class ConfigApis:
             return True
         result.configs = self.describer.topic_entries(overrides, res.configuration_keys, synonyms, docs)
         return False
+
+    def _group_entries(self, group: str, keys: list[str] | None, synonyms: bool, docs: bool) -> list[Entry]:
+        """Every group config (Kafka's ConfigHelper for GROUP): the group's value (source
+        GROUP_CONFIG) or the broker's default (DEFAULT_CONFIG); a group need not exist."""
+        overrides = self.group_configs.overrides(group)
+        in_effect = self.group_configs.group_config(group)
+        out = []
+        for s in G.GROUP_SETTINGS:
+            if keys is not None and s.name not in keys:
+                continue
+            value = str(getattr(in_effect, s.name.replace(".", "_")))
+            found = [SYNONYM(name=s.name, value=overrides[s.name], source=SOURCE_GROUP_CONFIG)] \
+                if s.name in overrides else []
+            out.append(self._group_entry(s, value, found, synonyms, docs))
+        return out
+
+    @staticmethod
+    def _group_entry(s: G.GroupSetting, value: str, found: list[Any], synonyms: bool, docs: bool) -> Entry:
+        source = found[0].source if found else dc.SOURCE_DEFAULT_CONFIG
+        return ENTRY(name=s.name, value=value, read_only=False, is_default=not found, config_source=source,
+                     is_sensitive=False, synonyms=found if synonyms else [],
+                     config_type=dc.TYPE_INT if s.type == "int" else dc.TYPE_STRING,
+                     documentation=s.doc if docs else None)
 
     # --- AlterConfigs, IncrementalAlterConfigs --------------------------------------------------
 
@@ -422,7 +455,11 @@ class ConfigApis:
         if kind == dc.RESOURCE_TOPIC:
             validate_topic_name(name)
             return ResourceChange(kind, name, ops, incremental)
-        if kind in (lcr.RESOURCE_CLIENT_METRICS, lcr.RESOURCE_GROUP):
+        if kind == G.RESOURCE_GROUP:  # checked whole by the controller (GroupConfig.validate)
+            if not name:
+                raise ApiError(E.INVALID_REQUEST, "Group name must not be empty")
+            return ResourceChange(kind, name, ops, incremental)
+        if kind == lcr.RESOURCE_CLIENT_METRICS:
             raise ApiError(E.INVALID_REQUEST, f"Unsupported resource type: {RESOURCE_NAMES[kind]}")
         # AlterConfigs has no BROKER_LOGGER: Kafka's "unknown" then.
         raise ApiError(E.INVALID_REQUEST, f"Unknown resource type {kind}")
@@ -458,6 +495,8 @@ class ConfigApis:
                 self.dynamic.update(res.resource_name, props)
             elif res.resource_type == dc.RESOURCE_TOPIC:
                 self.topic_configs.update(res.resource_name, props)
+            elif res.resource_type == G.RESOURCE_GROUP:
+                self.group_configs.update(res.resource_name, props)
         return respond(request, ac.RESPONSE(throttle_time_ms=0, responses=[
             ac.RESPONSE["responses"](error_code=E.NONE, resource_type=res.resource_type,
                                      resource_name=res.resource_name) for res in req.resources]))
@@ -466,7 +505,7 @@ class ConfigApis:
 
     def list_config_resources(self, request: Request) -> Response:
         """Kafka 4.1's: v0 lists client metrics resources (kafkalite has none); v1 the types asked
-        (none: every type), in Kafka's order: groups with configs (none), client metrics (none),
+        (none: every type), in Kafka's order: the groups with configs, client metrics (none),
         every broker with an endpoint on the request's listener as BROKER_LOGGER and as BROKER,
         every topic; a type Kafka does not list
         there fails the whole request UNSUPPORTED_VERSION."""
@@ -483,7 +522,7 @@ class ConfigApis:
         brokers = [str(b) for b, info in sorted(snapshot.brokers.items())
                    if any(e.name == request.listener for e in info.endpoints)]
         names = {dc.RESOURCE_BROKER_LOGGER: brokers, dc.RESOURCE_BROKER: brokers,
-                 dc.RESOURCE_TOPIC: sorted(snapshot.topics)}
+                 dc.RESOURCE_TOPIC: sorted(snapshot.topics), lcr.RESOURCE_GROUP: self.group_configs.groups()}
         resources = [L["config_resources"](resource_name=name, resource_type=kind)
                      for kind in LISTED_TYPES if not asked or kind in asked for name in names.get(kind, [])]
         return respond(request, L(throttle_time_ms=0, error_code=E.NONE, config_resources=resources))

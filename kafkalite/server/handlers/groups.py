@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kafkalite.common.java import partition_for_key
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import (
@@ -42,6 +43,7 @@ from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from ..coordinator.transaction.log_records import partition_for as txn_partition_for
 from ..metadata_cache import MetadataCache
 from ..responses import respond
+from ..share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC
 from .metadata import AutoTopicCreator
 
 SHARE_KEY_TYPE = 2  # FindCoordinator's CoordinatorType.SHARE (v6+, KIP-932)
@@ -87,7 +89,7 @@ class GroupApis:
         R = find_coordinator.RESPONSE
         keys = list(body.coordinator_keys) if version >= 4 else [body.key]
         key_type = body.key_type if version >= 1 else 0
-        found = [self._share_coordinator_for(k, version) if key_type == SHARE_KEY_TYPE
+        found = [self._share_coordinator_for(k, version, request.listener) if key_type == SHARE_KEY_TYPE
                  else self._coordinator_for(k, key_type, request.listener) for k in keys]
         if version >= 4:
             return respond(request, R(throttle_time_ms=0, coordinators=[
@@ -97,11 +99,12 @@ class GroupApis:
         return respond(request, R(throttle_time_ms=0, error_code=error, error_message=message, node_id=node,
                                   host=host, port=port))
 
-    @staticmethod
-    def _share_coordinator_for(key: str, version: int) -> tuple[int, str | None, int, str, int]:
+    def _share_coordinator_for(self, key: str, version: int,
+                               listener: str) -> tuple[int, str | None, int, str, int]:
         """A share-partition key (FindCoordinator v6+, KIP-932): Kafka checks its form
-        (SharePartitionKey.validate: "groupId:topicId:partition"); kafkalite has no share groups, so
-        a well-formed key has no coordinator (COORDINATOR_NOT_AVAILABLE)."""
+        (SharePartitionKey.validate: "groupId:topicId:partition"); the coordinator is the leader
+        of the key's partition of __share_group_state (ShareCoordinatorService.partitionFor: the
+        Java hash of the whole key), the topic created when first asked for."""
         if version < 6:
             return E.INVALID_REQUEST, "Share coordinators need FindCoordinator v6+.", -1, "", -1
         parts = key.split(":")
@@ -113,7 +116,7 @@ class GroupApis:
                 valid = False
         if not valid:
             return E.INVALID_REQUEST, f"Invalid share partition key {key!r}.", -1, "", -1
-        return E.COORDINATOR_NOT_AVAILABLE, "Share groups are not served.", -1, "", -1
+        return self._leader_of(SHARE_GROUP_STATE_TOPIC, partition_for_key, key, listener)
 
     def _coordinator_for(self, key: str, key_type: int,
                          listener: str) -> tuple[int, str | None, int, str, int]:
@@ -124,16 +127,20 @@ class GroupApis:
             return E.INVALID_REQUEST, f"Unknown coordinator type {key_type}.", -1, "", -1
         if not key:
             return E.INVALID_REQUEST, "A group id or transactional id is needed.", -1, "", -1
+        name = OFFSETS_TOPIC if key_type == 0 else TRANSACTION_STATE_TOPIC
+        return self._leader_of(name, partition_for if key_type == 0 else txn_partition_for, key, listener)
+
+    def _leader_of(self, name: str, which: Callable[[str, int], int], key: str,
+                   listener: str) -> tuple[int, str | None, int, str, int]:
+        """The leader of ``key``'s partition of internal topic ``name`` (created if missing)."""
         if self.metadata_cache is None:
             return E.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1
         snap = self.metadata_cache.snapshot
-        name = OFFSETS_TOPIC if key_type == 0 else TRANSACTION_STATE_TOPIC
         topic = snap.topics.get(name)
         if topic is None:
             if self.auto_create is not None:
                 self.auto_create.create(name, snap)
             return E.COORDINATOR_NOT_AVAILABLE, f"The topic {name} is being created.", -1, "", -1
-        which = partition_for if key_type == 0 else txn_partition_for
         info = topic.partitions.get(which(key, len(topic.partitions)))
         broker = snap.brokers.get(info.leader) if info is not None else None
         endpoint = broker.endpoint(listener) if broker is not None else None

@@ -35,11 +35,13 @@ from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from ..coordinator.transaction.settings import TransactionConfig
 from ..metadata_cache import MetadataCache, PartitionInfo, Snapshot
 from ..responses import respond
+from ..share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC
+from ..share_coordinator.settings import ShareCoordinatorConfig
 from ..topic_configs import ControllerLink
 
 # Kafka's Topic.INTERNAL_TOPICS: flagged internal in Metadata and DescribeTopicPartitions (clients
 # leave them out of pattern subscriptions).
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 
 log = logging.getLogger("kafkalite.server.handlers.metadata")
 
@@ -53,13 +55,15 @@ class AutoTopicCreator:
 
     def __init__(self, num_partitions: int, replication_factor: int, controller: Any = None,
                  link: ControllerLink | None = None, offsets_topic: OffsetsTopicConfig | None = None,
-                 transactions: TransactionConfig | None = None) -> None:
+                 transactions: TransactionConfig | None = None,
+                 share_state: ShareCoordinatorConfig | None = None) -> None:
         self.num_partitions = num_partitions
         self.replication_factor = replication_factor
         self.controller = controller  # on the controller's node
         self.link = link  # elsewhere
         self.offsets_topic = offsets_topic or OffsetsTopicConfig()
         self.transactions = transactions or TransactionConfig()
+        self.share_state = share_state or ShareCoordinatorConfig()
         self._lock = threading.Lock()
         self._in_flight: set[str] = set()
 
@@ -68,7 +72,8 @@ class AutoTopicCreator:
         their own partitions, configs and replication factor, capped here by the brokers
         registered now, whoever asks for them (FindCoordinator, or a Metadata request naming
         them): ``__consumer_offsets`` Kafka's offsets.topic.*, ``__transaction_state``
-        transaction.state.log.* (its min.insync.replicas capped by the factor it gets)."""
+        transaction.state.log.*, ``__share_group_state`` share.coordinator.state.topic.* (their
+        min.insync.replicas capped by the factor they get)."""
         configs: Mapping[str, str] = {}
         partitions, factor = self.num_partitions, self.replication_factor
         brokers = len(snap.brokers)
@@ -80,6 +85,10 @@ class AutoTopicCreator:
             txn = self.transactions
             partitions, configs = txn.num_partitions, txn.topic_configs(brokers)
             factor = txn.replication_factor_for(brokers)
+        elif name == SHARE_GROUP_STATE_TOPIC:
+            share = self.share_state
+            partitions, configs = share.num_partitions, share.topic_configs(brokers)
+            factor = share.replication_factor_for(brokers)
         if factor > brokers:
             return E.INVALID_REPLICATION_FACTOR
         with self._lock:
