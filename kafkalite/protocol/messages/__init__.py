@@ -59,6 +59,10 @@ from .offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
 from .produce import PRODUCE
 from .sasl_authenticate import SASL_AUTHENTICATE
 from .sasl_handshake import SASL_HANDSHAKE
+from .share_acknowledge import SHARE_ACKNOWLEDGE
+from .share_fetch import SHARE_FETCH
+from .share_group_describe import SHARE_GROUP_DESCRIBE
+from .share_group_heartbeat import SHARE_GROUP_HEARTBEAT
 from .stop_replica import STOP_REPLICA
 from .sync_group import SYNC_GROUP
 from .txn_offset_commit import TXN_OFFSET_COMMIT
@@ -129,6 +133,10 @@ ALL: tuple[Api, ...] = (
     ALLOCATE_PRODUCER_IDS,
     LIST_CONFIG_RESOURCES,
     DESCRIBE_TOPIC_PARTITIONS,
+    SHARE_GROUP_HEARTBEAT,
+    SHARE_GROUP_DESCRIBE,
+    SHARE_FETCH,
+    SHARE_ACKNOWLEDGE,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}
