@@ -40,7 +40,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("responses", "scheduler", "purgatory", "metadata_cache", "topic_metrics", "lifecycle",
      "kafka_config_names", "authorizer", "forwarding", "client_quotas"),
     ("replication",),
-    ("coordinator",),
+    ("coordinator", "share"),
     ("config", "config_docs", "topic_configs", "meta_properties"),
     ("dynamic_config",),
     ("faults", "handlers", "checks"),

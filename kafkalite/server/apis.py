@@ -49,6 +49,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share import ShareApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -82,6 +83,10 @@ class Waits(enum.Enum):
                      "has told them (asked from a background thread, at most 5 s each try); else at once")
     REBALANCE = ("JoinGroup: in the Rebalance purgatory until every member has rejoined, or the "
                  "rebalance timeout; SyncGroup: until the leader's assignment is stored")
+    SHARE_FETCH = ("ShareFetch: in the fetch purgatory until records can be acquired (appends, releases "
+                   "and expired locks check it), or max_wait_ms; acknowledgements carried are answered once "
+                   "written through the share-state persister")
+    SHARE_STATE = "until the share-partition state it changed is written through the share-state persister"
     GROUP_LOG = ("until its records are committed in __consumer_offsets (acks=all), or "
                  "offsets.commit.timeout.ms")
     CONFIGS = ("until the controller has checked and stored the change (on its node: its event "
@@ -264,6 +269,15 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),
+    # Share groups (KIP-932): v1 is Kafka 4.1's stable version (v0 was 4.0's early access).
+    _served(ApiKey.SHARE_GROUP_HEARTBEAT, "1", EVERY, ShareApis.share_group_heartbeat,
+            note="the `simple` assignor; groups kept in memory by their coordinator (not in "
+                 "__consumer_offsets)"),
+    _served(ApiKey.SHARE_GROUP_DESCRIBE, "1", EVERY, ShareApis.share_group_describe),
+    _served(ApiKey.SHARE_FETCH, "1", EVERY, ShareApis.share_fetch, Waits.SHARE_FETCH,
+            note="the partition leader acquires records for the member (its share session: "
+                 "ShareSessionEpoch 0 opens, -1 closes)"),
+    _served(ApiKey.SHARE_ACKNOWLEDGE, "1", EVERY, ShareApis.share_acknowledge, Waits.SHARE_STATE),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

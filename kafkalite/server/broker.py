@@ -49,6 +49,7 @@ from .controller_node import ControllerNodeProvider
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
 from .coordinator.producer_id_manager import ProducerIdManager
+from .coordinator.share_group.manager import ShareGroupManager
 from .coordinator.transaction.coordinator import TransactionCoordinator
 from .coordinator.transaction.markers import TransactionMarkerChannelManager
 from .coordinator.transaction.state_manager import TransactionStateManager
@@ -84,6 +85,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share import ShareApis
 from .handlers.topic_partitions import TopicPartitionsApis
 from .handlers.topics import TopicApis
 from .handlers.transactions import TransactionApis
@@ -94,9 +96,12 @@ from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
 from .purgatory import DelayedOperationPurgatory
 from .replication.alter_partition_manager import AlterPartitionManager
-from .replication.replica_manager import ReplicaManager
+from .replication.replica_manager import ReplicaManager, partition_key
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
+from .share.manager import SharePartitionManager
+from .share.persister import InMemoryPersister, Persister
+from .share.replica_log import ReplicaShareLog
 from .topic_configs import ControllerLink, TopicConfigCache
 from .topic_metrics import BrokerTopicStats
 
@@ -169,6 +174,8 @@ class Broker:
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.coordinator_loader: CoordinatorLoader | None = None
+        self.share_groups: ShareGroupManager | None = None
+        self.share_partitions: SharePartitionManager | None = None
         # The transaction coordinator of the __transaction_state partitions this broker leads, its
         # markers' senders, and the produce path's verification (KIP-890).
         self.txn_coordinator: TransactionCoordinator | None = None
@@ -316,6 +323,7 @@ class Broker:
         self.scheduler.schedule("delete-expired-group-metadata",
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
+        self._start_share_groups()
         self._start_transaction_coordinator()
         self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now,
                                     node_listeners=frozenset(cfg.controller_listener_names))
@@ -389,6 +397,30 @@ class Broker:
             pool.start()
         log.info("Controller %d started (controller only; cluster id %s)", self.node_id, self.cluster_id)
 
+    def _start_share_groups(self) -> None:
+        """Share groups (KIP-932): their membership on the group coordinator, their
+        share-partitions on the partitions' leaders, whose state goes through the persister."""
+        cfg, rm, cache = self.config, self.replica_manager, self.metadata_cache
+        coordinator = self.group_coordinator
+        assert rm is not None and cache is not None and coordinator is not None and self.scheduler is not None
+
+        def topics() -> dict[str, tuple[uuid.UUID, int]]:
+            return {name: (t.topic_id, len(t.partitions)) for name, t in cache.snapshot.topics.items()
+                    if not name.startswith("__")}
+
+        self.share_groups = groups = ShareGroupManager(
+            cfg.share_group_config(), coordinator.check_group,
+            lambda group_id: group_id in coordinator.groups, topics)
+        self.scheduler.schedule("share-group-session-expiry", groups.expire_members, 1000)
+        # SHARE-STATE PERSISTER: in memory until the share coordinator's DefaultStatePersister is
+        # merged (then: the state survives the partition leader).
+        persister: Persister = InMemoryPersister()
+        self.share_partitions = partitions = SharePartitionManager(
+            cfg.share_partition_config(), persister, ReplicaShareLog(rm),
+            wake=lambda topic, index: rm.fetch_purgatory.check_and_complete(partition_key(topic, index)))
+        rm.leadership_listeners.append(
+            lambda topic, index, leads: None if leads else partitions.forget_partition(topic, index))
+
     def _start_transaction_coordinator(self) -> None:
         """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
         leadership of __transaction_state, the markers' senders, the two timers."""
@@ -458,6 +490,7 @@ class Broker:
             FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
             ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
             GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True)),
+            ShareApis(self.share_groups, self.share_partitions, send, cache, rm.fetch_purgatory),
             TransactionApis(self.txn_coordinator, send, cache,
                             self.config.offsets_topic_config().num_partitions),
             TxnMarkerApis(rm, send, self.group_coordinator,
@@ -702,6 +735,8 @@ class Broker:
             self.topic_purgatory.shutdown(timeout / 4)
         if self.coordinator_loader is not None:
             self.coordinator_loader.shutdown(timeout / 4)
+        if self.share_partitions is not None:
+            self.share_partitions.shutdown()
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
         if self.txn_loader is not None:
