@@ -143,7 +143,8 @@ def test_control_batches_are_archived_not_delivered():
     sp, _ = make()
     assert sp.acquire("a", [(0, 1, False), (2, 2, True), (3, 3, False)], 100) == [
         AcquiredRange(0, 1, 1), AcquiredRange(3, 3, 1)]
-    assert sp.acknowledge("a", [ack(0, 3, AckType.ACCEPT, AckType.ACCEPT, AckType.GAP, AckType.ACCEPT)])[0] == E.NONE
+    acks = ack(0, 3, AckType.ACCEPT, AckType.ACCEPT, AckType.GAP, AckType.ACCEPT)
+    assert sp.acknowledge("a", [acks])[0] == E.NONE
     assert sp.start_offset == 4
 
 

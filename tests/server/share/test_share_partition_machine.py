@@ -57,7 +57,8 @@ class SharePartitionMachine(RuleBasedStateMachine):
     @rule(member=st.sampled_from(MEMBERS), max_records=st.integers(1, 10), batch=st.integers(1, 4))
     def acquire(self, member: str, max_records: int, batch: int) -> None:
         start = self.sp.next_fetch_offset()
-        batches = [(o, min(o + batch - 1, self.log_end - 1), False) for o in range(start, self.log_end, batch)]
+        end = self.log_end
+        batches = [(o, min(o + batch - 1, end - 1), False) for o in range(start, end, batch)]
         got = self.sp.acquire(member, batches, max_records)
         # The model: from the first AVAILABLE (or new) record on, in offset order, up to max_records,
         # new records only while the window (start offset .. end) has room.
@@ -77,7 +78,8 @@ class SharePartitionMachine(RuleBasedStateMachine):
         acquired = [o for r in got for o in range(r.first_offset, r.last_offset + 1)]
         assert acquired == expected
         for r in got:
-            assert all(self.model[o].count == r.delivery_count for o in range(r.first_offset, r.last_offset + 1))
+            offsets = range(r.first_offset, r.last_offset + 1)
+            assert all(self.model[o].count == r.delivery_count for o in offsets)
 
     @rule(member=st.sampled_from(MEMBERS), first=st.integers(0, 40), length=st.integers(1, 5),
           types=st.lists(st.sampled_from(list(AckType)), min_size=1, max_size=5), single=st.booleans())
@@ -122,7 +124,8 @@ class SharePartitionMachine(RuleBasedStateMachine):
     def time_passes(self, ms: int) -> None:
         self.now += ms
         changed = self.sp.expire_locks()
-        expected = sorted(o for o, m in self.model.items() if m.state is S.ACQUIRED and m.deadline <= self.now)
+        expected = sorted(o for o, m in self.model.items()
+                          if m.state is S.ACQUIRED and m.deadline <= self.now)
         assert sorted(changed) == expected
         for o in expected:
             self._back(self.model[o])
