@@ -16,6 +16,7 @@ from kafkalite.protocol import error_codes as E
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
+MAX_EPOCH = 0x7FFFFFFF  # then back to 1 (ShareRequestMetadata.nextEpoch)
 
 
 class SharePartitionRef(NamedTuple):
@@ -54,7 +55,7 @@ class ShareSessionCache:
             if epoch != found.epoch:
                 return E.INVALID_SHARE_SESSION_EPOCH, None
             session = found
-            session.epoch = epoch + 1 if epoch < 0x7FFFFFFF else 1
+            session.epoch = epoch + 1 if epoch < MAX_EPOCH else 1
         for ref in added:
             session.partitions[(ref.topic_id, ref.partition)] = ref
         for tp in forgotten:
@@ -74,7 +75,7 @@ class ShareSessionCache:
     def advance(self, group_id: str, member_id: str) -> None:
         found = self.sessions.get((group_id, member_id))
         if found is not None:
-            found.epoch = found.epoch + 1 if found.epoch < 0x7FFFFFFF else 1
+            found.epoch = found.epoch + 1 if found.epoch < MAX_EPOCH else 1
 
     def close(self, group_id: str, member_id: str) -> ShareSession | None:
         return self.sessions.pop((group_id, member_id), None)
