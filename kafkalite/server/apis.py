@@ -270,9 +270,9 @@ SERVED: tuple[ServedApi, ...] = (
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),
     # Share groups (KIP-932): v1 is Kafka 4.1's stable version (v0 was 4.0's early access).
-    _served(ApiKey.SHARE_GROUP_HEARTBEAT, "1", EVERY, ShareApis.share_group_heartbeat,
-            note="the `simple` assignor; groups kept in memory by their coordinator (not in "
-                 "__consumer_offsets)"),
+    _served(ApiKey.SHARE_GROUP_HEARTBEAT, "1", EVERY, ShareApis.share_group_heartbeat, Waits.GROUP_LOG,
+            note="the `simple` assignor; a change waits for its share group records (key versions "
+                 "9-15), a heartbeat that changes nothing is answered at once"),
     _served(ApiKey.SHARE_GROUP_DESCRIBE, "1", EVERY, ShareApis.share_group_describe),
     _served(ApiKey.SHARE_FETCH, "1", EVERY, ShareApis.share_fetch, Waits.SHARE_FETCH,
             note="the partition leader acquires records for the member (its share session: "

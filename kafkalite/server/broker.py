@@ -410,7 +410,8 @@ class Broker:
 
         self.share_groups = groups = ShareGroupManager(
             cfg.share_group_config(), coordinator.check_group,
-            lambda group_id: group_id in coordinator.groups, topics)
+            lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append)
+        coordinator.share_groups_loaded = groups.load
         self.scheduler.schedule("share-group-session-expiry", groups.expire_members, 1000)
         # SHARE-STATE PERSISTER: in memory until the share coordinator's DefaultStatePersister is
         # merged (then: the state survives the partition leader).

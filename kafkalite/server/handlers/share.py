@@ -24,7 +24,7 @@ from kafkalite.protocol.messages import (
     share_group_heartbeat,
 )
 
-from ..coordinator.share_group.manager import ASSIGNOR, ShareGroupManager
+from ..coordinator.share_group.manager import ASSIGNOR, HeartbeatResult, ShareGroupManager
 from ..metadata_cache import MetadataCache
 from ..purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..replication.replica_manager import partition_key
@@ -54,24 +54,29 @@ class ShareApis:
 
     # --- ShareGroupHeartbeat / ShareGroupDescribe --------------------------------------------
 
-    def share_group_heartbeat(self, request: Request) -> Response:
+    def share_group_heartbeat(self, request: Request) -> Response | None:
         body = request.body
         if self.groups is None:
             return respond(request, HB(throttle_time_ms=0, error_code=E.COORDINATOR_NOT_AVAILABLE,
                                        member_epoch=0, heartbeat_interval_ms=0))
-        result = self.groups.heartbeat(
+
+        def answer(result: HeartbeatResult) -> None:
+            assignment = None
+            if result.assignment is not None:
+                A = HB["assignment"]
+                assignment = A(topic_partitions=[A["topic_partitions"](topic_id=t, partitions=ps)
+                                                 for t, ps in sorted(result.assignment.items())])
+            self.send_response(respond(request, HB(
+                throttle_time_ms=0, error_code=result.error, error_message=result.message,
+                member_id=result.member_id, member_epoch=result.member_epoch,
+                heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment)))
+
+        self.groups.heartbeat_and_store(
             body.group_id, body.member_id, body.member_epoch, body.rack_id,
             None if body.subscribed_topic_names is None else list(body.subscribed_topic_names),
             request.header.client_id or "",
-            "/" + request.client_address.rsplit(":", 1)[0] if request.client_address else "")
-        assignment = None
-        if result.assignment is not None:
-            A = HB["assignment"]
-            assignment = A(topic_partitions=[A["topic_partitions"](topic_id=t, partitions=ps)
-                                             for t, ps in sorted(result.assignment.items())])
-        return respond(request, HB(throttle_time_ms=0, error_code=result.error, error_message=result.message,
-                                   member_id=result.member_id, member_epoch=result.member_epoch,
-                                   heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment))
+            "/" + request.client_address.rsplit(":", 1)[0] if request.client_address else "", answer)
+        return None
 
     def share_group_describe(self, request: Request) -> Response:
         G = SD["groups"]

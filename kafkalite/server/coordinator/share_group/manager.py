@@ -15,8 +15,12 @@ Heartbeats (ShareGroupHeartbeat v1; the member id is the client's):
 Share groups share the group id namespace with classic and consumer groups: a heartbeat for a
 group id that is another type's is GROUP_ID_NOT_FOUND ("not a share group"), as in Kafka. A
 member whose heartbeats stop for group.share.session.timeout.ms is removed (``expire_members``,
-which the broker's scheduler runs). The groups live in memory on the coordinator of their
-__consumer_offsets partition; they are not written to it (Kafka's records 9-15 are not yet).
+which the broker's scheduler runs).
+
+A group lives on the coordinator of its __consumer_offsets partition: every change is written
+there as Kafka's share group records (key versions 9-15, ``records.py``) and the heartbeat that
+made it is answered once they are committed; ``load`` rebuilds the groups when the partition's
+leadership comes here (members get a new session).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kafkalite.protocol import error_codes as E
+from kafkalite.protocol.coordinator_records import ShareRecordKey
 
 from .assignor import assign
 from .group import ShareGroup, ShareGroupState, ShareMember, TopicPartitions
+from .records import Record, group_records, group_tombstones, replay
 from .settings import ShareGroupConfig
 
 log = logging.getLogger("kafkalite.server.coordinator.share_group")
@@ -64,23 +70,82 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# Appends a group's records to its __consumer_offsets partition; done(error) once committed.
+Store = Callable[[str, list[Record], Callable[[int], None]], None]
+
+
+def _fingerprint(group: ShareGroup | None) -> object:
+    """What the records say of a group: a change of it is written."""
+    if group is None:
+        return None
+    return (group.group_epoch, group.assignment_epoch, sorted(group.subscribed_metadata.items()),
+            tuple((m.member_id, m.member_epoch, m.previous_member_epoch, m.subscribed_topic_names, m.rack_id)
+                  for m in group.members.values()))
+
+
 class ShareGroupManager:
     def __init__(self, config: ShareGroupConfig, check_group: Callable[[str | None], int],
                  other_group_exists: Callable[[str], bool],
                  topics: Callable[[], Mapping[str, tuple[uuid.UUID, int]]],
-                 now_ms: Callable[[], int] = _now_ms) -> None:
+                 now_ms: Callable[[], int] = _now_ms, store: Store | None = None) -> None:
         """``check_group``: the coordinator's ownership check of a group id (NOT_COORDINATOR,
         COORDINATOR_LOAD_IN_PROGRESS); ``other_group_exists``: a classic or consumer group has
-        the id; ``topics``: the topics that exist, {name: (topic id, partition count)}."""
+        the id; ``topics``: the topics that exist, {name: (topic id, partition count)};
+        ``store``: where changes are written (None: kept in memory only)."""
         self.config = config
         self.check_group = check_group
         self.other_group_exists = other_group_exists
         self.topics = topics
         self.now_ms = now_ms
+        self.store = store
         self._lock = threading.RLock()
         self.groups: dict[str, ShareGroup] = {}
 
     # --- ShareGroupHeartbeat -----------------------------------------------------------------
+
+    def heartbeat_and_store(self, group_id: str, member_id: str, member_epoch: int, rack_id: str | None,
+                            subscribed_topic_names: list[str] | None, client_id: str, client_host: str,
+                            respond: Callable[[HeartbeatResult], None]) -> None:
+        """``heartbeat``, answered once the change it made (if any) is written."""
+        with self._lock:
+            group = self.groups.get(group_id)
+            before = _fingerprint(group)
+            members = set(group.members) if group is not None else set()
+            result = self.heartbeat(group_id, member_id, member_epoch, rack_id, subscribed_topic_names,
+                                    client_id, client_host)
+            group = self.groups.get(group_id)
+            changed = group is not None and _fingerprint(group) != before
+            records = group_records(group, members - set(group.members)) if changed and group else []
+        if not records or self.store is None:
+            respond(result)
+            return
+
+        def written(error: int) -> None:
+            if error:
+                log.warning("Writing share group %s failed: error %d", group_id, error)
+                respond(HeartbeatResult(E.NOT_COORDINATOR if error == E.NOT_COORDINATOR
+                                        else E.COORDINATOR_NOT_AVAILABLE))
+            else:
+                respond(result)
+
+        self.store(group_id, records, written)
+
+    def _write(self, group: ShareGroup, records: list[Record]) -> None:
+        """Records of a change no request waits for (an expired member, a deleted group)."""
+        def written(error: int) -> None:
+            if error:
+                log.warning("Writing share group %s failed: error %d", group.group_id, error)
+
+        if self.store is not None and records:
+            self.store(group.group_id, records, written)
+
+    def load(self, records: list[tuple[ShareRecordKey, bytes | None]]) -> None:
+        """The share groups of a __consumer_offsets partition that came here, from its records."""
+        groups = replay(records, self.now_ms())
+        with self._lock:
+            self.groups.update(groups)
+        if groups:
+            log.info("Loaded %d share groups", len(groups))
 
     def heartbeat(self, group_id: str, member_id: str, member_epoch: int, rack_id: str | None,
                   subscribed_topic_names: list[str] | None, client_id: str, client_host: str
@@ -189,9 +254,13 @@ class ShareGroupManager:
         removed = 0
         with self._lock:
             for group in self.groups.values():
-                for member in [m for m in group.members.values() if now - m.last_heartbeat_ms > session]:
-                    self._remove(group, member.member_id, "expired (no heartbeat in its session)")
-                    removed += 1
+                gone = [m.member_id for m in group.members.values() if now - m.last_heartbeat_ms > session]
+                for member_id in gone:
+                    self._remove(group, member_id, "expired (no heartbeat in its session)")
+                if gone:
+                    self._maybe_new_target(group)
+                    self._write(group, group_records(group, gone))
+                removed += len(gone)
         return removed
 
     def _forget_unowned(self) -> None:
@@ -240,4 +309,5 @@ class ShareGroupManager:
             if group.members:
                 return E.NON_EMPTY_GROUP
             del self.groups[group_id]
+            self._write(group, group_tombstones(group))
             return E.NONE

@@ -129,3 +129,48 @@ def test_describe_list_and_offsets_view():
     assert w.m.delete_group("g") == E.NONE
     assert w.m.describe("g") == (E.NONE, None)
     assert not w.m.describe_for_offsets("g").exists
+
+
+def test_changes_are_written_as_share_group_records_and_load_back():
+    w = World()
+    written: list[tuple[bytes, bytes | None]] = []
+    answers = []
+
+    def store(group_id, records, done):
+        written.extend(records)
+        done(E.NONE)
+
+    w.m.store = store
+
+    def hb(member: str, epoch: int, topics: list[str] | None = None):
+        w.m.heartbeat_and_store("g", member, epoch, "rack-1", topics, "client", "/127.0.0.1", answers.append)
+        return answers[-1]
+
+    hb("m1", 0, ["t1", "t2"])
+    hb("m2", 0, ["t2"])
+    hb("m1", 1)
+    count = len(written)
+    hb("m1", 2)  # nothing changed: nothing written
+    assert len(written) == count
+    hb("m2", -1)  # tombstones for m2
+    assert hb("m1", 2).member_epoch == 3
+    # A coordinator loading the partition hands the share records to a new manager.
+    from kafkalite.server.coordinator.group_coordinator import GroupCoordinator
+    from kafkalite.server.coordinator.settings import GroupConfig
+
+    coordinator = GroupCoordinator(1, GroupConfig(), store=None, partition_for=lambda g: 0)  # type: ignore[arg-type]
+    again = World()
+    coordinator.share_groups_loaded = again.m.load
+    try:
+        coordinator.load(0, written)
+    finally:
+        coordinator.shutdown()
+    error, group = again.m.describe("g")
+    assert error == E.NONE and group is not None
+    assert (group.group_epoch, group.assignment_epoch, list(group.members)) == (3, 3, ["m1"])
+    m1 = group.members["m1"]
+    assert (m1.member_epoch, m1.rack_id, m1.client_id, m1.subscribed_topic_names) == (3, "rack-1", "client",
+                                                                                      {"t1", "t2"})
+    assert m1.assignment == {T1: [0], T2: [0, 1, 2, 3]} and group.target == {"m1": m1.assignment}
+    # The restored member goes on heartbeating at its epoch.
+    assert again.hb("m1", 3).error == E.NONE
