@@ -89,6 +89,14 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _run(callbacks: list[Callable[[], None]]) -> None:
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:  # one waiter's bug must not cost the others their wake-up
+            log.exception("Waking a share fetch failed")
+
+
 class SharePartitionManager:
     def __init__(self, config: SharePartitionConfig, persister: Persister, share_log: ShareLog,
                  wake: Callable[[str, int], object] = lambda topic, partition: None,
@@ -211,7 +219,7 @@ class SharePartitionManager:
         key = (group_id, ref.topic_id, ref.partition)
         entry = self.partitions.get(key)
         if entry is not None:
-            if entry.status != ACTIVE and on_loaded is not None:
+            if entry.status != ACTIVE and on_loaded is not None and on_loaded not in entry.waiters:
                 entry.waiters.append(on_loaded)
             return entry
         lock_ms = self.group_settings(group_id).record_lock_duration_ms
@@ -219,8 +227,6 @@ class SharePartitionManager:
                             self.config.max_record_locks, self.now_ms)
         state_key = ShareStateKey(group_id, ref.topic_id.bytes, ref.partition)
         entry = self.partitions[key] = _Entry(ref, state_key, sp)
-        if on_loaded is not None:
-            entry.waiters.append(on_loaded)
         assert ref.topic is not None
         try:
             leader_epoch = self.log.leader_epoch(ref.topic, ref.partition)
@@ -228,45 +234,53 @@ class SharePartitionManager:
             entry.error = e.code
             return entry
         self.persister.read_state(entry.key, leader_epoch, lambda result: self._state_read(entry, result))
+        # A persister that answered at once (in memory) loaded it already: nobody to wake. One
+        # that answers later, on its own thread, wakes the waiters without this lock held.
+        if entry.status != ACTIVE and not entry.error and on_loaded is not None:
+            entry.waiters.append(on_loaded)
         return entry
 
     def _state_read(self, entry: _Entry, result: ReadStateResult) -> None:
+        waiters: list[Callable[[], None]] = []
+        start: int | None = None
         with self._lock:
             if result.error:
                 log.warning("Reading the share state of %s failed: error %d", entry.key, result.error)
-                self._loaded(entry, result.error)
-                return
-            if result.state_epoch != UNINITIALIZED_STATE_EPOCH:
+                waiters = self._loaded(entry, result.error)
+            elif result.state_epoch != UNINITIALIZED_STATE_EPOCH:
                 entry.partition.load(result.state_epoch, result.start_offset, result.batches)
-                self._loaded(entry, E.NONE)
-                return
-            assert entry.ref.topic is not None
-            try:
-                log_start, high_watermark = self.log.bounds(entry.ref.topic, entry.ref.partition)
-            except ApiError as e:
-                self._loaded(entry, e.code)
-                return
-            reset = self.group_settings(entry.key.group_id).auto_offset_reset
-            start = log_start if reset == "earliest" else high_watermark
-            self.persister.initialize_state(entry.key, 0, start,
-                                            lambda error: self._initialized(entry, start, error))
+                waiters = self._loaded(entry, E.NONE)
+            else:
+                assert entry.ref.topic is not None
+                try:
+                    log_start, high_watermark = self.log.bounds(entry.ref.topic, entry.ref.partition)
+                except ApiError as e:
+                    waiters = self._loaded(entry, e.code)
+                else:
+                    reset = self.group_settings(entry.key.group_id).auto_offset_reset
+                    start = log_start if reset == "earliest" else high_watermark
+        _run(waiters)
+        if start is not None:
+            at = start
+            self.persister.initialize_state(entry.key, 0, at,
+                                            lambda error: self._initialized(entry, at, error))
 
     def _initialized(self, entry: _Entry, start: int, error: int) -> None:
         with self._lock:
             if not error:
                 entry.partition.load(0, start, [])
-            self._loaded(entry, error)
+            waiters = self._loaded(entry, error)
+        _run(waiters)
 
-    def _loaded(self, entry: _Entry, error: int) -> None:
-        """Under the lock: the load ended; its waiters are called once the lock is free (a thread
-        of their own when it is held by the thread that started the load)."""
+    @staticmethod
+    def _loaded(entry: _Entry, error: int) -> list[Callable[[], None]]:
+        """Under the lock: the load ended; returns the waiters to call once the lock is free."""
         if error:
             entry.error = error
         else:
             entry.status = ACTIVE
         waiters, entry.waiters = entry.waiters, []
-        if waiters:
-            threading.Thread(target=lambda: [w() for w in waiters], name="share-loaded", daemon=True).start()
+        return waiters
 
     # --- acknowledgements and releases -------------------------------------------------------
 
