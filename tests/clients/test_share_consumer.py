@@ -1,7 +1,8 @@
 """Share groups (KIP-932) with confluent-kafka's ShareConsumer against an in-process kafkalite:
 four consumers share one partition and every record is acknowledged exactly once; records held
 by a consumer that stopped polling come back after the record lock; a rejected record is never
-delivered again; a record released at every delivery is archived at the delivery count limit.
+delivered again; a record released at every delivery is archived at the delivery count limit;
+consumers read a topic whose partitions three brokers lead (a ShareFetch to each leader).
 
 One single-broker cluster for the module; each test has its own topic and group. The record lock
 is short (group.share.record.lock.duration.ms 3000, its minimum lowered) so that redelivery is
@@ -246,3 +247,28 @@ def test_a_record_released_five_times_is_archived(cluster):
         assert wait_for(lambda: sp.start_offset == 3, timeout=10)
     finally:
         consumer.close()
+
+
+def test_share_consumers_read_partitions_led_by_three_brokers():
+    from confluent_kafka import Producer
+
+    with Cluster(3, settings=SETTINGS, topics=[("spread", 6)]) as spread:
+        producer = Producer({"bootstrap.servers": spread.bootstrap_servers, "linger.ms": 5})
+        for i in range(600):
+            producer.produce("spread", b"%d" % i, partition=i % 6)
+        assert producer.flush(30) == 0
+        assert len({spread.leader("spread", p) for p in range(6)}) == 3  # every broker leads some
+        consumers = [share_consumer(spread, "spread-group", "spread") for _ in range(2)]
+        try:
+            seen: Counter[tuple[int, int]] = Counter()
+
+            def poll_all() -> bool:
+                for consumer in consumers:
+                    seen.update((m.partition(), m.offset()) for m in records(consumer))
+                return len(seen) >= 600
+
+            assert wait_for(poll_all, timeout=30)
+            assert set(seen) == {(p, o) for p in range(6) for o in range(100)} and max(seen.values()) == 1
+        finally:
+            for consumer in consumers:
+                consumer.close()
