@@ -354,7 +354,14 @@ class GroupApis:
 
         if self.coordinator is None:
             return answer({g: E.COORDINATOR_NOT_AVAILABLE for g in names})
-        self.coordinator.delete_groups(names, lambda results: self.send_response(answer(results)))
+        # Share groups are deleted by their manager (NON_EMPTY_GROUP while they have members).
+        shares = self.share_groups
+        shared = {g: shares.delete_group(g) for g in names if shares is not None and shares.is_share_group(g)}
+        others = [g for g in names if g not in shared]
+        if not others:
+            return answer(shared)
+        self.coordinator.delete_groups(others,
+                                       lambda results: self.send_response(answer({**results, **shared})))
         return None
 
 

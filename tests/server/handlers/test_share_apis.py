@@ -2,7 +2,7 @@
 ListGroups of a share group; ShareFetch's share sessions (epochs, SHARE_SESSION_NOT_FOUND,
 INVALID_SHARE_SESSION_EPOCH, acknowledgements refused in the opening request), acquired
 records, a long poll woken by a produce, unknown topic ids; ShareAcknowledge and
-INVALID_RECORD_STATE."""
+INVALID_RECORD_STATE; DeleteGroups of a share group."""
 
 from __future__ import annotations
 
@@ -141,3 +141,22 @@ def test_a_waiting_share_fetch_is_woken_by_a_produce(broker, topic):
         _, response = c.receive(ApiKey.SHARE_FETCH, 1)
         assert acquired(response) == [(6, 6, 1)]
         assert time.monotonic() - began < 15  # answered by the append, not the 20 s wait
+
+
+def test_delete_groups_deletes_an_empty_share_group(broker, topic):
+    from kafkalite.protocol.messages import delete_groups
+
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    with connect(broker) as c:
+        def joined() -> bool:
+            c.call(ApiKey.FIND_COORDINATOR, 3, find_coordinator.REQUEST(key=group, key_type=0))
+            return heartbeat(c, group, "m", 0, [topic]).error_code == E.NONE
+        assert wait_for(joined, timeout=10)
+
+        def delete() -> int:
+            (result,) = c.call(ApiKey.DELETE_GROUPS, 2, delete_groups.REQUEST(groups_names=[group])).results
+            return int(result.error_code)
+        assert delete() == E.NON_EMPTY_GROUP
+        assert heartbeat(c, group, "m", -1).error_code == E.NONE
+        assert delete() == E.NONE
+        assert heartbeat(c, group, "m", 2).error_code == E.UNKNOWN_MEMBER_ID
