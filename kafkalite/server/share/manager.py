@@ -32,7 +32,7 @@ from typing import NamedTuple, Protocol
 
 from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.records.batch import iter_batches
+from kafkalite.protocol.records.batch import BatchHeader, iter_batches
 
 from .persister import UNINITIALIZED_STATE_EPOCH, Persister, ReadStateResult, ShareStateKey
 from .session import FINAL_EPOCH, SharePartitionRef, ShareSession, ShareSessionCache
@@ -42,6 +42,7 @@ from .share_partition import AckBatch, AcquiredRange, SharePartition
 log = logging.getLogger("kafkalite.server.share")
 
 CONTROL_FLAG = 0x20  # a batch's attributes bit 5: a control batch (transaction markers)
+READ_CHUNK_BYTES = 256 * 1024
 
 
 class ShareLog(Protocol):
@@ -197,12 +198,33 @@ class SharePartitionManager:
         if not sp.can_acquire():
             return PartitionFetch(E.NONE)
         offset = sp.next_fetch_offset()
-        if offset >= high_watermark:
-            return PartitionFetch(E.NONE)
-        data = self.log.read(ref.topic, ref.partition, offset, max_bytes)
-        batches = [(pos, h) for pos, h in iter_batches(data)]
-        acquired = sp.acquire(member_id, [(h.base_offset, h.last_offset, bool(h.attributes & CONTROL_FLAG))
-                                          for _, h in batches], max_records)
+        data = b""
+        batches: list[tuple[int, BatchHeader]] = []
+        acquired: list[AcquiredRange] = []
+        count = 0
+        # The log is read in chunks until enough is acquired: the window holds few records, the
+        # client's MaxBytes (50 MiB for librdkafka) would read far more than can be acquired.
+        while offset < high_watermark and len(data) < max_bytes and count < max_records:
+            size = min(READ_CHUNK_BYTES, max_bytes - len(data))
+            chunk = self.log.read(ref.topic, ref.partition, offset, size)
+            found = list(iter_batches(chunk))
+            if not found:
+                break
+            base = len(data)
+            data += chunk[:found[-1][0] + found[-1][1].size]
+            batches += [(base + pos, h) for pos, h in found]
+            for r in sp.acquire(member_id, [(h.base_offset, h.last_offset, bool(h.attributes & CONTROL_FLAG))
+                                            for _, h in found], max_records - count):
+                count += r.last_offset - r.first_offset + 1
+                prev = acquired[-1] if acquired else None
+                if prev is not None and prev.last_offset + 1 == r.first_offset and \
+                        prev.delivery_count == r.delivery_count:
+                    acquired[-1] = prev._replace(last_offset=r.last_offset)
+                else:
+                    acquired.append(r)
+            if not sp.can_acquire():
+                break
+            offset = found[-1][1].next_offset
         if not acquired:
             return PartitionFetch(E.NONE)
         first, last = acquired[0].first_offset, acquired[-1].last_offset
@@ -296,14 +318,23 @@ class SharePartitionManager:
                 if ref.topic is None:
                     results[ref] = E.UNKNOWN_TOPIC_ID
                 elif entry is None or entry.status != ACTIVE:
-                    # Nothing was acquired here for this group (or its leader moved).
-                    results[ref] = E.INVALID_RECORD_STATE if entry is None else E.COORDINATOR_LOAD_IN_PROGRESS
+                    # Nothing was acquired here for this group: not led here, or nothing held.
+                    results[ref] = (self._not_held_error(ref) if entry is None
+                                    else E.COORDINATOR_LOAD_IN_PROGRESS)
                 else:
                     error, changed = entry.partition.acknowledge(member_id, batches)
                     results[ref] = error
                     if changed:
                         writes.append((entry, changed, ref))
         self._write_all(writes, results, done)
+
+    def _not_held_error(self, ref: SharePartitionRef) -> int:
+        assert ref.topic is not None
+        try:
+            self.log.bounds(ref.topic, ref.partition)
+        except ApiError as e:
+            return e.code
+        return E.INVALID_RECORD_STATE
 
     def release(self, group_id: str, member_id: str, refs: list[SharePartitionRef]) -> None:
         """The member's records of ``refs`` go back (its session closed)."""

@@ -44,16 +44,18 @@ class Log:
         self.end += records
 
     def read(self, topic: str, partition: int, offset: int, max_bytes: int) -> bytes:
+        """Whole batches from the one holding ``offset``, at most ``max_bytes`` but at least one."""
         self._check()
-        pos = 0
+        pos, start = 0, None
         while pos < len(self.data):
             base, length = struct.unpack_from(">qi", self.data, pos)
-            size = length + 12
             count = struct.unpack_from(">i", self.data, pos + 23)[0] + 1  # last offset delta + 1
-            if base + count > offset:
-                return self.data[pos:]
-            pos += size
-        return b""
+            if start is None and base + count > offset:
+                start = pos
+            if start is not None and pos + length + 12 - start > max_bytes and pos > start:
+                break
+            pos += length + 12
+        return b"" if start is None else self.data[start:pos]
 
     def bounds(self, topic: str, partition: int) -> tuple[int, int]:
         self._check()
@@ -209,3 +211,19 @@ def test_errors_and_leadership():
     assert m.holds("g") == []
     log.leader = True
     assert acquired(m, "b") == [AcquiredRange(0, 2, 1)]  # the state as the persister has it
+
+
+def test_the_log_is_read_in_chunks_until_enough_is_acquired(monkeypatch):
+    from kafkalite.server.share import manager as manager_module
+
+    monkeypatch.setattr(manager_module, "READ_CHUNK_BYTES", 1)  # one batch a read
+    log = Log(4)
+    reads: list[int] = []
+    read = log.read
+    log.read = lambda t, p, offset, size: reads.append(offset) or read(t, p, offset, size)  # type: ignore[method-assign]
+    m = manager(log)
+    fetched = m.fetch("g", "a", [REF], 7, 1 << 20)[REF]
+    assert fetched.acquired == (AcquiredRange(0, 6, 1),) and reads == [0, 3, 6]
+    assert len(fetched.records or b"") == len(log.data) // 4 * 3  # the three batches holding 0-6
+    # The client's MaxBytes bounds what is read: here one batch.
+    assert m.fetch("g", "b", [REF], 100, 1)[REF].acquired == (AcquiredRange(7, 8, 1),)
