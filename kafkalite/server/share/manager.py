@@ -361,6 +361,8 @@ class SharePartitionManager:
             if error:
                 log.warning("Writing the share state of %s failed: error %d", entry.key, error)
                 results[ref] = results.get(ref) or error
+                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH):
+                    self._drop(entry)  # the state moved on without us (offsets altered, a new leader)
             assert ref.topic is not None
             self.wake(ref.topic, ref.partition)  # released records can be fetched
             with count_lock:
@@ -430,6 +432,20 @@ class SharePartitionManager:
         reads their state), and so do the locks they held."""
         with self._lock:
             for key in [k for k, e in self.partitions.items() if e.ref.topic == topic and k[2] == partition]:
+                del self.partitions[key]
+
+    def _drop(self, entry: _Entry) -> None:
+        """Forget a share-partition: the next fetch reads its state again."""
+        with self._lock:
+            key = (entry.key.group_id, entry.ref.topic_id, entry.ref.partition)
+            if self.partitions.get(key) is entry:
+                del self.partitions[key]
+
+    def forget_group(self, group_id: str) -> None:
+        """The group's state was deleted or altered elsewhere (DeleteGroups,
+        Alter/DeleteShareGroupOffsets): its share-partitions here read it again when next used."""
+        with self._lock:
+            for key in [k for k in self.partitions if k[0] == group_id]:
                 del self.partitions[key]
 
     def holds(self, group_id: str) -> list[tuple[uuid.UUID, int]]:

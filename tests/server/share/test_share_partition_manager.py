@@ -227,3 +227,16 @@ def test_the_log_is_read_in_chunks_until_enough_is_acquired(monkeypatch):
     assert len(fetched.records or b"") == len(log.data) // 4 * 3  # the three batches holding 0-6
     # The client's MaxBytes bounds what is read: here one batch.
     assert m.fetch("g", "b", [REF], 100, 1)[REF].acquired == (AcquiredRange(7, 8, 1),)
+
+
+def test_a_fenced_write_or_a_forgotten_group_reads_the_state_again():
+    persister = InMemoryPersister()
+    m = manager(Log(1), persister)
+    assert acquired(m, "a") == [AcquiredRange(0, 2, 1)]
+    persister.initialize_state(KEY, 5, 2, lambda e: None)  # the state restarted elsewhere (epoch 5, at 2)
+    answers: list[dict] = []
+    m.acknowledge("g", "a", {REF: [AckBatch(0, 0, (1,))]}, answers.append)
+    assert answers == [{REF: E.FENCED_STATE_EPOCH}]
+    assert acquired(m, "b") == [AcquiredRange(2, 2, 1)]  # read again: from 2
+    m.forget_group("g")
+    assert m.holds("g") == []
