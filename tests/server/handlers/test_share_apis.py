@@ -159,4 +159,4 @@ def test_delete_groups_deletes_an_empty_share_group(broker, topic):
         assert delete() == E.NON_EMPTY_GROUP
         assert heartbeat(c, group, "m", -1).error_code == E.NONE
         assert delete() == E.NONE
-        assert heartbeat(c, group, "m", 2).error_code == E.UNKNOWN_MEMBER_ID
+        assert heartbeat(c, group, "m", 2).error_code == E.GROUP_ID_NOT_FOUND  # gone

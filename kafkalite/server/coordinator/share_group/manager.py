@@ -2,7 +2,7 @@
 shareGroupDescribe): membership through ShareGroupHeartbeat and what ShareGroupDescribe,
 ListGroups and DescribeGroups tell of it.
 
-Heartbeats (ShareGroupHeartbeat v1; the member id is the client's):
+Heartbeats (ShareGroupHeartbeat v1; the member id is the client's, never empty):
 - member epoch 0 joins (or rejoins under the same id): the group epoch moves, the target
   assignment is computed (``simple`` assignor) and the member is at its epoch at once;
 - -1 leaves: the group epoch moves and the others get the new target on their next heartbeat;
@@ -150,25 +150,32 @@ class ShareGroupManager:
     def heartbeat(self, group_id: str, member_id: str, member_epoch: int, rack_id: str | None,
                   subscribed_topic_names: list[str] | None, client_id: str, client_host: str
                   ) -> HeartbeatResult:
-        error = self.check_group(group_id)
-        if error:
-            return HeartbeatResult(error)
+        # Kafka's throwIfShareGroupHeartbeatRequestIsInvalid, before the coordinator is looked at.
+        if not member_id:
+            return HeartbeatResult(E.INVALID_REQUEST, "MemberId can't be empty.")
+        if not group_id:
+            return HeartbeatResult(E.INVALID_REQUEST, "GroupId can't be empty.")
+        if rack_id is not None and not rack_id.strip():
+            return HeartbeatResult(E.INVALID_REQUEST, "RackId can't be empty.")
         if member_epoch == JOIN_EPOCH and not subscribed_topic_names:
             return HeartbeatResult(E.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
         if member_epoch < LEAVE_EPOCH:
-            return HeartbeatResult(E.INVALID_REQUEST, f"MemberEpoch {member_epoch} is invalid.")
-        if member_epoch != JOIN_EPOCH and not member_id:
-            return HeartbeatResult(E.INVALID_REQUEST, "MemberId can't be empty.")
+            return HeartbeatResult(E.INVALID_REQUEST, "MemberEpoch is invalid.")
+        error = self.check_group(group_id)
+        if error:
+            return HeartbeatResult(error)
         with self._lock:
             self._forget_unowned()
             group = self.groups.get(group_id)
             if group is None and self.other_group_exists(group_id):
                 return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
+            if group is None and member_epoch != JOIN_EPOCH:  # only a join makes a group
+                return HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
             if member_epoch == LEAVE_EPOCH:
                 return self._leave(group, member_id)
             if member_epoch == JOIN_EPOCH:
-                return self._join(group_id, group, member_id or str(uuid.uuid4()), rack_id,
-                                  subscribed_topic_names or [], client_id, client_host)
+                return self._join(group_id, group, member_id, rack_id, subscribed_topic_names or [],
+                                  client_id, client_host)
             member = group.members.get(member_id) if group is not None else None
             if group is None or member is None:
                 return HeartbeatResult(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not in group {group_id}.")

@@ -71,6 +71,9 @@ def test_epochs_are_fenced_and_unknown_members_refused():
     assert w.hb("m1", 7).error == E.FENCED_MEMBER_EPOCH
     assert w.hb("ghost", 3).error == E.UNKNOWN_MEMBER_ID
     assert w.hb("", 3).error == E.INVALID_REQUEST
+    assert w.hb("", 0, ["t1"]).error == E.INVALID_REQUEST  # v1: the client names itself
+    assert w.m.heartbeat("g", "m1", 3, "", None, "c", "/h").error == E.INVALID_REQUEST  # an empty rack
+    assert w.hb("m1", 3, group="none-such").error == E.GROUP_ID_NOT_FOUND  # only a join makes a group
     assert w.hb("m9", 0, []).error == E.INVALID_REQUEST  # a join must subscribe
 
 
