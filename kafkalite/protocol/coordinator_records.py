@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from .compiler import compile_struct
 from .errors import DecodeError
-from .schema import BYTES, INT32, INT64, STRING, Array, F, Struct
+from .schema import BYTES, INT8, INT32, INT64, STRING, UUID, Array, F, Struct
 
 OFFSET_COMMIT_KEY_VERSION = 1
 GROUP_METADATA_KEY_VERSION = 2
@@ -133,3 +133,108 @@ def decode_offset_value(data: bytes) -> Any:
 
 def decode_group_value(data: bytes) -> Any:
     return _decode(GROUP_METADATA_VALUE, data)
+
+
+# --- Share groups (KIP-932): key versions 9-15 -------------------------------------------------
+# Kafka's ShareGroup*Key.json / ShareGroup*Value.json (group-coordinator/src/main/resources/
+# common/message/): the key's version says which record; keys are not flexible, values are v0,
+# flexible. A null value is a tombstone (the member's, the assignment's, the group's).
+
+SHARE_GROUP_PARTITION_METADATA = 9
+SHARE_GROUP_MEMBER_METADATA = 10
+SHARE_GROUP_METADATA = 11
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 12
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = 13
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
+SHARE_GROUP_STATE_PARTITION_METADATA = 15
+SHARE_GROUP_KEY_VERSIONS = range(SHARE_GROUP_PARTITION_METADATA, SHARE_GROUP_STATE_PARTITION_METADATA + 1)
+# Keys of one group, and keys of one member of it.
+_SHARE_GROUP_KEY = Struct("ShareGroupKey", F("group_id", STRING))
+_SHARE_MEMBER_KEY = Struct("ShareGroupMemberKey", F("group_id", STRING), F("member_id", STRING))
+_SHARE_MEMBER_KEYED = (SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                       SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT)
+
+_SHARE_TOPIC_PARTITIONS = Struct("TopicPartitions", F("topic_id", UUID), F("partitions", Array(INT32)))
+_SHARE_VALUES: dict[int, Struct] = {
+    SHARE_GROUP_PARTITION_METADATA: Struct(
+        "ShareGroupPartitionMetadataValue",
+        F("topics", Array(Struct(
+            "TopicMetadata", F("topic_id", UUID), F("topic_name", STRING), F("num_partitions", INT32),
+            F("partition_metadata", Array(Struct("PartitionMetadata", F("partition", INT32),
+                                                 F("racks", Array(STRING)))))))),
+    ),
+    SHARE_GROUP_MEMBER_METADATA: Struct(
+        "ShareGroupMemberMetadataValue",
+        F("rack_id", STRING, nullable="0+", default=None),
+        F("client_id", STRING),
+        F("client_host", STRING),
+        F("subscribed_topic_names", Array(STRING)),
+    ),
+    SHARE_GROUP_METADATA: Struct("ShareGroupMetadataValue", F("epoch", INT32)),
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA: Struct("ShareGroupTargetAssignmentMetadataValue",
+                                                   F("assignment_epoch", INT32)),
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: Struct("ShareGroupTargetAssignmentMemberValue",
+                                                 F("topic_partitions", Array(_SHARE_TOPIC_PARTITIONS))),
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: Struct(
+        "ShareGroupCurrentMemberAssignmentValue",
+        F("member_epoch", INT32),
+        F("previous_member_epoch", INT32),
+        F("state", INT8),
+        F("assigned_partitions", Array(_SHARE_TOPIC_PARTITIONS)),
+    ),
+    SHARE_GROUP_STATE_PARTITION_METADATA: Struct(
+        "ShareGroupStatePartitionMetadataValue",
+        F("initialized_topics", Array(Struct("TopicPartitionsInfo", F("topic_id", UUID),
+                                             F("topic_name", STRING), F("partitions", Array(INT32))))),
+        F("deleting_topics", Array(Struct("TopicInfo", F("topic_id", UUID), F("topic_name", STRING)))),
+    ),
+}
+
+
+class ShareRecordKey(NamedTuple):
+    """A share group's record key: its version (9-15), the group, and the member (10, 13, 14)."""
+
+    version: int
+    group: str
+    member: str | None = None
+
+
+def share_value_struct(key_version: int) -> Struct:
+    return _SHARE_VALUES[key_version]
+
+
+def encode_share_key(key: ShareRecordKey) -> bytes:
+    if key.version in _SHARE_MEMBER_KEYED:
+        member_key = _SHARE_MEMBER_KEY.cls(group_id=key.group, member_id=key.member)
+        return _encode(_SHARE_MEMBER_KEY, key.version, member_key)
+    return _encode(_SHARE_GROUP_KEY, key.version, _SHARE_GROUP_KEY.cls(group_id=key.group))
+
+
+def decode_share_key(data: bytes) -> ShareRecordKey | None:
+    """The share group record key of ``data``; None when the key is of another kind."""
+    if len(data) < 2:
+        raise DecodeError("a key shorter than its version", offset=0)
+    (version,) = _INT16.unpack_from(data)
+    if version not in SHARE_GROUP_KEY_VERSIONS:
+        return None
+    if version in _SHARE_MEMBER_KEYED:
+        value, _ = compile_struct(_SHARE_MEMBER_KEY, version, False, _cache)[1](data, 2)
+        return ShareRecordKey(version, value.group_id, value.member_id)
+    value, _ = compile_struct(_SHARE_GROUP_KEY, version, False, _cache)[1](data, 2)
+    return ShareRecordKey(version, value.group_id)
+
+
+def encode_share_value(key_version: int, value: Any) -> bytes:
+    out = bytearray(_INT16.pack(0))
+    compile_struct(_SHARE_VALUES[key_version], 0, True, _cache)[0](value, out)
+    return bytes(out)
+
+
+def decode_share_value(key_version: int, data: bytes) -> Any:
+    if len(data) < 2:
+        raise DecodeError("a value shorter than its version", offset=0)
+    (version,) = _INT16.unpack_from(data)
+    if version != 0:
+        name = _SHARE_VALUES[key_version].name
+        raise DecodeError(f"{name} v{version} is not a version Kafka wrote", offset=0)
+    return compile_struct(_SHARE_VALUES[key_version], 0, True, _cache)[1](data, 2)[0]

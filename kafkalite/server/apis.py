@@ -49,6 +49,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share import ShareApis
 from .handlers.share_offsets import ShareOffsetApis
 from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
@@ -84,6 +85,10 @@ class Waits(enum.Enum):
                      "has told them (asked from a background thread, at most 5 s each try); else at once")
     REBALANCE = ("JoinGroup: in the Rebalance purgatory until every member has rejoined, or the "
                  "rebalance timeout; SyncGroup: until the leader's assignment is stored")
+    SHARE_FETCH = ("ShareFetch: in the fetch purgatory until records can be acquired (appends, releases "
+                   "and expired locks check it), or max_wait_ms; acknowledgements carried are answered once "
+                   "written through the share-state persister")
+    SHARE_ACK = "until the share-partition state it changed is written through the share-state persister"
     GROUP_LOG = ("until its records are committed in __consumer_offsets (acks=all), or "
                  "offsets.commit.timeout.ms")
     CONFIGS = ("until the controller has checked and stored the change (on its node: its event "
@@ -291,6 +296,15 @@ SERVED: tuple[ServedApi, ...] = (
     _served(ApiKey.DESCRIBE_TOPIC_PARTITIONS, "0", EVERY, TopicPartitionsApis.describe_topic_partitions,
             note="pages of at most max.request.partition.size.limit partitions; no eligible leader "
                  "replicas (empty lists)"),
+    # Share groups (KIP-932): v1 is Kafka 4.1's stable version (v0 was 4.0's early access).
+    _served(ApiKey.SHARE_GROUP_HEARTBEAT, "1", EVERY, ShareApis.share_group_heartbeat, Waits.GROUP_LOG,
+            note="the `simple` assignor; a change waits for its share group records (key versions "
+                 "9-15), a heartbeat that changes nothing is answered at once"),
+    _served(ApiKey.SHARE_GROUP_DESCRIBE, "1", EVERY, ShareApis.share_group_describe),
+    _served(ApiKey.SHARE_FETCH, "1", EVERY, ShareApis.share_fetch, Waits.SHARE_FETCH,
+            note="the partition leader acquires records for the member (its share session: "
+                 "ShareSessionEpoch 0 opens, -1 closes)"),
+    _served(ApiKey.SHARE_ACKNOWLEDGE, "1", EVERY, ShareApis.share_acknowledge, Waits.SHARE_ACK),
 )
 SERVED_BY_KEY: dict[ApiKey, ServedApi] = {s.key: s for s in SERVED}
 

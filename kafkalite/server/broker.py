@@ -50,6 +50,7 @@ from .controller_node import ControllerNodeProvider
 from .coordinator.group_coordinator import GroupCoordinator
 from .coordinator.offsets_topic import CoordinatorLoader, ReplicatedOffsetsStore, partition_for
 from .coordinator.producer_id_manager import ProducerIdManager
+from .coordinator.share_group.manager import ShareGroupManager
 from .coordinator.transaction.coordinator import TransactionCoordinator
 from .coordinator.transaction.markers import TransactionMarkerChannelManager
 from .coordinator.transaction.state_manager import TransactionStateManager
@@ -86,6 +87,7 @@ from .handlers.raft import RaftApis
 from .handlers.reassignments import ReassignmentApis
 from .handlers.registration import RegistrationApis
 from .handlers.scram import ScramApis
+from .handlers.share import ShareApis
 from .handlers.share_offsets import ShareOffsetApis
 from .handlers.share_state import ShareStateApis
 from .handlers.topic_partitions import TopicPartitionsApis
@@ -98,12 +100,14 @@ from .lifecycle import BrokerLifecycleManager
 from .metadata_cache import BrokerInfo, MetadataCache
 from .purgatory import DelayedOperationPurgatory
 from .replication.alter_partition_manager import AlterPartitionManager
-from .replication.replica_manager import ReplicaManager
+from .replication.replica_manager import ReplicaManager, partition_key
 from .request_handler import RequestHandlerPool
 from .scheduler import Scheduler
+from .share.manager import GroupShareSettings, SharePartitionManager
+from .share.replica_log import ReplicaShareLog
 from .share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC, ShareCoordinator
 from .share_coordinator.default_persister import DefaultStatePersister
-from .share_coordinator.group_offsets import ShareGroupOffsets, no_share_groups
+from .share_coordinator.group_offsets import ShareGroupFacts, ShareGroupOffsets
 from .share_coordinator.state_topic import ReplicatedShareStateStore, ShareStateLoader
 from .topic_configs import ControllerLink, TopicConfigCache
 from .topic_metrics import BrokerTopicStats
@@ -177,6 +181,8 @@ class Broker:
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.coordinator_loader: CoordinatorLoader | None = None
+        self.share_groups: ShareGroupManager | None = None
+        self.share_partitions: SharePartitionManager | None = None
         # The transaction coordinator of the __transaction_state partitions this broker leads, its
         # markers' senders, and the produce path's verification (KIP-890).
         self.txn_coordinator: TransactionCoordinator | None = None
@@ -334,8 +340,9 @@ class Broker:
         self.scheduler.schedule("delete-expired-group-metadata",
                                 lambda: coordinator.cleanup_expired_offsets(offsets_topic.retention_ms),
                                 offsets_topic.retention_check_interval_ms)
-        self._start_transaction_coordinator()
         self._start_share_coordinator()
+        self._start_share_groups()
+        self._start_transaction_coordinator()
         self.quotas = QuotaManagers(cfg.quota_settings(), self._send_response_now,
                                     node_listeners=frozenset(cfg.controller_listener_names))
         self.apis = self._kafka_apis(advertised_here)
@@ -412,6 +419,44 @@ class Broker:
             pool.start()
         log.info("Controller %d started (controller only; cluster id %s)", self.node_id, self.cluster_id)
 
+    def _start_share_groups(self) -> None:
+        """Share groups (KIP-932): their membership on the group coordinator, their
+        share-partitions on the partitions' leaders, whose state goes through the persister."""
+        cfg, rm, cache = self.config, self.replica_manager, self.metadata_cache
+        coordinator = self.group_coordinator
+        assert rm is not None and cache is not None and coordinator is not None and self.scheduler is not None
+
+        def topics() -> dict[str, tuple[uuid.UUID, int]]:
+            return {name: (t.topic_id, len(t.partitions)) for name, t in cache.snapshot.topics.items()
+                    if not name.startswith("__")}
+
+        self.share_groups = groups = ShareGroupManager(
+            cfg.share_group_config(), coordinator.check_group,
+            lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append)
+        coordinator.share_groups_loaded = groups.load
+        self.scheduler.schedule("share-group-session-expiry", groups.expire_members, 1000)
+        assert self.share_persister is not None
+        broker_reset = cfg.share_partition_config().auto_offset_reset
+
+        def group_settings(group_id: str) -> GroupShareSettings:
+            # A group's GROUP config overrides the broker's settings (Kafka's GroupConfigManager).
+            view = self.group_config(group_id)
+            return GroupShareSettings(view.overrides.get("share.auto.offset.reset", broker_reset),
+                                      view.share_record_lock_duration_ms)
+
+        self.share_partitions = partitions = SharePartitionManager(
+            cfg.share_partition_config(), self.share_persister, ReplicaShareLog(rm),
+            wake=lambda topic, index: rm.fetch_purgatory.check_and_complete(partition_key(topic, index)),
+            group_settings=group_settings)
+        rm.leadership_listeners.append(
+            lambda topic, index, leads: None if leads else partitions.forget_partition(topic, index))
+
+        def lookup(group_id: str) -> ShareGroupFacts | None:
+            found = groups.describe_for_offsets(group_id)
+            return ShareGroupFacts(found.empty, found.subscribed_topics) if found.exists else None
+
+        self.share_offsets = ShareGroupOffsets(self.share_persister, cache, coordinator.check_group, lookup)
+
     def _start_transaction_coordinator(self) -> None:
         """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
         leadership of __transaction_state, the markers' senders, the two timers."""
@@ -462,10 +507,6 @@ class Broker:
             self.node_id, cache, cfg.inter_broker_listener_name, share.write_timeout_ms,
             local=self.share_coordinator, create_topic=create_topic, security=cfg.inter_broker_security)
         self.share_persister.start()
-        assert self.group_coordinator is not None
-        # MERGE: the share-group coordinator's lookup replaces no_share_groups (share helper).
-        self.share_offsets = ShareGroupOffsets(self.share_persister, cache,
-                                               self.group_coordinator.check_group, no_share_groups)
 
     def _register_metrics(self) -> None:
         """What the broker itself reports; its components registered theirs when built."""
@@ -511,7 +552,9 @@ class Broker:
             ProduceApis(rm, send, self.topic_stats, txn_verifier=self.txn_verifier),
             FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
             ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
-            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True)),
+            GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True),
+                      share_groups=self.share_groups),
+            ShareApis(self.share_groups, self.share_partitions, send, cache, rm.fetch_purgatory),
             TransactionApis(self.txn_coordinator, send, cache,
                             self.config.offsets_topic_config().num_partitions),
             TxnMarkerApis(rm, send, self.group_coordinator,
@@ -758,6 +801,8 @@ class Broker:
             self.topic_purgatory.shutdown(timeout / 4)
         if self.coordinator_loader is not None:
             self.coordinator_loader.shutdown(timeout / 4)
+        if self.share_partitions is not None:
+            self.share_partitions.shutdown()
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
         if self.share_persister is not None:

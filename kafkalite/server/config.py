@@ -57,6 +57,7 @@ from kafkalite.network.settings import (
 from kafkalite.server.authorizer.settings import AUTHORIZER_SETTINGS, AuthorizerSettings
 from kafkalite.server.client_quotas import QUOTA_SETTINGS, QuotaSettings
 from kafkalite.server.coordinator.settings import GROUP_SETTINGS, GroupConfig, OffsetsTopicConfig
+from kafkalite.server.coordinator.share_group.settings import SHARE_GROUP_SETTINGS, ShareGroupConfig
 from kafkalite.server.coordinator.transaction.settings import TRANSACTION_SETTINGS, TransactionConfig
 from kafkalite.server.kafka_config_names import (
     KAFKA_BROKER_CONFIGS,
@@ -64,6 +65,7 @@ from kafkalite.server.kafka_config_names import (
     split_listener_prefix,
 )
 from kafkalite.server.replication.settings import REPLICATION_SETTINGS, ReplicationSettings
+from kafkalite.server.share.settings import SHARE_SETTINGS, SharePartitionConfig
 from kafkalite.server.share_coordinator.settings import SHARE_COORDINATOR_SETTINGS, ShareCoordinatorConfig
 from kafkalite.storage.config import STORAGE_SETTINGS, CleanerConfig, LogConfig, LogSchedule
 
@@ -164,7 +166,7 @@ BROKER_SETTINGS: tuple[Setting, ...] = (
 SETTINGS: tuple[Setting, ...] = (
     BROKER_SETTINGS + NETWORK_SETTINGS + CONTROLLER_SETTINGS + REPLICATION_SETTINGS + GROUP_SETTINGS
     + TRANSACTION_SETTINGS + SHARE_COORDINATOR_SETTINGS + STORAGE_SETTINGS + AUTHORIZER_SETTINGS
-    + QUOTA_SETTINGS
+    + QUOTA_SETTINGS + SHARE_GROUP_SETTINGS + SHARE_SETTINGS
 )
 
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -174,6 +176,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("replication", "Replication"),
     ("log", "Log"),
     ("group", "Consumer groups"),
+    ("share", "Share groups (KIP-932)"),
     ("transaction", "Transactions"),
     ("share_coordinator", "Share coordinator (share-group state)"),
     ("quotas", "Client quotas"),
@@ -517,6 +520,12 @@ class BrokerConfig:
 
     def group_config(self) -> GroupConfig:
         return view(GroupConfig, self._values)
+
+    def share_group_config(self) -> ShareGroupConfig:
+        return view(ShareGroupConfig, self._values)
+
+    def share_partition_config(self) -> SharePartitionConfig:
+        return view(SharePartitionConfig, self._values)
 
     def offsets_topic_config(self) -> OffsetsTopicConfig:
         return view(OffsetsTopicConfig, self._values)

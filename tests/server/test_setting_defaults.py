@@ -29,6 +29,9 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("protocol/primitives.py", INT64_MAX): "INT64's range",
     ("protocol/frames.py", INT32_MAX): "UNLIMITED_FRAME_SIZE: the largest size a frame declares",
     ("protocol/messages/fetch.py", INT32_MAX): "Fetch's max_bytes field default (Kafka's schema)",
+    ("protocol/messages/share_fetch.py", INT32_MAX): "ShareFetch's max_bytes field default (Kafka's schema)",
+    ("server/handlers/share.py", INT32_MAX): "ShareFetch v0's MaxRecords: no limit",
+    ("server/share/session.py", INT32_MAX): "the share session epoch's wrap (ShareRequestMetadata.nextEpoch)",
     ("protocol/messages/fetch.py", INT64_MAX): "Fetch v18's high_watermark field default (Kafka's schema)",
     ("protocol/messages/fetch_snapshot.py", INT32_MAX): "FetchSnapshot's max_bytes field default",
     ("raft/messages.py", INT32_MAX): "FetchSnapshot's max_bytes default (Kafka's schema: Integer.MAX_VALUE)",
@@ -47,7 +50,9 @@ ALLOWED: dict[tuple[str, int], str] = {
         "UNLIMITED_RATE, Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (the rows' default)",
     ("server/coordinator/producer_id_manager.py", INT64_MAX): "a producer id block ends by Long.MAX_VALUE",
     # Kafka 4.1's defaults of the group.consumer.* / group.share.* / group.streams.* bounds of a
-    # group config, standing for those rows until the group coordinators' settings join the table.
+    # group config: the controller (a layer below the server's rows) validates with them when its
+    # node lacks the row (group.streams.* has none: kafkalite serves no streams groups).
+    ("controller/group_configs.py", 45000): "group.*.session.timeout.ms / min.session.timeout.ms",
     ("controller/group_configs.py", 15000): "group.*.min.record.lock.duration.ms / max.heartbeat.interval.ms",
     ("controller/group_configs.py", 30000): "group.share.record.lock.duration.ms (Kafka's default)",
     ("controller/group_configs.py", 60000): "group.*.max.session.timeout.ms; ms in a minute (durations)",

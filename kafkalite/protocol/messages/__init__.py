@@ -66,6 +66,10 @@ from .read_share_group_state import READ_SHARE_GROUP_STATE
 from .read_share_group_state_summary import READ_SHARE_GROUP_STATE_SUMMARY
 from .sasl_authenticate import SASL_AUTHENTICATE
 from .sasl_handshake import SASL_HANDSHAKE
+from .share_acknowledge import SHARE_ACKNOWLEDGE
+from .share_fetch import SHARE_FETCH
+from .share_group_describe import SHARE_GROUP_DESCRIBE
+from .share_group_heartbeat import SHARE_GROUP_HEARTBEAT
 from .stop_replica import STOP_REPLICA
 from .sync_group import SYNC_GROUP
 from .txn_offset_commit import TXN_OFFSET_COMMIT
@@ -145,6 +149,10 @@ ALL: tuple[Api, ...] = (
     DESCRIBE_SHARE_GROUP_OFFSETS,
     ALTER_SHARE_GROUP_OFFSETS,
     DELETE_SHARE_GROUP_OFFSETS,
+    SHARE_GROUP_HEARTBEAT,
+    SHARE_GROUP_DESCRIBE,
+    SHARE_FETCH,
+    SHARE_ACKNOWLEDGE,
 )
 
 BY_KEY: dict[int, Api] = {a.key: a for a in ALL}

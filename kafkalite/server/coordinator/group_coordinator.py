@@ -86,6 +86,10 @@ class GroupCoordinator:
         self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
                                             self._heartbeat, now_ms)
         self._metrics = metrics.register("group-coordinator", group_coordinator_metrics(self.metrics_counts))
+        # Share groups' records (key versions 9-15) of a partition loaded: to the share groups'
+        # manager (coordinator/share_group/), set by the broker.
+        self.share_groups_loaded: Callable[[list[tuple[cr.ShareRecordKey, bytes | None]]], None] = \
+            lambda records: None
 
     def metrics_counts(self) -> GroupCounts:
         """Groups by state, offsets held and offsets committed, read under the lock (the scrape's)."""
@@ -139,6 +143,7 @@ class GroupCoordinator:
         offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         pending: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}  # producer -> group
         groups: dict[str, Any] = {}
+        share_records: list[tuple[cr.ShareRecordKey, bytes | None]] = []
         for batch in batches:
             if batch.marker is not None:
                 ended = pending.pop(batch.producer_id, {})
@@ -152,6 +157,10 @@ class GroupCoordinator:
                 continue
             for key_bytes, value in batch.records:
                 try:
+                    share_key = cr.decode_share_key(key_bytes)
+                    if share_key is not None:
+                        share_records.append((share_key, value))
+                        continue
                     key = cr.decode_key(key_bytes)
                     if isinstance(key, cr.OffsetKey):
                         tp = (key.topic, key.partition)
@@ -195,6 +204,7 @@ class GroupCoordinator:
                 self.groups[group_id] = group
             self.loading.discard(partition)
             self.owned.add(partition)
+            self.share_groups_loaded(share_records)
             # Markers written while the partition loaded (after the load read the log's end).
             for producer_id, commit in self._ended_while_loading.pop(partition, []):
                 self._complete_transaction(partition, producer_id, commit)

@@ -39,6 +39,7 @@ from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import GroupCoordinator
 from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from ..coordinator.results import NO_MEMBER, JoinResult, SyncResult
+from ..coordinator.share_group.manager import ShareGroupManager
 from ..coordinator.transaction.log_records import TRANSACTION_STATE_TOPIC
 from ..coordinator.transaction.log_records import partition_for as txn_partition_for
 from ..metadata_cache import MetadataCache
@@ -75,8 +76,10 @@ def requested_offsets(topics: Any, metadata_cache: MetadataCache | None, with_le
 class GroupApis:
     def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
                  metadata_cache: MetadataCache | None = None,
-                 auto_create: AutoTopicCreator | None = None) -> None:
+                 auto_create: AutoTopicCreator | None = None,
+                 share_groups: ShareGroupManager | None = None) -> None:
         self.coordinator = coordinator  # None: a KafkaApis without a broker (no groups)
+        self.share_groups = share_groups  # ListGroups lists them too (type "share")
         self.send_response = send_response
         self.metadata_cache = metadata_cache
         # creates __consumer_offsets and __transaction_state (whatever auto.create.topics.enable)
@@ -243,9 +246,10 @@ class GroupApis:
         else:
             error, groups = self.coordinator.list_groups(states)
         types = set(body.types_filter) if version >= 5 and body.types_filter else None
-        return respond(request, R(throttle_time_ms=0, error_code=error, groups=[
-            R["groups"](group_id=g, protocol_type=t, group_state=s, group_type="classic")
-            for g, t, s in groups if types is None or "classic" in {x.lower() for x in types}]))
+        listed = [R["groups"](group_id=g, protocol_type=t, group_state=s, group_type="classic")
+                  for g, t, s in groups if types is None or "classic" in {x.lower() for x in types}]
+        listed += _share_groups_listed(R, self.share_groups, states, types, error)
+        return respond(request, R(throttle_time_ms=0, error_code=error, groups=listed))
 
     # --- membership --------------------------------------------------------------------------
 
@@ -357,8 +361,24 @@ class GroupApis:
 
         if self.coordinator is None:
             return answer({g: E.COORDINATOR_NOT_AVAILABLE for g in names})
-        self.coordinator.delete_groups(names, lambda results: self.send_response(answer(results)))
+        # Share groups are deleted by their manager (NON_EMPTY_GROUP while they have members).
+        shares = self.share_groups
+        shared = {g: shares.delete_group(g) for g in names if shares is not None and shares.is_share_group(g)}
+        others = [g for g in names if g not in shared]
+        if not others:
+            return answer(shared)
+        self.coordinator.delete_groups(others,
+                                       lambda results: self.send_response(answer({**results, **shared})))
         return None
+
+
+def _share_groups_listed(R: Any, share_groups: ShareGroupManager | None, states: set[str] | None,
+                         types: set[str] | None, error: int) -> list[Any]:
+    """ListGroups' entries of the share groups coordinated here (type and protocol type "share")."""
+    if share_groups is None or error or (types is not None and "share" not in {x.lower() for x in types}):
+        return []
+    return [R["groups"](group_id=g, protocol_type="share", group_state=s, group_type="share")
+            for g, s in share_groups.list_groups() if not states or s in states]
 
 
 def _is_uuid(text: str) -> bool:
