@@ -3,10 +3,11 @@
 GroupMetadataKey.json, GroupMetadataValue.json), each prefixed by its int16 version.
 
 The key's version says what the record is: 0 and 1 an offset commit (group, topic, partition),
-2 a classic group's metadata (group), 3-8 a consumer group's of the consumer rebalance protocol
-(KIP-848: ConsumerGroup*Key.json / *Value.json, written as ``ConsumerGroupKey``). A null value is a tombstone: the offset or the group is gone (and
-compaction removes the older records of that key). Kafka 3.x writes OffsetCommitValue v3 (v1 when
-a commit carries an expiry) and GroupMetadataValue v3; every version reads.
+2 a classic group's metadata (group), 3-8 a consumer group's of the consumer rebalance
+protocol (KIP-848: ConsumerGroup*Key.json / *Value.json, written as ``ConsumerGroupKey``).
+A null value is a tombstone: the offset or the group is gone (and compaction removes the older
+records of that key). Kafka 3.x writes OffsetCommitValue v3 (v1 when a commit carries an expiry)
+and GroupMetadataValue v3; every version reads.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ _MEMBER_KEYS = frozenset({CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_
 CG_GROUP_KEY = Struct("ConsumerGroupGroupKey", F("group_id", STRING))
 CG_MEMBER_KEY = Struct("ConsumerGroupMemberKey", F("group_id", STRING), F("member_id", STRING))
 
-CG_TOPIC_PARTITIONS = Struct("ConsumerGroupTopicPartitions", F("topic_id", UUID), F("partitions", Array(INT32)))
+CG_TOPIC_PARTITIONS = Struct("ConsumerGroupTopicPartitions", F("topic_id", UUID),
+                             F("partitions", Array(INT32)))
 
 CONSUMER_GROUP_METADATA_VALUE = Struct("ConsumerGroupMetadataValue", F("epoch", INT32))
 

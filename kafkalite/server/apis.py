@@ -233,7 +233,8 @@ SERVED: tuple[ServedApi, ...] = (
             note="the groups this broker coordinates, as Kafka's brokers answer"),
     _served(ApiKey.DELETE_GROUPS, "0-2", EVERY, GroupApis.delete_groups, Waits.GROUP_LOG),
     _served(ApiKey.OFFSET_DELETE, "0", EVERY, GroupApis.offset_delete, Waits.GROUP_LOG),
-    _served(ApiKey.CONSUMER_GROUP_HEARTBEAT, "0-1", EVERY, GroupApis.consumer_group_heartbeat, Waits.GROUP_LOG,
+    _served(ApiKey.CONSUMER_GROUP_HEARTBEAT, "0-1", EVERY, GroupApis.consumer_group_heartbeat,
+            Waits.GROUP_LOG,
             note="the consumer rebalance protocol (KIP-848); not advertised without consumer in "
                  "group.coordinator.rebalance.protocols (then UNSUPPORTED_VERSION)"),
     _served(ApiKey.CONSUMER_GROUP_DESCRIBE, "0-1", EVERY, GroupApis.consumer_group_describe),

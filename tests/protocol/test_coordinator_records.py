@@ -89,7 +89,8 @@ def test_current_member_assignment_round_trips(epoch, previous, state, assigned,
 
 
 @given(st.none() | st.text(max_size=8), st.lists(st.text(max_size=8), max_size=4),
-       st.none() | st.text(max_size=8), st.integers(-1, 2**31 - 1), st.none() | st.sampled_from(["uniform", "range"]),
+       st.none() | st.text(max_size=8), st.integers(-1, 2**31 - 1),
+       st.none() | st.sampled_from(["uniform", "range"]),
        st.booleans())
 def test_member_metadata_round_trips(instance, topics, regex, timeout, assignor, classic):
     C = cr.CLASSIC_MEMBER_METADATA
@@ -97,7 +98,8 @@ def test_member_metadata_round_trips(instance, topics, regex, timeout, assignor,
         instance_id=instance, rack_id=None, client_id="c", client_host="/127.0.0.1",
         subscribed_topic_names=topics, subscribed_topic_regex=regex, rebalance_timeout_ms=timeout,
         server_assignor=assignor, classic_member_metadata=C.cls(
-            session_timeout_ms=45000, supported_protocols=[C["supported_protocols"].cls(name="range", metadata=b"x")])
+            session_timeout_ms=45000,
+            supported_protocols=[C["supported_protocols"].cls(name="range", metadata=b"x")])
         if classic else None)
     assert cr.decode_consumer_group_value(5, cr.encode_consumer_group_value(5, value)) == value
 

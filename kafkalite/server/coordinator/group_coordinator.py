@@ -33,7 +33,13 @@ from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
 from ..purgatory import DelayedOperationPurgatory
-from .consumer_group.manager import ConsumerGroupManager, HeartbeatRequest, HeartbeatResult, Records, TopicsView
+from .consumer_group.manager import (
+    ConsumerGroupManager,
+    HeartbeatRequest,
+    HeartbeatResult,
+    Records,
+    TopicsView,
+)
 from .consumer_group.model import ConsumerGroup, ConsumerGroupState
 from .consumer_group.timer import PurgatoryTimer
 from .delayed import DelayedHeartbeat, DelayedJoin, DelayedPendingMember, InitialDelayedJoin
@@ -615,7 +621,8 @@ class GroupCoordinator:
 
     # --- consumer groups (KIP-848) ------------------------------------------------------------------
 
-    def consumer_group_heartbeat(self, request: HeartbeatRequest, respond: Callable[[HeartbeatResult], None]) -> None:
+    def consumer_group_heartbeat(self, request: HeartbeatRequest,
+                                 respond: Callable[[HeartbeatResult], None]) -> None:
         """ConsumerGroupHeartbeat: the manager's answer, sent once its records are committed. A
         classic group of the same id converts when empty (its metadata tombstoned, its offsets
         kept); a non-empty one is GROUP_ID_NOT_FOUND (Kafka's answer when it does not upgrade it)."""
@@ -629,7 +636,8 @@ class GroupCoordinator:
             records: Records = []
             if classic is not None and group_id not in self.consumer.groups:
                 if request.member_epoch != 0 or not classic.is_in(S.EMPTY):
-                    respond(HeartbeatResult(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.",
+                    respond(HeartbeatResult(E.GROUP_ID_NOT_FOUND,
+                                            f"Group {group_id} is not a consumer group.",
                                             request.member_id or None))
                     return
                 if classic.protocol_type is not None or classic.generation_id:
@@ -646,8 +654,8 @@ class GroupCoordinator:
         if not records:
             respond(result)
             return
-        self.store.append(group_id, records,
-                          lambda error: respond(result if not error else HeartbeatResult(error, None, result.member_id)))
+        self.store.append(group_id, records, lambda error: respond(
+            result if not error else HeartbeatResult(error, None, result.member_id)))
 
     def on_topics_changed(self) -> None:
         """The broker's topics changed (created, deleted, partitions added)."""
@@ -663,9 +671,12 @@ class GroupCoordinator:
 
     def _write(self, group_id: str, records: Records) -> None:
         """Records of a change no request waits for (a timeout, a topic change, a conversion)."""
+        def stored(error: int) -> None:
+            if error:
+                log.warning("Could not store a change of consumer group %s: error %d", group_id, error)
+
         if records:
-            self.store.append(group_id, records, lambda error: error and log.warning(
-                "Could not store a change of consumer group %s: error %d", group_id, error))
+            self.store.append(group_id, records, stored)
 
     def _consumer_group_busy(self, group_id: str) -> bool:
         """A consumer group with members: its offsets do not expire."""

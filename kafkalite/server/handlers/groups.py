@@ -36,8 +36,8 @@ from kafkalite.protocol.messages import (
     sync_group,
 )
 
-from ..coordinator.group import CommittedOffset
 from ..coordinator.consumer_group.manager import HeartbeatRequest, HeartbeatResult
+from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import GroupCoordinator
 from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
 from ..coordinator.results import NO_MEMBER, JoinResult, SyncResult
@@ -260,13 +260,15 @@ class GroupApis:
                 throttle_time_ms=0, error_code=result.error, error_message=result.message,
                 member_id=None if result.error else result.member_id,
                 member_epoch=0 if result.error else result.member_epoch,
-                heartbeat_interval_ms=0 if result.error else result.heartbeat_interval_ms, assignment=assignment))
+                heartbeat_interval_ms=0 if result.error else result.heartbeat_interval_ms,
+                assignment=assignment))
 
         if self.coordinator is None:
             return answer(HeartbeatResult(E.COORDINATOR_NOT_AVAILABLE))
         if not self.coordinator.config.consumer_protocol_enabled:
-            return answer(HeartbeatResult(E.UNSUPPORTED_VERSION, "The consumer rebalance protocol is not enabled "
-                                                                 "(group.coordinator.rebalance.protocols)."))
+            return answer(HeartbeatResult(
+                E.UNSUPPORTED_VERSION,
+                "The consumer rebalance protocol is not enabled (group.coordinator.rebalance.protocols)."))
         owned = None if body.topic_partitions is None else {
             tp.topic_id: frozenset(tp.partitions) for tp in body.topic_partitions}
         self.coordinator.consumer_group_heartbeat(HeartbeatRequest(
@@ -295,6 +297,7 @@ class GroupApis:
             return A(topic_partitions=tps)
 
         described = []
+        coordinator = self.coordinator
         for group_id in request.body.group_ids:
             if self.coordinator is None:
                 error, group = E.COORDINATOR_NOT_AVAILABLE, None
@@ -309,13 +312,15 @@ class GroupApis:
                                    group_state="Dead" if error == E.GROUP_ID_NOT_FOUND else "", members=[]))
                 continue
             described.append(G(
-                error_code=E.NONE, group_id=group_id, group_state=group.state.value, group_epoch=group.group_epoch,
+                error_code=E.NONE, group_id=group_id, group_state=group.state.value,
+                group_epoch=group.group_epoch,
                 assignment_epoch=group.assignment_epoch,
-                assignor_name=self.coordinator.consumer.preferred_assignor(group),
+                assignor_name=coordinator.consumer.preferred_assignor(group) if coordinator else "",
                 members=[M(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
                            member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
                            subscribed_topic_names=list(m.subscribed_topic_names),
-                           subscribed_topic_regex=m.subscribed_topic_regex, assignment=assignment(m.rec.assigned),
+                           subscribed_topic_regex=m.subscribed_topic_regex,
+                           assignment=assignment(m.rec.assigned),
                            target_assignment=assignment(group.target.get(m.member_id, {})))
                          for m in group.members.values()]))
         return respond(request, R(throttle_time_ms=0, groups=described))

@@ -10,31 +10,41 @@ from collections.abc import Callable, Mapping
 
 TopicId = uuid.UUID
 Assignment = dict[TopicId, frozenset[int]]
-Assignor = Callable[[Mapping[str, frozenset[TopicId]], Mapping[TopicId, int], Mapping[str, Assignment]],
-                    dict[str, Assignment]]
+Assignor = Callable[
+    [Mapping[str, frozenset[TopicId]], Mapping[TopicId, int], Mapping[str, Assignment]], dict[str, Assignment]
+]
 
 
 def _as_assignment(owned: Mapping[TopicId, set[int]]) -> Assignment:
     return {t: frozenset(ps) for t, ps in owned.items() if ps}
 
 
-def uniform(subscriptions: Mapping[str, frozenset[TopicId]], partitions: Mapping[TopicId, int],
-            current: Mapping[str, Assignment]) -> dict[str, Assignment]:
+def uniform(
+    subscriptions: Mapping[str, frozenset[TopicId]],
+    partitions: Mapping[TopicId, int],
+    current: Mapping[str, Assignment],
+) -> dict[str, Assignment]:
     """Every subscribed partition to one of its subscribers, the counts as even as the
     subscriptions allow (no member holds two more than one that could take it), current owners
     kept where that holds (Kafka's UniformAssignor: its optimized and general builders)."""
     members = sorted(subscriptions)
     owned: dict[str, dict[TopicId, set[int]]] = {m: {} for m in members}
     load = dict.fromkeys(members, 0)
-    wanted = [(t, p) for t in sorted(partitions) for p in range(partitions[t])
-              if any(t in subscriptions[m] for m in members)]
+    wanted = [
+        (t, p)
+        for t in sorted(partitions)
+        for p in range(partitions[t])
+        if any(t in subscriptions[m] for m in members)
+    ]
     subscribers = {t: [m for m in members if t in subscriptions[m]] for t, _ in wanted}
     # The fair share of each member if every partition could go anywhere it is subscribed.
     total = len(wanted)
     quota = -(-total // len(members)) if members else 0
     free: list[tuple[TopicId, int]] = []
     for t, p in wanted:
-        keeper = next((m for m in members if p in current.get(m, {}).get(t, ()) and t in subscriptions[m]), None)
+        keeper = next(
+            (m for m in members if p in current.get(m, {}).get(t, ()) and t in subscriptions[m]), None
+        )
         if keeper is not None and load[keeper] < quota:
             owned[keeper].setdefault(t, set()).add(p)
             load[keeper] += 1
@@ -61,8 +71,11 @@ def uniform(subscriptions: Mapping[str, frozenset[TopicId]], partitions: Mapping
     return {m: _as_assignment(owned[m]) for m in members}
 
 
-def range_(subscriptions: Mapping[str, frozenset[TopicId]], partitions: Mapping[TopicId, int],
-           current: Mapping[str, Assignment]) -> dict[str, Assignment]:
+def range_(
+    subscriptions: Mapping[str, frozenset[TopicId]],
+    partitions: Mapping[TopicId, int],
+    current: Mapping[str, Assignment],
+) -> dict[str, Assignment]:
     """Per topic, contiguous ranges to its subscribers in member-id order, the first ones one
     more when it does not divide (Kafka's RangeAssignor): members subscribed to the same
     co-partitioned topics get the same partition numbers of each."""

@@ -97,9 +97,15 @@ def _tps(assignment: Assignment) -> list[Any]:
 
 
 class ConsumerGroupManager:
-    def __init__(self, config: GroupConfig, topics: Callable[[], TopicsView], timer: Timer,
-                 write: Callable[[str, Records], None], lock: threading.RLock | None = None,
-                 partition_for: Callable[[str], int] | None = None) -> None:
+    def __init__(
+        self,
+        config: GroupConfig,
+        topics: Callable[[], TopicsView],
+        timer: Timer,
+        write: Callable[[str, Records], None],
+        lock: threading.RLock | None = None,
+        partition_for: Callable[[str], int] | None = None,
+    ) -> None:
         self.config = config
         self.topics = topics
         self.timer = timer
@@ -127,8 +133,10 @@ class ConsumerGroupManager:
 
     def _validate(self, req: HeartbeatRequest) -> None:
         """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+
         def bad(message: str) -> _Invalid:
             return _Invalid(E.INVALID_REQUEST, message)
+
         if not req.group_id:
             raise bad("GroupId can't be empty.")
         if req.instance_id is not None and not req.instance_id:
@@ -156,8 +164,11 @@ class ConsumerGroupManager:
         else:
             raise bad(f"MemberEpoch is invalid: {epoch}.")
         if req.server_assignor is not None and req.server_assignor not in self.config.consumer_assignors:
-            raise _Invalid(E.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {req.server_assignor} is not supported. "
-                           f"Supported assignors: {', '.join(self.config.consumer_assignors)}.")
+            raise _Invalid(
+                E.UNSUPPORTED_ASSIGNOR,
+                f"ServerAssignor {req.server_assignor} is not supported. "
+                f"Supported assignors: {', '.join(self.config.consumer_assignors)}.",
+            )
         if req.subscribed_topic_regex:
             try:
                 compile_topic_regex(req.subscribed_topic_regex)
@@ -191,16 +202,26 @@ class ConsumerGroupManager:
             self._bump(group, records)
         self._maybe_assign(group, records)
         old_assigned = member.rec.assigned
-        self._reconcile(group, member, req.owned if req.member_epoch != 0 else {}, records)
+        self._reconcile(group, member, req.owned if req.member_epoch != 0 else {}, records, force=joined)
         self._schedule_session(group, member)
-        full = req.member_epoch == 0 or (req.rebalance_timeout_ms != -1 and req.subscribed_topic_names is not None
-                                         and req.owned is not None)
+        full = req.member_epoch == 0 or (
+            req.rebalance_timeout_ms != -1
+            and req.subscribed_topic_names is not None
+            and req.owned is not None
+        )
         changed = member.rec.assigned != old_assigned
-        return HeartbeatResult(E.NONE, None, member.member_id, member.member_epoch,
-                               self.config.consumer_heartbeat_interval,
-                               member.rec.assigned if full or changed else None)
+        return HeartbeatResult(
+            E.NONE,
+            None,
+            member.member_id,
+            member.member_epoch,
+            self.config.consumer_heartbeat_interval,
+            member.rec.assigned if full or changed else None,
+        )
 
-    def _member_for(self, group: ConsumerGroup, req: HeartbeatRequest, records: Records) -> ConsumerGroupMember:
+    def _member_for(
+        self, group: ConsumerGroup, req: HeartbeatRequest, records: Records
+    ) -> ConsumerGroupMember:
         member_id = req.member_id or (str(uuid.uuid4()) if req.version == 0 else "")
         if req.instance_id is not None:
             existing_id = group.static_members.get(req.instance_id)
@@ -210,9 +231,11 @@ class ConsumerGroupManager:
                     self._check_size(group)
                     return ConsumerGroupMember(member_id, instance_id=req.instance_id)
                 if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-                    raise _Invalid(E.UNRELEASED_INSTANCE_ID,
-                                   f"Static member {existing.member_id} with instance id {req.instance_id} "
-                                   "is not released.")
+                    raise _Invalid(
+                        E.UNRELEASED_INSTANCE_ID,
+                        f"Static member {existing.member_id} with instance id {req.instance_id} "
+                        "is not released.",
+                    )
                 # The static member comes back under a new id: it takes the old one's place and
                 # assignment, at its epoch before it left (Kafka's consumerGroupStaticMemberGroupLeave).
                 old = group.remove(existing.member_id)
@@ -220,46 +243,64 @@ class ConsumerGroupManager:
                 self.timer.cancel(("session", group.group_id, old.member_id))
                 self.timer.cancel(("revocation", group.group_id, old.member_id))
                 records.extend(self._member_tombstones(group.group_id, old.member_id))
-                new = replace(old, member_id=member_id,
-                              rec=replace(old.rec, member_epoch=old.rec.previous_member_epoch))
+                new = replace(
+                    old, member_id=member_id, rec=replace(old.rec, member_epoch=old.rec.previous_member_epoch)
+                )
                 group.target[member_id] = old.rec.assigned
                 records.append(self._target_record(group.group_id, member_id, old.rec.assigned))
                 return new
             if existing is None:
                 raise _Invalid(E.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
             if existing.member_id != req.member_id:
-                raise _Invalid(E.FENCED_INSTANCE_ID, f"Static member {req.member_id} with instance id "
-                               f"{req.instance_id} was fenced by member {existing.member_id}.")
+                raise _Invalid(
+                    E.FENCED_INSTANCE_ID,
+                    f"Static member {req.member_id} with instance id "
+                    f"{req.instance_id} was fenced by member {existing.member_id}.",
+                )
             return existing
         member = group.members.get(member_id)
         if member is None:
             if req.member_epoch != 0:
-                raise _Invalid(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+                raise _Invalid(
+                    E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}."
+                )
             self._check_size(group)
             member = ConsumerGroupMember(member_id)
         return member
 
     def _check_size(self, group: ConsumerGroup) -> None:
         if len(group.members) >= self.config.consumer_max_size:
-            raise _Invalid(E.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of "
-                           f"{self.config.consumer_max_size} members.")
+            raise _Invalid(
+                E.GROUP_MAX_SIZE_REACHED,
+                f"The consumer group has reached its maximum capacity of "
+                f"{self.config.consumer_max_size} members.",
+            )
 
     @staticmethod
     def _check_epoch(member: ConsumerGroupMember, req: HeartbeatRequest) -> None:
         """Kafka's throwIfConsumerGroupMemberEpochIsInvalid (with the lost-response rule)."""
         epoch = member.member_epoch
         if req.member_epoch > epoch:
-            raise _Invalid(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a greater member epoch "
-                           f"({req.member_epoch}) than the one known by the group coordinator ({epoch}).")
+            raise _Invalid(
+                E.FENCED_MEMBER_EPOCH,
+                f"The consumer group member has a greater member epoch "
+                f"({req.member_epoch}) than the one known by the group coordinator ({epoch}).",
+            )
         if req.member_epoch < epoch:
             # The member may have missed the answer that moved it to ``epoch``: accepted while it
             # asks from the previous epoch and owns nothing beyond what it has now.
             owned = req.owned
-            if req.member_epoch == member.rec.previous_member_epoch and owned is not None and all(
-                    ps <= member.rec.assigned.get(t, frozenset()) for t, ps in owned.items()):
+            if (
+                req.member_epoch == member.rec.previous_member_epoch
+                and owned is not None
+                and all(ps <= member.rec.assigned.get(t, frozenset()) for t, ps in owned.items())
+            ):
                 return
-            raise _Invalid(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller member epoch "
-                           f"({req.member_epoch}) than the one known by the group coordinator ({epoch}).")
+            raise _Invalid(
+                E.FENCED_MEMBER_EPOCH,
+                f"The consumer group member has a smaller member epoch "
+                f"({req.member_epoch}) than the one known by the group coordinator ({epoch}).",
+            )
 
     @staticmethod
     def _update_metadata(member: ConsumerGroupMember, req: HeartbeatRequest) -> None:
@@ -289,23 +330,36 @@ class ConsumerGroupManager:
             if member_id is None:
                 raise _Invalid(E.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
             if member_id != req.member_id:
-                raise _Invalid(E.FENCED_INSTANCE_ID, f"Static member {req.member_id} was fenced by {member_id}.")
+                raise _Invalid(
+                    E.FENCED_INSTANCE_ID, f"Static member {req.member_id} was fenced by {member_id}."
+                )
         member = group.members.get(req.member_id)
         if member is None:
-            raise _Invalid(E.UNKNOWN_MEMBER_ID, f"Member {req.member_id} is not a member of group {group.group_id}.")
+            raise _Invalid(
+                E.UNKNOWN_MEMBER_ID, f"Member {req.member_id} is not a member of group {group.group_id}."
+            )
         if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # A static member's temporary leave: it keeps its partitions for its session.
-            member.rec = replace(member.rec, previous_member_epoch=member.member_epoch,
-                                 member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+            member.rec = replace(
+                member.rec,
+                previous_member_epoch=member.member_epoch,
+                member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+            )
             records.append(self._current_record(group.group_id, member))
             self._schedule_session(group, member)
             log.info("Static member %s of group %s left temporarily", member.member_id, group.group_id)
-            return HeartbeatResult(E.NONE, None, member.member_id, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                   self.config.consumer_heartbeat_interval)
+            return HeartbeatResult(
+                E.NONE,
+                None,
+                member.member_id,
+                LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                self.config.consumer_heartbeat_interval,
+            )
         log.info("Member %s has left consumer group %s", member.member_id, group.group_id)
         self._remove_member(group, member, records)
-        return HeartbeatResult(E.NONE, None, member.member_id, LEAVE_GROUP_MEMBER_EPOCH,
-                               self.config.consumer_heartbeat_interval)
+        return HeartbeatResult(
+            E.NONE, None, member.member_id, LEAVE_GROUP_MEMBER_EPOCH, self.config.consumer_heartbeat_interval
+        )
 
     def _remove_member(self, group: ConsumerGroup, member: ConsumerGroupMember, records: Records) -> None:
         """The member out of the group, its partitions free, the group epoch bumped (Kafka's
@@ -332,18 +386,35 @@ class ConsumerGroupManager:
             self._remove_member(group, member, records)
             self.write(group_id, records)
 
+    def _schedule_revocation(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """A member that must revoke has its rebalance timeout to do it, or it is fenced."""
+        group_id, member_id = group.group_id, member.member_id
+        self.timer.schedule(
+            ("revocation", group_id, member_id),
+            max(member.rebalance_timeout_ms, 0),
+            lambda: self._expired(group_id, member_id, "revocation"),
+        )
+
     def _schedule_session(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
         group_id, member_id = group.group_id, member.member_id
-        self.timer.schedule(("session", group_id, member_id), self.config.consumer_session_timeout,
-                            lambda: self._expired(group_id, member_id, "session"))
+        self.timer.schedule(
+            ("session", group_id, member_id),
+            self.config.consumer_session_timeout,
+            lambda: self._expired(group_id, member_id, "session"),
+        )
 
     # --- epochs, target assignment, reconciliation --------------------------------------------
 
     def _bump(self, group: ConsumerGroup, records: Records) -> None:
         group.group_epoch += 1
-        records.append((cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, group.group_id)),
-                        cr.encode_consumer_group_value(cr.CONSUMER_GROUP_METADATA,
-                                                       cr.CONSUMER_GROUP_METADATA_VALUE.cls(epoch=group.group_epoch))))
+        records.append(
+            (
+                cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, group.group_id)),
+                cr.encode_consumer_group_value(
+                    cr.CONSUMER_GROUP_METADATA, cr.CONSUMER_GROUP_METADATA_VALUE.cls(epoch=group.group_epoch)
+                ),
+            )
+        )
 
     def _subscribed_names(self, group: ConsumerGroup, topics: TopicsView) -> dict[str, set[str]]:
         """Each member's subscribed topic names that exist (its regex evaluated)."""
@@ -378,19 +449,28 @@ class ConsumerGroupManager:
         topics = self.topics()
         by_name = self._subscribed_names(group, topics)
         subs = {m: frozenset(topics[n][0] for n in names) for m, names in by_name.items()}
-        counts = {tid: n for name, (tid, n) in topics.items()
-                  if any(name in names for names in by_name.values())}
+        counts = {
+            tid: n for name, (tid, n) in topics.items() if any(name in names for names in by_name.values())
+        }
         new = ASSIGNORS[self.preferred_assignor(group)](subs, counts, group.target)
         for member_id, assignment in new.items():
             if group.target.get(member_id, {}) != assignment or member_id not in group.target:
                 records.append(self._target_record(group.group_id, member_id, assignment))
         group.target = new
         group.assignment_epoch = group.group_epoch
-        records.append((cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
-                                                          group.group_id)),
-                        cr.encode_consumer_group_value(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
-                                                       cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE.cls(
-                                                           assignment_epoch=group.assignment_epoch))))
+        records.append(
+            (
+                cr.encode_key(
+                    cr.ConsumerGroupKey(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group.group_id)
+                ),
+                cr.encode_consumer_group_value(
+                    cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                    cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE.cls(
+                        assignment_epoch=group.assignment_epoch
+                    ),
+                ),
+            )
+        )
 
     def preferred_assignor(self, group: ConsumerGroup) -> str:
         """The assignor most members ask for, else the first configured (Kafka's
@@ -403,22 +483,35 @@ class ConsumerGroupManager:
             return max(sorted(asked), key=lambda a: asked[a])
         return self.config.consumer_assignors[0]
 
-    def _reconcile(self, group: ConsumerGroup, member: ConsumerGroupMember, owned: Assignment | None,
-                   records: Records) -> None:
+    def _reconcile(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerGroupMember,
+        owned: Assignment | None,
+        records: Records,
+        force: bool = False,
+    ) -> None:
+        """``force``: the member's current assignment is written even unchanged (a new member id)."""
         before = member.rec
         if before.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             return
-        after = reconcile(before, group.assignment_epoch, group.target.get(member.member_id, {}), owned,
-                          lambda t, p: group.holder(t, p, member.member_id) is not None)
-        if after == before and before.member_epoch != 0:
+        after = reconcile(
+            before,
+            group.assignment_epoch,
+            group.target.get(member.member_id, {}),
+            owned,
+            lambda t, p: group.holder(t, p, member.member_id) is not None,
+        )
+        if after == before and before.member_epoch != 0 and not force:
             return
         member.rec = after
         records.append(self._current_record(group.group_id, member))
         key = ("revocation", group.group_id, member.member_id)
-        if after.state == MemberState.UNREVOKED_PARTITIONS and before.state != MemberState.UNREVOKED_PARTITIONS:
-            group_id, member_id = group.group_id, member.member_id
-            self.timer.schedule(key, max(member.rebalance_timeout_ms, 0),
-                                lambda: self._expired(group_id, member_id, "revocation"))
+        if (
+            after.state == MemberState.UNREVOKED_PARTITIONS
+            and before.state != MemberState.UNREVOKED_PARTITIONS
+        ):
+            self._schedule_revocation(group, member)
         elif after.state != MemberState.UNREVOKED_PARTITIONS:
             self.timer.cancel(key)
 
@@ -441,56 +534,94 @@ class ConsumerGroupManager:
 
     @staticmethod
     def _member_record(group_id: str, m: ConsumerGroupMember) -> tuple[bytes, bytes | None]:
-        return (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_MEMBER_METADATA, group_id, m.member_id)),
-                cr.encode_consumer_group_value(cr.CONSUMER_GROUP_MEMBER_METADATA,
-                                               cr.CONSUMER_GROUP_MEMBER_METADATA_VALUE.cls(
-                                                   instance_id=m.instance_id, rack_id=m.rack_id,
-                                                   client_id=m.client_id, client_host=m.client_host,
-                                                   subscribed_topic_names=list(m.subscribed_topic_names),
-                                                   subscribed_topic_regex=m.subscribed_topic_regex,
-                                                   rebalance_timeout_ms=m.rebalance_timeout_ms,
-                                                   server_assignor=m.server_assignor)))
+        return (
+            cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_MEMBER_METADATA, group_id, m.member_id)),
+            cr.encode_consumer_group_value(
+                cr.CONSUMER_GROUP_MEMBER_METADATA,
+                cr.CONSUMER_GROUP_MEMBER_METADATA_VALUE.cls(
+                    instance_id=m.instance_id,
+                    rack_id=m.rack_id,
+                    client_id=m.client_id,
+                    client_host=m.client_host,
+                    subscribed_topic_names=list(m.subscribed_topic_names),
+                    subscribed_topic_regex=m.subscribed_topic_regex,
+                    rebalance_timeout_ms=m.rebalance_timeout_ms,
+                    server_assignor=m.server_assignor,
+                ),
+            ),
+        )
 
     @staticmethod
     def _target_record(group_id: str, member_id: str, a: Assignment) -> tuple[bytes, bytes | None]:
-        return (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id)),
-                cr.encode_consumer_group_value(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                                               cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE.cls(
-                                                   topic_partitions=_tps(a))))
+        return (
+            cr.encode_key(
+                cr.ConsumerGroupKey(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, group_id, member_id)
+            ),
+            cr.encode_consumer_group_value(
+                cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE.cls(topic_partitions=_tps(a)),
+            ),
+        )
 
     @staticmethod
     def _current_record(group_id: str, m: ConsumerGroupMember) -> tuple[bytes, bytes | None]:
-        return (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id,
-                                                  m.member_id)),
-                cr.encode_consumer_group_value(cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
-                                               cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE.cls(
-                                                   member_epoch=m.rec.member_epoch,
-                                                   previous_member_epoch=m.rec.previous_member_epoch,
-                                                   state=int(m.rec.state),
-                                                   assigned_partitions=_tps(m.rec.assigned),
-                                                   partitions_pending_revocation=_tps(m.rec.pending_revocation))))
+        return (
+            cr.encode_key(
+                cr.ConsumerGroupKey(cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, m.member_id)
+            ),
+            cr.encode_consumer_group_value(
+                cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+                cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE.cls(
+                    member_epoch=m.rec.member_epoch,
+                    previous_member_epoch=m.rec.previous_member_epoch,
+                    state=int(m.rec.state),
+                    assigned_partitions=_tps(m.rec.assigned),
+                    partitions_pending_revocation=_tps(m.rec.pending_revocation),
+                ),
+            ),
+        )
 
     @staticmethod
     def _partition_metadata_record(group: ConsumerGroup) -> tuple[bytes, bytes | None]:
         V = cr.CONSUMER_GROUP_PARTITION_METADATA_VALUE
-        return (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_PARTITION_METADATA, group.group_id)),
-                cr.encode_consumer_group_value(cr.CONSUMER_GROUP_PARTITION_METADATA, V.cls(topics=[
-                    V["topics"].cls(topic_id=tid, topic_name=name, num_partitions=n, partition_metadata=[])
-                    for name, (tid, n) in sorted(group.subscribed_topics.items())])))
+        return (
+            cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_PARTITION_METADATA, group.group_id)),
+            cr.encode_consumer_group_value(
+                cr.CONSUMER_GROUP_PARTITION_METADATA,
+                V.cls(
+                    topics=[
+                        V["topics"].cls(
+                            topic_id=tid, topic_name=name, num_partitions=n, partition_metadata=[]
+                        )
+                        for name, (tid, n) in sorted(group.subscribed_topics.items())
+                    ]
+                ),
+            ),
+        )
 
     @staticmethod
     def _member_tombstones(group_id: str, member_id: str) -> Records:
         """Kafka's order: current assignment, target assignment, member metadata."""
-        return [(cr.encode_key(cr.ConsumerGroupKey(record, group_id, member_id)), None)
-                for record in (cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
-                               cr.CONSUMER_GROUP_MEMBER_METADATA)]
+        return [
+            (cr.encode_key(cr.ConsumerGroupKey(record, group_id, member_id)), None)
+            for record in (
+                cr.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
+                cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                cr.CONSUMER_GROUP_MEMBER_METADATA,
+            )
+        ]
 
     @staticmethod
     def group_tombstones(group_id: str) -> Records:
         """Kafka's createGroupTombstoneRecords of an empty consumer group."""
-        return [(cr.encode_key(cr.ConsumerGroupKey(record, group_id)), None)
-                for record in (cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, cr.CONSUMER_GROUP_PARTITION_METADATA,
-                               cr.CONSUMER_GROUP_METADATA)]
+        return [
+            (cr.encode_key(cr.ConsumerGroupKey(record, group_id)), None)
+            for record in (
+                cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                cr.CONSUMER_GROUP_PARTITION_METADATA,
+                cr.CONSUMER_GROUP_METADATA,
+            )
+        ]
 
     # --- loading --------------------------------------------------------------------------------
 
@@ -507,12 +638,12 @@ class ConsumerGroupManager:
                 for member in group.members.values():
                     self._schedule_session(group, member)
                     if member.rec.state == MemberState.UNREVOKED_PARTITIONS:
-                        group_id_, member_id = group.group_id, member.member_id
-                        self.timer.schedule(("revocation", group_id_, member_id), max(member.rebalance_timeout_ms, 0),
-                                            lambda g=group_id_, m=member_id: self._expired(g, m, "revocation"))
+                        self._schedule_revocation(group, member)
 
     @staticmethod
-    def _replay_group(group_id: str, entries: list[tuple[cr.ConsumerGroupKey, bytes | None]]) -> ConsumerGroup | None:
+    def _replay_group(
+        group_id: str, entries: list[tuple[cr.ConsumerGroupKey, bytes | None]]
+    ) -> ConsumerGroup | None:
         group = ConsumerGroup(group_id)
         exists = False
         members: dict[str, ConsumerGroupMember] = {}
@@ -524,8 +655,9 @@ class ConsumerGroupManager:
                 exists = v is not None
                 group.group_epoch = v.epoch if v is not None else 0
             elif kind == cr.CONSUMER_GROUP_PARTITION_METADATA:
-                group.subscribed_topics = {} if v is None else {
-                    t.topic_name: (t.topic_id, t.num_partitions) for t in v.topics}
+                group.subscribed_topics = (
+                    {} if v is None else {t.topic_name: (t.topic_id, t.num_partitions) for t in v.topics}
+                )
             elif kind == cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA:
                 group.assignment_epoch = v.assignment_epoch if v is not None else 0
             elif kind == cr.CONSUMER_GROUP_MEMBER_METADATA:
@@ -533,8 +665,12 @@ class ConsumerGroupManager:
                     members.pop(mid, None)
                     continue
                 m = members.setdefault(mid, ConsumerGroupMember(mid))
-                m.instance_id, m.rack_id, m.client_id, m.client_host = (v.instance_id, v.rack_id, v.client_id,
-                                                                        v.client_host)
+                m.instance_id, m.rack_id, m.client_id, m.client_host = (
+                    v.instance_id,
+                    v.rack_id,
+                    v.client_id,
+                    v.client_host,
+                )
                 m.subscribed_topic_names = tuple(v.subscribed_topic_names)
                 m.subscribed_topic_regex = v.subscribed_topic_regex
                 m.rebalance_timeout_ms, m.server_assignor = v.rebalance_timeout_ms, v.server_assignor
@@ -549,9 +685,13 @@ class ConsumerGroupManager:
                         members[mid].rec = Reconciled()
                     continue
                 m = members.setdefault(mid, ConsumerGroupMember(mid))
-                m.rec = Reconciled(MemberState(v.state), v.member_epoch, v.previous_member_epoch,
-                                   _full((t.topic_id, t.partitions) for t in v.assigned_partitions),
-                                   _full((t.topic_id, t.partitions) for t in v.partitions_pending_revocation))
+                m.rec = Reconciled(
+                    MemberState(v.state),
+                    v.member_epoch,
+                    v.previous_member_epoch,
+                    _full((t.topic_id, t.partitions) for t in v.assigned_partitions),
+                    _full((t.topic_id, t.partitions) for t in v.partitions_pending_revocation),
+                )
         if not exists:
             return None
         for m in members.values():
@@ -578,8 +718,9 @@ class ConsumerGroupManager:
             group.dead = True
             return self.group_tombstones(group_id)
 
-    def validate_offset_commit(self, group_id: str, member_id: str, member_epoch: int,
-                               is_transactional: bool, version: int) -> int:
+    def validate_offset_commit(
+        self, group_id: str, member_id: str, member_epoch: int, is_transactional: bool, version: int
+    ) -> int:
         """Kafka's ConsumerGroup.validateOffsetCommit."""
         with self._lock:
             group = self.groups[group_id]

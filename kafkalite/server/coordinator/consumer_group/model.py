@@ -47,8 +47,16 @@ class ConsumerGroupMember:
 
     def metadata_key(self) -> tuple:
         """What the member-metadata record holds (a change is written)."""
-        return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.subscribed_topic_names,
-                self.subscribed_topic_regex, self.rebalance_timeout_ms, self.server_assignor)
+        return (
+            self.instance_id,
+            self.rack_id,
+            self.client_id,
+            self.client_host,
+            self.subscribed_topic_names,
+            self.subscribed_topic_regex,
+            self.rebalance_timeout_ms,
+            self.server_assignor,
+        )
 
 
 @dataclass
@@ -84,8 +92,11 @@ class ConsumerGroup:
     def remove(self, member_id: str) -> ConsumerGroupMember | None:
         member = self.members.pop(member_id, None)
         self.target.pop(member_id, None)
-        if member is not None and member.instance_id is not None and \
-                self.static_members.get(member.instance_id) == member_id:
+        if (
+            member is not None
+            and member.instance_id is not None
+            and self.static_members.get(member.instance_id) == member_id
+        ):
             del self.static_members[member.instance_id]
         return member
 
@@ -94,7 +105,8 @@ class ConsumerGroup:
         for m in self.members.values():
             if m.member_id == but:
                 continue
-            if partition in m.rec.assigned.get(topic_id, ()) or \
-                    partition in m.rec.pending_revocation.get(topic_id, ()):
+            if partition in m.rec.assigned.get(topic_id, ()) or partition in m.rec.pending_revocation.get(
+                topic_id, ()
+            ):
                 return m.member_id
         return None

@@ -9,7 +9,7 @@ as one transition function over the MemberState table:
 | UNREVOKED_PARTITIONS | revoked them all | compute |
 | UNRELEASED_PARTITIONS | - | compute (another member may have released) |
 
-compute: kept = current ∩ target; revoke = current − target; new = target − current, less
+compute: kept = current ∩ target; revoke = current - target; new = target - current, less
 the partitions another member still holds (its assigned or pending revocation ones).
 - revoke non-empty and the member owns one of them -> UNREVOKED_PARTITIONS: assigned = kept,
   epoch kept (a partition is revoked before it is assigned elsewhere);
@@ -52,8 +52,13 @@ def _owns_any(owned: Assignment | None, partitions: Assignment) -> bool:
     return any(owned.get(t, frozenset()) & ps for t, ps in partitions.items())
 
 
-def _compute(current: Reconciled, target_epoch: int, target: Assignment, owned: Assignment | None,
-             held_by_other: Callable[[TopicId, int], bool]) -> Reconciled:
+def _compute(
+    current: Reconciled,
+    target_epoch: int,
+    target: Assignment,
+    owned: Assignment | None,
+    held_by_other: Callable[[TopicId, int], bool],
+) -> Reconciled:
     kept: dict[TopicId, frozenset[int]] = {}
     revoke: dict[TopicId, frozenset[int]] = {}
     assignable: dict[TopicId, frozenset[int]] = {}
@@ -69,15 +74,25 @@ def _compute(current: Reconciled, target_epoch: int, target: Assignment, owned: 
         if have & want or free:
             assignable[t] = (have & want) | free
     if revoke and _owns_any(owned, revoke):
-        return Reconciled(MemberState.UNREVOKED_PARTITIONS, current.member_epoch, current.previous_member_epoch,
-                          kept, revoke)
+        return Reconciled(
+            MemberState.UNREVOKED_PARTITIONS,
+            current.member_epoch,
+            current.previous_member_epoch,
+            kept,
+            revoke,
+        )
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
     previous = current.member_epoch if target_epoch != current.member_epoch else current.previous_member_epoch
     return Reconciled(state, target_epoch, previous, assignable, {})
 
 
-def reconcile(current: Reconciled, target_epoch: int, target: Assignment, owned: Assignment | None,
-              held_by_other: Callable[[TopicId, int], bool]) -> Reconciled:
+def reconcile(
+    current: Reconciled,
+    target_epoch: int,
+    target: Assignment,
+    owned: Assignment | None,
+    held_by_other: Callable[[TopicId, int], bool],
+) -> Reconciled:
     """The member's next state (the table above). ``owned``: what its heartbeat reported it owns
     (None when it did not send it); ``held_by_other(topic, partition)``: another member holds it."""
     state = current.state
