@@ -37,19 +37,31 @@ def uniform(
         if any(t in subscriptions[m] for m in members)
     ]
     subscribers = {t: [m for m in members if t in subscriptions[m]] for t, _ in wanted}
-    # The fair share of each member if every partition could go anywhere it is subscribed.
+    # Each member keeps its current partitions up to the even share (floor), then the members
+    # holding more take the remainder's extra slots one each, so that a change moves as little
+    # as the balance needs.
     total = len(wanted)
-    quota = -(-total // len(members)) if members else 0
+    floor, extra = divmod(total, len(members)) if members else (0, 0)
+    surplus: dict[str, list[tuple[TopicId, int]]] = {m: [] for m in members}
     free: list[tuple[TopicId, int]] = []
     for t, p in wanted:
         keeper = next(
             (m for m in members if p in current.get(m, {}).get(t, ()) and t in subscriptions[m]), None
         )
-        if keeper is not None and load[keeper] < quota:
+        if keeper is not None and load[keeper] < floor:
             owned[keeper].setdefault(t, set()).add(p)
             load[keeper] += 1
+        elif keeper is not None:
+            surplus[keeper].append((t, p))
         else:
             free.append((t, p))
+    for m in sorted(members, key=lambda x: (-len(surplus[x]), x)):
+        if surplus[m] and extra > 0 and load[m] == floor:
+            t, p = surplus[m].pop(0)
+            owned[m].setdefault(t, set()).add(p)
+            load[m] += 1
+            extra -= 1
+        free.extend(surplus[m])
     for t, p in free:
         m = min(subscribers[t], key=lambda x: (load[x], x))
         owned[m].setdefault(t, set()).add(p)
