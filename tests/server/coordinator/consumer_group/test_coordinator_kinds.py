@@ -13,7 +13,6 @@ from kafkalite.server.coordinator.consumer_group.manager import HeartbeatRequest
 from kafkalite.server.coordinator.group import CommittedOffset
 from kafkalite.server.coordinator.group_coordinator import GroupCoordinator
 from kafkalite.server.coordinator.settings import GroupConfig
-
 from tests.support.wait import wait_for
 
 from ..test_group_coordinator import Answer, ListStore, join, join_new, sync
@@ -136,7 +135,8 @@ def test_groups_of_both_kinds_reload_from_the_partition():
         classic_member(c, "classic")
     finally:
         c.shutdown()
-    other = GroupCoordinator(2, GroupConfig(min_session_timeout_ms=10), ListStore(), partition_for=lambda g: 0,
+    other = GroupCoordinator(2, GroupConfig(min_session_timeout_ms=10), ListStore(),
+                             partition_for=lambda g: 0,
                              topics=lambda: {"t": (T, 2)})
     try:
         other.load(0, store.records)

@@ -27,6 +27,14 @@ class Client:
     def __init__(self) -> None:
         self.epoch = -1  # -1: not in the group
         self.owned: Assignment = {}
+        self.full_next = False  # after a lost answer the next heartbeat is a full one (as librdkafka)
+        self.subscription: dict[str, object] = {}
+
+    def fields(self) -> dict[str, object]:
+        fields: dict[str, object] = {"owned": dict(self.owned)}
+        if self.full_next:
+            fields.update(self.subscription, rebalance_timeout_ms=30000)
+        return fields
 
 
 class ConsumerGroupMachine(RuleBasedStateMachine):
@@ -43,7 +51,9 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             return
         assert result.error == E.NONE, result
         if lost:
+            client.full_next = True
             return
+        client.full_next = False
         client.epoch = result.member_epoch
         if result.assignment is not None:
             client.owned = {t: ps for t, ps in result.assignment.items() if ps}
@@ -54,15 +64,16 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
         if client.epoch >= 0:
             return
         client.owned = {}  # rejoining: it dropped everything
-        fields = {"subscribed_topic_regex": "a|b"} if regex else {"subscribed_topic_names": ("a", "b")}
-        self._apply(name, self.h.heartbeat(name, 0, **fields))
+        client.subscription = {"subscribed_topic_regex": "a|b", "subscribed_topic_names": ()} if regex \
+            else {"subscribed_topic_names": ("a", "b")}
+        self._apply(name, self.h.heartbeat(name, 0, **client.subscription))  # type: ignore[arg-type]
 
     @rule(name=st.sampled_from(CLIENTS), lost=st.booleans())
     def heartbeat(self, name: str, lost: bool) -> None:
         client = self.clients[name]
         if client.epoch < 0:
             return
-        self._apply(name, self.h.heartbeat(name, client.epoch, owned=dict(client.owned)), lost)
+        self._apply(name, self.h.heartbeat(name, client.epoch, **client.fields()), lost)  # type: ignore[arg-type]
 
     @rule(name=st.sampled_from(CLIENTS))
     def leave(self, name: str) -> None:
@@ -95,7 +106,7 @@ class ConsumerGroupMachine(RuleBasedStateMachine):
             before = {n: (c.epoch, c.owned) for n, c in self.clients.items()}
             for name, client in self.clients.items():
                 if client.epoch >= 0:
-                    self._apply(name, self.h.heartbeat(name, client.epoch, owned=dict(client.owned)))
+                    self._apply(name, self.h.heartbeat(name, client.epoch, **client.fields()))  # type: ignore[arg-type]
             if before == {n: (c.epoch, c.owned) for n, c in self.clients.items()}:
                 break
         group = self.h.manager.groups["g"]
