@@ -724,7 +724,19 @@ class GroupCoordinator:
         self.offset_manager.delete_offsets(group_id, partitions, respond)
 
     def cleanup_expired_offsets(self, retention_ms: int) -> int:
-        return self.offset_manager.cleanup_expired_offsets(retention_ms)
+        """Expired offsets removed (OffsetManager), then the empty consumer groups left without
+        offsets deleted with their tombstones (Kafka's cleanupGroupMetadata, maybeDeleteGroup)."""
+        expired = self.offset_manager.cleanup_expired_offsets(retention_ms)
+        with self._lock:
+            for group_id in list(self.consumer.groups):
+                holder = self.groups.get(group_id)
+                if self.check_group(group_id) or not self.consumer.is_empty(group_id) or (
+                        holder is not None and (holder.has_offsets() or not holder.is_in(S.EMPTY))):
+                    continue
+                self._write(group_id, self.consumer.delete(group_id))
+                if holder is not None:
+                    del self.groups[group_id]
+        return expired
 
     def commit_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
                            group_instance_id: str | None, generation_id: int,

@@ -152,3 +152,17 @@ def test_groups_of_both_kinds_reload_from_the_partition():
         assert "g" not in other.consumer.groups
     finally:
         other.shutdown()
+
+
+def test_an_empty_consumer_group_without_offsets_is_deleted_at_the_cleanup():
+    c, store = make()
+    try:
+        cg_heartbeat(c, "m", 0)
+        c.cleanup_expired_offsets(0)
+        assert "g" in c.consumer.groups  # it has a member
+        cg_heartbeat(c, "m", -1)
+        c.cleanup_expired_offsets(10**9)
+        assert "g" not in c.consumer.groups and "g" not in c.groups
+        assert (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, "g")), None) == store.records[-1]
+    finally:
+        c.shutdown()
