@@ -163,6 +163,7 @@ def test_an_empty_consumer_group_without_offsets_is_deleted_at_the_cleanup():
         cg_heartbeat(c, "m", -1)
         c.cleanup_expired_offsets(10**9)
         assert "g" not in c.consumer.groups and "g" not in c.groups
-        assert (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, "g")), None) == store.records[-1]
+        tombstone = (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, "g")), None)
+        assert store.records[-1] == tombstone
     finally:
         c.shutdown()
