@@ -630,7 +630,11 @@ class ConsumerGroupManager:
         members get fresh sessions (they keep their epochs and assignments)."""
         with self._lock:
             for group_id, entries in partition_groups.items():
-                group = self._replay_group(group_id, entries)
+                try:
+                    group = self._replay_group(group_id, entries)
+                except Exception as e:  # an unreadable record costs its group, not the partition
+                    log.warning("Skipping consumer group %s: a record cannot be replayed: %s", group_id, e)
+                    continue
                 if group is None:
                     self.groups.pop(group_id, None)
                     continue

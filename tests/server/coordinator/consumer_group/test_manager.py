@@ -196,3 +196,14 @@ def test_offset_commit_and_fetch_member_checks():
     assert m.validate_offset_fetch("g", "a", 0) == E.STALE_MEMBER_EPOCH
     h.heartbeat("a", -1)
     assert m.validate_offset_commit("g", "", -1, False, 9) == E.NONE
+
+
+def test_an_unreadable_record_costs_its_group_only():
+    h = Harness({"t": 1})
+    h.heartbeat("a", 0)
+    h.heartbeat("a", 0, group="other")
+    records = [(cr.decode_key(k), v) for k, v in h.written]
+    broken = [(k, b"\x00\x00\xff" if k.group == "g" and k.record == 8 else v) for k, v in records]  # type: ignore[union-attr]
+    fresh = Harness({"t": 1})
+    fresh.manager.replay({g: [(k, v) for k, v in broken if k.group == g] for g in ("g", "other")})  # type: ignore[union-attr]
+    assert set(fresh.manager.groups) == {"other"}
