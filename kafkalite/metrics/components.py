@@ -632,6 +632,8 @@ class GroupCounts(NamedTuple):
     by_state: Mapping[str, int]  # each of Kafka's group state names -> groups in it (0 included)
     offsets: int  # committed offsets held
     offset_commits: int  # offsets committed since the start (each partition of a commit counts)
+    # Consumer groups (KIP-848) by ConsumerGroupState name (0 included); not in by_state.
+    consumer_by_state: Mapping[str, int] = {}
 
 
 def group_coordinator_metrics(counts: Callable[[], GroupCounts]) -> MetricSource:
@@ -652,5 +654,11 @@ def group_coordinator_metrics(counts: Callable[[], GroupCounts]) -> MetricSource
                                   "Offsets committed, one per partition of each OffsetCommit "
                                   "(offset-commit-count; its rate is offset-commit-rate).",
                                   value=c.offset_commits)
+        consumer = GaugeMetricFamily("kafka_server_group_coordinator_metrics_consumer_group_count",
+                                     "Consumer groups (KIP-848) by state (consumer-group-count).",
+                                     labels=["state"])
+        for state, n in c.consumer_by_state.items():
+            consumer.add_metric([state.lower()], n)
+        yield consumer
 
     return collect

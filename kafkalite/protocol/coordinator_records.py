@@ -3,9 +3,11 @@
 GroupMetadataKey.json, GroupMetadataValue.json), each prefixed by its int16 version.
 
 The key's version says what the record is: 0 and 1 an offset commit (group, topic, partition),
-2 a group's metadata (group). A null value is a tombstone: the offset or the group is gone (and
-compaction removes the older records of that key). Kafka 3.x writes OffsetCommitValue v3 (v1 when
-a commit carries an expiry) and GroupMetadataValue v3; every version reads.
+2 a classic group's metadata (group), 3-8 a consumer group's of the consumer rebalance
+protocol (KIP-848: ConsumerGroup*Key.json / *Value.json, written as ``ConsumerGroupKey``).
+A null value is a tombstone: the offset or the group is gone (and compaction removes the older
+records of that key). Kafka 3.x writes OffsetCommitValue v3 (v1 when a commit carries an expiry)
+and GroupMetadataValue v3; every version reads.
 """
 
 from __future__ import annotations
@@ -78,6 +80,101 @@ class GroupKey(NamedTuple):
     group: str
 
 
+# --- consumer groups (KIP-848), key versions 3-8; every value v0, flexible -----------------------
+
+CONSUMER_GROUP_METADATA = 3
+CONSUMER_GROUP_PARTITION_METADATA = 4
+CONSUMER_GROUP_MEMBER_METADATA = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+# The key versions whose key has a member id besides the group id.
+_MEMBER_KEYS = frozenset({CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER,
+                          CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT})
+
+CG_GROUP_KEY = Struct("ConsumerGroupGroupKey", F("group_id", STRING))
+CG_MEMBER_KEY = Struct("ConsumerGroupMemberKey", F("group_id", STRING), F("member_id", STRING))
+
+CG_TOPIC_PARTITIONS = Struct("ConsumerGroupTopicPartitions", F("topic_id", UUID),
+                             F("partitions", Array(INT32)))
+
+CONSUMER_GROUP_METADATA_VALUE = Struct("ConsumerGroupMetadataValue", F("epoch", INT32))
+
+CONSUMER_GROUP_PARTITION_METADATA_VALUE = Struct(
+    "ConsumerGroupPartitionMetadataValue",
+    F("topics", Array(Struct(
+        "ConsumerGroupTopicMetadata",
+        F("topic_id", UUID),
+        F("topic_name", STRING),
+        F("num_partitions", INT32),
+        F("partition_metadata", Array(Struct(
+            "ConsumerGroupPartitionRacks", F("partition", INT32), F("racks", Array(STRING))))),
+    ))),
+)
+
+CLASSIC_MEMBER_METADATA = Struct(
+    "ClassicMemberMetadata",
+    F("session_timeout_ms", INT32),
+    F("supported_protocols", Array(Struct("ClassicProtocol", F("name", STRING), F("metadata", BYTES)))),
+)
+
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Struct(
+    "ConsumerGroupMemberMetadataValue",
+    F("instance_id", STRING, nullable="0+", default=None),
+    F("rack_id", STRING, nullable="0+", default=None),
+    F("client_id", STRING),
+    F("client_host", STRING),
+    F("subscribed_topic_names", Array(STRING)),
+    F("subscribed_topic_regex", STRING, nullable="0+", default=None),
+    F("rebalance_timeout_ms", INT32, default=-1),
+    F("server_assignor", STRING, nullable="0+", default=None),
+    F("classic_member_metadata", CLASSIC_MEMBER_METADATA, nullable="0+", default=None, tag=0),
+)
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Struct(
+    "ConsumerGroupTargetAssignmentMetadataValue", F("assignment_epoch", INT32))
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Struct(
+    "ConsumerGroupTargetAssignmentMemberValue", F("topic_partitions", Array(CG_TOPIC_PARTITIONS)))
+
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Struct(
+    "ConsumerGroupCurrentMemberAssignmentValue",
+    F("member_epoch", INT32),
+    F("previous_member_epoch", INT32),
+    F("state", INT8),
+    F("assigned_partitions", Array(CG_TOPIC_PARTITIONS)),
+    F("partitions_pending_revocation", Array(CG_TOPIC_PARTITIONS)),
+)
+
+CONSUMER_GROUP_VALUES: dict[int, Struct] = {
+    CONSUMER_GROUP_METADATA: CONSUMER_GROUP_METADATA_VALUE,
+    CONSUMER_GROUP_PARTITION_METADATA: CONSUMER_GROUP_PARTITION_METADATA_VALUE,
+    CONSUMER_GROUP_MEMBER_METADATA: CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+}
+for _s in CONSUMER_GROUP_VALUES.values():
+    _VALUE_VERSIONS[id(_s)] = (0, 0, 0)
+
+
+class ConsumerGroupKey(NamedTuple):
+    """A consumer group's record key: ``record`` is its key version (3-8); ``member_id`` only for
+    the member records (5, 7, 8), else None."""
+
+    record: int
+    group: str
+    member_id: str | None = None
+
+
+def encode_consumer_group_value(record: int, value: Any) -> bytes:
+    return _encode(CONSUMER_GROUP_VALUES[record], 0, value)
+
+
+def decode_consumer_group_value(record: int, data: bytes) -> Any:
+    return _decode(CONSUMER_GROUP_VALUES[record], data)
+
+
 def _codec(s: Struct, version: int) -> Any:
     low, high, flexible_from = _VALUE_VERSIONS.get(id(s), (version, version, 1 << 15))
     if not low <= version <= high:
@@ -91,15 +188,20 @@ def _encode(s: Struct, version: int, value: Any) -> bytes:
     return bytes(out)
 
 
-def encode_key(key: OffsetKey | GroupKey) -> bytes:
+def encode_key(key: OffsetKey | GroupKey | ConsumerGroupKey) -> bytes:
+    if isinstance(key, ConsumerGroupKey):
+        if key.record in _MEMBER_KEYS:
+            return _encode(CG_MEMBER_KEY, key.record, CG_MEMBER_KEY.cls(group_id=key.group,
+                                                                        member_id=key.member_id or ""))
+        return _encode(CG_GROUP_KEY, key.record, CG_GROUP_KEY.cls(group_id=key.group))
     if isinstance(key, OffsetKey):
         return _encode(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION, OFFSET_COMMIT_KEY.cls(*key))
     return _encode(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, GROUP_METADATA_KEY.cls(group=key.group))
 
 
-def decode_key(data: bytes) -> OffsetKey | GroupKey:
-    """The key of a record; DecodeError for one this coordinator does not know (Kafka's
-    transaction or consumer-protocol records, versions 3+, are not written here)."""
+def decode_key(data: bytes) -> OffsetKey | GroupKey | ConsumerGroupKey:
+    """The key of a record; DecodeError for one this coordinator does not know (the share groups'
+    records, versions 9+, until they are declared)."""
     if len(data) < 2:
         raise DecodeError("a key shorter than its version", offset=0)
     (version,) = _INT16.unpack_from(data)
@@ -109,6 +211,12 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey:
     if version == 2:
         value, _ = compile_struct(GROUP_METADATA_KEY, version, False, _cache)[1](data, 2)
         return GroupKey(value.group)
+    if version in CONSUMER_GROUP_VALUES:
+        if version in _MEMBER_KEYS:
+            value, _ = compile_struct(CG_MEMBER_KEY, version, False, _cache)[1](data, 2)
+            return ConsumerGroupKey(version, value.group_id, value.member_id)
+        value, _ = compile_struct(CG_GROUP_KEY, version, False, _cache)[1](data, 2)
+        return ConsumerGroupKey(version, value.group_id)
     raise DecodeError(f"unknown __consumer_offsets key version {version}", offset=0)
 
 

@@ -222,12 +222,13 @@ SERVED: tuple[ServedApi, ...] = (
                  "controllers; kafkalite's answer it on controller listeners only)"),
     _served(ApiKey.FETCH_SNAPSHOT, "0-1", QUORUM, RaftApis.fetch_snapshot, Waits.RAFT),
     _served(ApiKey.OFFSET_COMMIT, "2-9", EVERY, GroupApis.offset_commit, Waits.GROUP_LOG,
-            note="classic groups only (v9: GROUP_ID_NOT_FOUND for a generation of a group not known); "
+            note="v9: GROUP_ID_NOT_FOUND for a generation of a group not known; a consumer group's "
+                 "member epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); "
                  "v10 is unstable in Kafka 4.1, not advertised"),
     _served(ApiKey.OFFSET_FETCH, "1-9", EVERY, GroupApis.offset_fetch,
             note="v7+ require_stable: UNSTABLE_OFFSET_COMMIT for a partition with transactional "
-                 "offsets pending; v9's member id and epoch are a consumer group's (KIP-848), unchecked "
-                 "for classic groups as in Kafka; v10 unstable, not advertised"),
+                 "offsets pending; v9's member id and epoch are checked for a consumer group (KIP-848), "
+                 "unchecked for classic groups as in Kafka; v10 unstable, not advertised"),
     _served(ApiKey.FIND_COORDINATOR, "0-6", EVERY, GroupApis.find_coordinator,
             note="groups and transactions; creates __consumer_offsets / __transaction_state when "
                  "first asked; v6's share keys: INVALID_REQUEST if malformed, else COORDINATOR_NOT_AVAILABLE "
@@ -242,6 +243,11 @@ SERVED: tuple[ServedApi, ...] = (
             note="the groups this broker coordinates, as Kafka's brokers answer"),
     _served(ApiKey.DELETE_GROUPS, "0-2", EVERY, GroupApis.delete_groups, Waits.GROUP_LOG),
     _served(ApiKey.OFFSET_DELETE, "0", EVERY, GroupApis.offset_delete, Waits.GROUP_LOG),
+    _served(ApiKey.CONSUMER_GROUP_HEARTBEAT, "0-1", EVERY, GroupApis.consumer_group_heartbeat,
+            Waits.GROUP_LOG,
+            note="the consumer rebalance protocol (KIP-848); not advertised without consumer in "
+                 "group.coordinator.rebalance.protocols (then UNSUPPORTED_VERSION)"),
+    _served(ApiKey.CONSUMER_GROUP_DESCRIBE, "0-1", EVERY, GroupApis.consumer_group_describe),
     _served(ApiKey.DESCRIBE_CLIENT_QUOTAS, "0-1", EVERY, ClientQuotaApis.describe_client_quotas,
             note="from this broker's copy of the quotas the controller pushed"),
     _served(ApiKey.ALTER_CLIENT_QUOTAS, "0-1", EVERY, ClientQuotaApis.alter_client_quotas, Waits.CONTROLLER,

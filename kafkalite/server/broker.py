@@ -97,7 +97,7 @@ from .handlers.txn_markers import TxnMarkerApis
 from .handlers.txn_offsets import TxnOffsetApis
 from .kafka_apis import KafkaApis
 from .lifecycle import BrokerLifecycleManager
-from .metadata_cache import BrokerInfo, MetadataCache
+from .metadata_cache import BrokerInfo, MetadataCache, Snapshot
 from .purgatory import DelayedOperationPurgatory
 from .replication.alter_partition_manager import AlterPartitionManager
 from .replication.replica_manager import ReplicaManager, partition_key
@@ -241,8 +241,14 @@ class Broker:
             return only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners))
 
         def advertised_here(name: str, privileged: bool) -> dict:
-            return only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners,
-                                        advertised=True))
+            table = only_served(apis_for(name, privileged, cfg.is_controller, controller_listeners,
+                                         advertised=True))
+            if not cfg.group_config().consumer_protocol_enabled:
+                # group.coordinator.rebalance.protocols without consumer: not offered (Kafka's
+                # ApiVersionsManager); a request anyway is UNSUPPORTED_VERSION (GroupApis).
+                table = {k: v for k, v in table.items()
+                         if k not in (ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE)}
+            return table
 
         if cfg.request_log is not None:
             self.request_log = RequestLog(*cfg.request_log)
@@ -332,7 +338,8 @@ class Broker:
         offsets_topic = cfg.offsets_topic_config()
         self.group_coordinator = GroupCoordinator(
             self.node_id, cfg.group_config(), ReplicatedOffsetsStore(rm, offsets_topic),
-            lambda group: partition_for(group, offsets_topic.num_partitions), metrics=self.metrics)
+            lambda group: partition_for(group, offsets_topic.num_partitions), metrics=self.metrics,
+            topics=self._topics_view)
         self.coordinator_loader = CoordinatorLoader(self.group_coordinator, rm)
         rm.leadership_listeners.append(self.coordinator_loader.on_leadership)
         coordinator = self.group_coordinator
@@ -350,6 +357,7 @@ class Broker:
         assert self.txn_markers is not None
         self.txn_markers.local_writer = self.apis.area(TxnMarkerApis).write_markers
         self.metadata_cache.add_listener(self.topic_stats.on_metadata_change)  # drops deleted topics
+        self.metadata_cache.add_listener(self._on_topics_change)  # consumer groups' subscriptions
         self.apis.faults = self.faults = self._fault_injector()
         self.apis.quotas = self.quotas
         hidden = {cfg.privileged_listener_name, *cfg.controller_listener_names}
@@ -434,6 +442,7 @@ class Broker:
             cfg.share_group_config(), coordinator.check_group,
             lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append)
         coordinator.share_groups_loaded = groups.load
+        coordinator.is_share_group = groups.is_share_group
         self.scheduler.schedule("share-group-session-expiry", groups.expire_members, 1000)
         assert self.share_persister is not None
         broker_reset = cfg.share_partition_config().auto_offset_reset
@@ -593,6 +602,21 @@ class Broker:
         versions.max_versions = faults.max_versions_for
         faults.on_max_versions.append(versions.forget)
         return faults
+
+    def _topics_view(self) -> dict[str, tuple[uuid.UUID, int]]:
+        """The topics consumer groups assign: name -> (topic id, partition count)."""
+        cache = self.metadata_cache
+        if cache is None:
+            return {}
+        return {name: (t.topic_id, len(t.partitions)) for name, t in cache.snapshot.topics.items()}
+
+    def _on_topics_change(self, old: Snapshot, new: Snapshot) -> None:
+        """Topics created, deleted or grown: consumer groups re-evaluate their subscriptions."""
+        if self.group_coordinator is None or old.topics is new.topics:
+            return
+        if {n: (t.topic_id, len(t.partitions)) for n, t in old.topics.items()} != \
+                {n: (t.topic_id, len(t.partitions)) for n, t in new.topics.items()}:
+            self.group_coordinator.on_topics_changed()
 
     def _auto_topic_creator(self, internal: bool = False) -> AutoTopicCreator | None:
         """Metadata's creator of unknown topics (None with auto.create.topics.enable=false); an

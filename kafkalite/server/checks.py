@@ -122,6 +122,8 @@ class Checks:
             ApiKey.FIND_COORDINATOR: self._find_coordinator,
             ApiKey.JOIN_GROUP: self._group_read, ApiKey.SYNC_GROUP: self._group_read,
             ApiKey.HEARTBEAT: self._group_read, ApiKey.LEAVE_GROUP: self._group_read,
+            ApiKey.CONSUMER_GROUP_HEARTBEAT: self._group_read,
+            ApiKey.CONSUMER_GROUP_DESCRIBE: self._consumer_group_describe,
             ApiKey.DESCRIBE_GROUPS: self._describe_groups, ApiKey.LIST_GROUPS: self._list_groups,
             ApiKey.DELETE_GROUPS: self._delete_groups, ApiKey.OFFSET_DELETE: self._offset_delete,
             ApiKey.CREATE_TOPICS: self._create_topics, ApiKey.DELETE_TOPICS: self._delete_topics,
@@ -834,6 +836,18 @@ class Checks:
             response.groups.extend(denied)
         _hook(request, overlay)
         return respond(request, R(groups=[])) if not body.groups else None
+
+    def _consumer_group_describe(self, request: Request) -> Response | None:
+        """DESCRIBE on each group (Kafka's consumerGroupDescribe); the others answered
+        GROUP_AUTHORIZATION_FAILED."""
+        body = request.body
+        R = APIS_BY_KEY[ApiKey.CONSUMER_GROUP_DESCRIBE].response
+        allowed = self._subset(request, Op.DESCRIBE, RT.GROUP, body.group_ids)
+        denied = [R["groups"](error_code=E.GROUP_AUTHORIZATION_FAILED, group_id=g, members=[])
+                  for g in body.group_ids if g not in allowed]
+        body.group_ids = [g for g in body.group_ids if g in allowed]
+        _hook(request, lambda response: response.groups.extend(denied))
+        return respond(request, R(groups=[])) if not body.group_ids else None
 
     def _list_groups(self, request: Request) -> Response | None:
         if self._cluster_allowed(request, Op.DESCRIBE, log_if_denied=False):

@@ -433,6 +433,13 @@ def test_the_group_apis_need_read_on_the_group(broker, table, mallory):
     r = call(mallory, ApiKey.LEAVE_GROUP, 4, group_id="g-secret",
              members=[struct(ApiKey.LEAVE_GROUP, "members")(member_id="m")])
     assert r.error_code == E.GROUP_AUTHORIZATION_FAILED
+    r = call(mallory, ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, group_id="g-secret", member_id="m", member_epoch=0,
+             rebalance_timeout_ms=1000, subscribed_topic_names=["open"], topic_partitions=[])
+    assert r.error_code == E.GROUP_AUTHORIZATION_FAILED
+    table.denied.add((Op.DESCRIBE, RT.GROUP, "g-secret"))  # ConsumerGroupDescribe needs DESCRIBE
+    r = call(mallory, ApiKey.CONSUMER_GROUP_DESCRIBE, 1, group_ids=["g-secret", "g-open"])
+    assert {g.group_id: g.error_code for g in r.groups} == {
+        "g-secret": E.GROUP_AUTHORIZATION_FAILED, "g-open": E.GROUP_ID_NOT_FOUND}
     T = struct(ApiKey.OFFSET_COMMIT, "topics")
     r = call(mallory, ApiKey.OFFSET_COMMIT, 8, group_id="g-secret", generation_id_or_member_epoch=-1,
              member_id="",

@@ -17,6 +17,8 @@ from .api_versions import API_VERSIONS
 from .begin_quorum_epoch import BEGIN_QUORUM_EPOCH
 from .broker_heartbeat import BROKER_HEARTBEAT
 from .broker_registration import BROKER_REGISTRATION
+from .consumer_group_describe import CONSUMER_GROUP_DESCRIBE
+from .consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from .create_acls import CREATE_ACLS
 from .create_partitions import CREATE_PARTITIONS
 from .create_topics import CREATE_TOPICS
@@ -139,6 +141,8 @@ ALL: tuple[Api, ...] = (
     DESCRIBE_USER_SCRAM_CREDENTIALS,
     ALTER_USER_SCRAM_CREDENTIALS,
     ALLOCATE_PRODUCER_IDS,
+    CONSUMER_GROUP_HEARTBEAT,
+    CONSUMER_GROUP_DESCRIBE,
     LIST_CONFIG_RESOURCES,
     DESCRIBE_TOPIC_PARTITIONS,
     INITIALIZE_SHARE_GROUP_STATE,

@@ -33,6 +33,15 @@ from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
 from ..purgatory import DelayedOperationPurgatory
+from .consumer_group.manager import (
+    ConsumerGroupManager,
+    HeartbeatRequest,
+    HeartbeatResult,
+    Records,
+    TopicsView,
+)
+from .consumer_group.model import ConsumerGroup, ConsumerGroupState
+from .consumer_group.timer import PurgatoryTimer
 from .delayed import DelayedHeartbeat, DelayedJoin, DelayedPendingMember, InitialDelayedJoin
 from .group import CommittedOffset, GroupMetadata, GroupState, MemberMetadata
 from .offsets import LoadedBatch, OffsetManager
@@ -67,9 +76,11 @@ def _now_ms() -> int:
 class GroupCoordinator:
     def __init__(self, node_id: int, config: GroupConfig, store: OffsetsStore,
                  partition_for: Callable[[str], int], now_ms: Callable[[], int] = _now_ms,
-                 metrics: MetricsRegistry | None = None) -> None:
+                 metrics: MetricsRegistry | None = None,
+                 topics: Callable[[], TopicsView] | None = None) -> None:
         """``metrics``: the broker's registry, where the coordinator and its purgatories report
-        until ``shutdown``."""
+        until ``shutdown``. ``topics``: the broker's topics (name -> (id, partitions)), which
+        consumer groups (KIP-848) assign."""
         metrics = metrics or MetricsRegistry()
         self.config = config
         self.store = store
@@ -83,11 +94,18 @@ class GroupCoordinator:
         self._ended_while_loading: dict[int, list[tuple[int, bool]]] = {}
         self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", node_id, metrics)
         self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", node_id, metrics)
+        # Consumer groups (KIP-848): their membership there, their offsets in ``groups`` as an
+        # Empty classic group's (one namespace of group ids, one OffsetManager for both kinds).
+        self.consumer = ConsumerGroupManager(config, topics or dict, PurgatoryTimer(self.heartbeat_purgatory),
+                                             self._write, self._lock, partition_for)
         self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
-                                            self._heartbeat, now_ms)
+                                            self._heartbeat, now_ms, busy=self._consumer_group_busy,
+                                            subscribed=self._consumer_group_subscriptions)
         self._metrics = metrics.register("group-coordinator", group_coordinator_metrics(self.metrics_counts))
         # Share groups' records (key versions 9-15) of a partition loaded: to the share groups'
         # manager (coordinator/share_group/), set by the broker.
+        # Share groups share the group id namespace (the broker sets the share-group manager's check).
+        self.is_share_group: Callable[[str], bool] = lambda group_id: False
         self.share_groups_loaded: Callable[[list[tuple[cr.ShareRecordKey, bytes | None]]], None] = \
             lambda records: None
 
@@ -95,10 +113,14 @@ class GroupCoordinator:
         """Groups by state, offsets held and offsets committed, read under the lock (the scrape's)."""
         with self._lock:
             by_state = dict.fromkeys((state.value for state in GroupState), 0)  # every state, as Kafka
+            consumer = dict.fromkeys((state.value for state in ConsumerGroupState), 0)
             for group in self.groups.values():
-                by_state[group.state.value] += 1
+                if group.group_id in self.consumer.groups:
+                    consumer[self.consumer.groups[group.group_id].state.value] += 1
+                else:
+                    by_state[group.state.value] += 1
             offsets = sum(len(group.offsets) for group in self.groups.values())
-            return GroupCounts(by_state, offsets, self.offset_manager.offset_commits)
+            return GroupCounts(by_state, offsets, self.offset_manager.offset_commits, consumer)
 
     def shutdown(self) -> None:
         self._metrics.close()
@@ -144,6 +166,7 @@ class GroupCoordinator:
         pending: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}  # producer -> group
         groups: dict[str, Any] = {}
         share_records: list[tuple[cr.ShareRecordKey, bytes | None]] = []
+        consumer_groups: dict[str, list[tuple[cr.ConsumerGroupKey, bytes | None]]] = {}
         for batch in batches:
             if batch.marker is not None:
                 ended = pending.pop(batch.producer_id, {})
@@ -176,6 +199,8 @@ class GroupCoordinator:
                             pending.setdefault(batch.producer_id, {}).setdefault(key.group, {})[tp] = o
                         else:
                             offsets.setdefault(key.group, {})[tp] = o
+                    elif isinstance(key, cr.ConsumerGroupKey):
+                        consumer_groups.setdefault(key.group, []).append((key, value))
                     else:
                         groups[key.group] = cr.decode_group_value(value) if value is not None else None
                 except Exception as e:  # one unreadable record does not cost the partition
@@ -202,6 +227,10 @@ class GroupCoordinator:
                 group.offsets = committed
                 group.pending_txn_offsets = open_txns.get(group_id, {})
                 self.groups[group_id] = group
+            self.consumer.replay(consumer_groups)
+            for group_id in consumer_groups:
+                if group_id in self.consumer.groups and group_id not in self.groups:
+                    self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
             self.loading.discard(partition)
             self.owned.add(partition)
             self.share_groups_loaded(share_records)
@@ -216,6 +245,7 @@ class GroupCoordinator:
             self.owned.discard(partition)
             self.loading.discard(partition)
             self._ended_while_loading.pop(partition, None)
+            self.consumer.unload(partition)
             for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
                 group = self.groups.pop(group_id)
                 for member in group.members.values():
@@ -236,7 +266,20 @@ class GroupCoordinator:
         if not self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms:
             respond(JoinResult(E.INVALID_SESSION_TIMEOUT, member_id=member_id))
             return
+        if self.is_share_group(group_id):
+            respond(JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id))
+            return
         with self._lock:
+            if group_id in self.consumer.groups:
+                # Kafka's classicGroupJoin: an empty consumer group becomes a classic one whatever
+                # group.consumer.migration.policy says; a non-empty one would take the member in
+                # (online migration), which kafkalite does not do: refused as Kafka refuses a
+                # member whose protocol the group cannot serve.
+                if not self.consumer.is_empty(group_id):
+                    respond(JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id))
+                    return
+                log.info("Converting the empty consumer group %s to a classic group", group_id)
+                self._write(group_id, self.consumer.delete(group_id))
             group = self.groups.get(group_id)
             if group is None:
                 if member_id != NO_MEMBER:
@@ -591,16 +634,106 @@ class GroupCoordinator:
             return E.NONE, errors
 
 
+    # --- consumer groups (KIP-848) ------------------------------------------------------------------
+
+    def consumer_group_heartbeat(self, request: HeartbeatRequest,
+                                 respond: Callable[[HeartbeatResult], None]) -> None:
+        """ConsumerGroupHeartbeat: the manager's answer, sent once its records are committed. A
+        classic group of the same id converts when empty (its metadata tombstoned, its offsets
+        kept); a non-empty one is GROUP_ID_NOT_FOUND (Kafka's answer when it does not upgrade it)."""
+        error = self.check_group(request.group_id)
+        if not error and self.is_share_group(request.group_id):
+            error = E.GROUP_ID_NOT_FOUND
+        if error:
+            respond(HeartbeatResult(error, None, request.member_id or None))
+            return
+        with self._lock:
+            group_id = request.group_id
+            classic = self.groups.get(group_id)
+            records: Records = []
+            if classic is not None and group_id not in self.consumer.groups:
+                if request.member_epoch != 0 or not classic.is_in(S.EMPTY):
+                    respond(HeartbeatResult(E.GROUP_ID_NOT_FOUND,
+                                            f"Group {group_id} is not a consumer group.",
+                                            request.member_id or None))
+                    return
+                if classic.protocol_type is not None or classic.generation_id:
+                    records.append((cr.encode_key(cr.GroupKey(group_id)), None))
+                    classic.protocol_type, classic.protocol_name, classic.generation_id = None, None, 0
+            result, more = self.consumer.heartbeat(request)
+            records += more if not result.error else []
+            if group_id in self.consumer.groups and group_id not in self.groups:
+                self.groups[group_id] = GroupMetadata(group_id, state_timestamp=self._now_ms())
+            if not self.consumer.is_empty(group_id) or classic is None:
+                pass
+            elif group_id in self.consumer.groups:
+                self.groups[group_id].state_timestamp = self._now_ms()  # offsets' retention counts from here
+        if not records:
+            respond(result)
+            return
+        self.store.append(group_id, records, lambda error: respond(
+            result if not error else HeartbeatResult(error, None, result.member_id)))
+
+    def on_topics_changed(self) -> None:
+        """The broker's topics changed (created, deleted, partitions added)."""
+        self.consumer.on_topics_changed()
+
+    def describe_consumer_group(self, group_id: str) -> tuple[int, ConsumerGroup | None]:
+        """(error, the consumer group; None: not one): ConsumerGroupDescribe."""
+        error = self.check_group(group_id)
+        if error:
+            return error, None
+        with self._lock:
+            return E.NONE, self.consumer.describe(group_id)
+
+    def _write(self, group_id: str, records: Records) -> None:
+        """Records of a change no request waits for (a timeout, a topic change, a conversion)."""
+        def stored(error: int) -> None:
+            if error:
+                log.warning("Could not store a change of consumer group %s: error %d", group_id, error)
+
+        if records:
+            self.store.append(group_id, records, stored)
+
+    def _consumer_group_busy(self, group_id: str) -> bool:
+        """A consumer group with members: its offsets do not expire."""
+        return group_id in self.consumer.groups and not self.consumer.is_empty(group_id)
+
+    def _consumer_group_subscriptions(self, group_id: str) -> set[str] | None:
+        """The topics a consumer group subscribes to (OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC);
+        None for a classic group."""
+        if group_id not in self.consumer.groups:
+            return None
+        return self.consumer.subscribed_topic_names(group_id)
+
     # --- offsets: the OffsetManager's (offsets.py) ------------------------------------------------
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
                        offsets: dict[tuple[str, int], CommittedOffset],
                        respond: Callable[[int], None], group_id_not_found: bool = False) -> None:
+        with self._lock:
+            if group_id in self.consumer.groups and not self.check_group(group_id):
+                # Kafka's ConsumerGroup.validateOffsetCommit; then committed as an admin's commit
+                # to the (classic-Empty) holder of the group's offsets.
+                error = self.consumer.validate_offset_commit(group_id, member_id, generation_id, False,
+                                                             9 if group_id_not_found else 8)
+                if error:
+                    respond(error)
+                    return
+                member_id, group_instance_id, generation_id = NO_MEMBER, None, -1
         self.offset_manager.commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets,
                                            respond, group_id_not_found)
 
-    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None
+    def fetch_offsets(self, group_id: str, partitions: list[tuple[str, int]] | None,
+                      member_id: str | None = None, member_epoch: int = -1
                       ) -> tuple[int, dict[tuple[str, int], CommittedOffset | None]]:
+        """``member_id`` / ``member_epoch``: OffsetFetch v9+'s, checked for a consumer group
+        (Kafka's validateOffsetFetch; a classic group ignores them)."""
+        with self._lock:
+            if group_id in self.consumer.groups and not self.check_group(group_id):
+                error = self.consumer.validate_offset_fetch(group_id, member_id, member_epoch)
+                if error:
+                    return error, {}
         return self.offset_manager.fetch_offsets(group_id, partitions)
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]],
@@ -608,13 +741,32 @@ class GroupCoordinator:
         self.offset_manager.delete_offsets(group_id, partitions, respond)
 
     def cleanup_expired_offsets(self, retention_ms: int) -> int:
-        return self.offset_manager.cleanup_expired_offsets(retention_ms)
+        """Expired offsets removed (OffsetManager), then the empty consumer groups left without
+        offsets deleted with their tombstones (Kafka's cleanupGroupMetadata, maybeDeleteGroup)."""
+        expired = self.offset_manager.cleanup_expired_offsets(retention_ms)
+        with self._lock:
+            for group_id in list(self.consumer.groups):
+                holder = self.groups.get(group_id)
+                if self.check_group(group_id) or not self.consumer.is_empty(group_id) or (
+                        holder is not None and (holder.has_offsets() or not holder.is_in(S.EMPTY))):
+                    continue
+                self._write(group_id, self.consumer.delete(group_id))
+                if holder is not None:
+                    del self.groups[group_id]
+        return expired
 
     def commit_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
                            group_instance_id: str | None, generation_id: int,
                            offsets: dict[tuple[str, int], CommittedOffset],
                            respond: Callable[[int], None]) -> None:
         """TxnOffsetCommit (Kafka's handleTxnCommitOffsets), see OffsetManager.commit_txn_offsets."""
+        with self._lock:
+            if group_id in self.consumer.groups and not self.check_group(group_id) and member_id != NO_MEMBER:
+                error = self.consumer.validate_offset_commit(group_id, member_id, generation_id, True, 9)
+                if error:
+                    respond(error)
+                    return
+                member_id, group_instance_id, generation_id = NO_MEMBER, None, -1
         self.offset_manager.commit_txn_offsets(group_id, producer_id, producer_epoch, member_id,
                                                group_instance_id, generation_id, offsets, respond)
 
@@ -651,8 +803,8 @@ class GroupCoordinator:
             return error, None
         with self._lock:
             group = self.groups.get(group_id)
-            if group is None:
-                return E.NONE, None
+            if group is None or group_id in self.consumer.groups:
+                return E.NONE, None  # Kafka: "not a classic group", described as Dead / GROUP_ID_NOT_FOUND
             stable = group.is_in(S.STABLE)
             protocol = group.protocol_name or ""
             members = tuple(MemberSummary(
@@ -662,13 +814,29 @@ class GroupCoordinator:
             return E.NONE, GroupSummary(group.state.value, group.protocol_type or "",
                                         protocol if stable else "", members)
 
-    def list_groups(self, states: set[str] | None = None) -> tuple[int, list[tuple[str, str, str]]]:
-        """(error, [(group id, protocol type, state)]) of the groups coordinated here."""
+    def list_groups(self, states: set[str] | None = None,
+                    types: set[str] | None = None) -> tuple[int, list[tuple[str, str, str, str]]]:
+        """(error, [(group id, protocol type, state, type)]) of the groups coordinated here; a
+        consumer group (KIP-848) is of type "consumer" and protocol type "consumer", with its
+        ConsumerGroupState. ``states`` and ``types`` filter, case-insensitively as Kafka."""
+        wanted_states = {s.lower() for s in states} if states else None
+        wanted_types = {t.lower() for t in types} if types else None
         with self._lock:
             if self.loading:
                 return E.COORDINATOR_LOAD_IN_PROGRESS, []
-            return E.NONE, [(g.group_id, g.protocol_type or "", g.state.value) for g in self.groups.values()
-                            if not g.is_in(S.DEAD) and (not states or g.state.value in states)]
+            listed = []
+            for g in self.groups.values():
+                consumer = self.consumer.groups.get(g.group_id)
+                if consumer is not None:
+                    row = (g.group_id, "consumer", consumer.state.value, "consumer")
+                elif g.is_in(S.DEAD):
+                    continue
+                else:
+                    row = (g.group_id, g.protocol_type or "", g.state.value, "classic")
+                if (wanted_states is None or row[2].lower() in wanted_states) and \
+                        (wanted_types is None or row[3] in wanted_types):
+                    listed.append(row)
+            return E.NONE, listed
 
     def delete_groups(self, group_ids: list[str], respond: Callable[[dict[str, int]], None]) -> None:
         results: dict[str, int] = {}
@@ -681,6 +849,8 @@ class GroupCoordinator:
                     results[group_id] = error
                 elif group is None or group.is_in(S.DEAD):
                     results[group_id] = E.GROUP_ID_NOT_FOUND
+                elif group_id in self.consumer.groups and not self.consumer.is_empty(group_id):
+                    results[group_id] = E.NON_EMPTY_GROUP
                 elif not group.is_in(S.EMPTY):
                     results[group_id] = E.NON_EMPTY_GROUP
                 else:
@@ -712,6 +882,8 @@ class GroupCoordinator:
             tombstones: list[tuple[bytes, bytes | None]] = [
                 (cr.encode_key(cr.OffsetKey(group.group_id, t, p)), None) for t, p in partitions]
             tombstones.append((cr.encode_key(cr.GroupKey(group.group_id)), None))
+            with self._lock:
+                tombstones += self.consumer.delete(group.group_id)
             self.store.append(group.group_id, tombstones, _bind(deleted, group))
 
     def _store_group(self, group: GroupMetadata, done: Callable[[int], None]) -> None:

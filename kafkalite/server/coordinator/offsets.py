@@ -38,13 +38,18 @@ class OffsetManager:
     def __init__(self, groups: dict[str, GroupMetadata], lock: threading.RLock, store: OffsetsStore,
                  check_group: Callable[[str | None], int],
                  heartbeat: Callable[[GroupMetadata, MemberMetadata], None],
-                 now_ms: Callable[[], int]) -> None:
+                 now_ms: Callable[[], int], busy: Callable[[str], bool] = lambda group_id: False,
+                 subscribed: Callable[[str], set[str] | None] = lambda group_id: None) -> None:
+        """``busy(group id)``: a consumer group (KIP-848) with members, whose offsets do not
+        expire; ``subscribed(group id)``: a consumer group's subscribed topics (None: a classic
+        group's come from its members' metadata)."""
         self.groups = groups
         self._lock = lock
         self.store = store
         self.check_group = check_group
         self._heartbeat = heartbeat
         self._now_ms = now_ms
+        self._busy, self._subscribed = busy, subscribed
         self.offset_commits = 0  # offsets committed (Kafka's offset-commit-count), under the lock
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
@@ -189,7 +194,9 @@ class OffsetManager:
             if group is None or group.is_in(S.DEAD):
                 respond(E.GROUP_ID_NOT_FOUND, {})
                 return
-            subscribed = group_subscriptions(group)
+            subscribed = self._subscribed(group_id)
+            if subscribed is None:
+                subscribed = group_subscriptions(group)
             per = {tp: E.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
                    if subscribed is None or tp[0] in subscribed}
             # As Kafka: a tombstone also for a partition with only pending transactional offsets,
@@ -218,7 +225,7 @@ class OffsetManager:
         expired: list[tuple[GroupMetadata, list[tuple[str, int]], bool]] = []
         with self._lock:
             for group in self.groups.values():
-                if not group.is_in(S.EMPTY):
+                if not group.is_in(S.EMPTY) or self._busy(group.group_id):
                     continue
                 # Retention counts from the later of the commit and the group becoming Empty; a
                 # partition with transactional offsets pending does not expire, nor a group with any.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkalite.common.config_def import Setting, at_least, fields_from
+from kafkalite.common.config_def import Setting, at_least, fields_from, one_of
 
 GROUP_SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -66,6 +66,61 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
         "The maximum number of consumers that a single consumer group can accommodate.",
         validator=at_least(1), group="group",
     ),
+    # The consumer rebalance protocol (KIP-848), Kafka's GroupCoordinatorConfig.
+    Setting(
+        "group.coordinator.rebalance.protocols", "list", ["classic", "consumer"],
+        "The list of enabled rebalance protocols (classic, consumer; share groups are not among them "
+        "here). Without consumer, ConsumerGroupHeartbeat is not offered.",
+        validator=one_of("classic", "consumer"), group="group",
+    ),
+    Setting(
+        "group.consumer.session.timeout.ms", "int", 45000,
+        "The timeout to detect client failures when using the consumer group protocol.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.min.session.timeout.ms", "int", 45000,
+        "The minimum allowed session timeout for registered consumers.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.max.session.timeout.ms", "int", 60000,
+        "The maximum allowed session timeout for registered consumers.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.heartbeat.interval.ms", "int", 5000,
+        "The heartbeat interval given to the members of a consumer group.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.min.heartbeat.interval.ms", "int", 5000,
+        "The minimum heartbeat interval for registered consumers.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.max.heartbeat.interval.ms", "int", 15000,
+        "The maximum heartbeat interval for registered consumers.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.max.size", "int", 2147483647,
+        "The maximum number of consumers that a single consumer group can accommodate.",
+        validator=at_least(1), group="group",
+    ),
+    Setting(
+        "group.consumer.assignors", "list", ["uniform", "range"],
+        "The server-side assignors as a list of names (uniform, range); the first one is the default.",
+        validator=one_of("uniform", "range"), group="group",
+    ),
+    Setting(
+        "group.consumer.migration.policy", "string", "bidirectional",
+        "The config that enables converting the non-empty classic group using the consumer embedded "
+        "protocol to the non-empty consumer group using the consumer group protocol and vice versa; "
+        "conversions of empty groups in both directions are always enabled regardless of this policy "
+        "(kafkalite converts empty groups only).",
+        validator=one_of("bidirectional", "upgrade", "downgrade", "disabled"), group="group",
+    ),
 )
 
 _field = fields_from(GROUP_SETTINGS)
@@ -83,6 +138,31 @@ class GroupConfig:
     max_session_timeout_ms: int = _field("group.max.session.timeout.ms")
     initial_rebalance_delay_ms: int = _field("group.initial.rebalance.delay.ms")
     max_size: int = _field("group.max.size")
+    rebalance_protocols: tuple[str, ...] = _field("group.coordinator.rebalance.protocols", tuple)
+    consumer_session_timeout_ms: int = _field("group.consumer.session.timeout.ms")
+    consumer_min_session_timeout_ms: int = _field("group.consumer.min.session.timeout.ms")
+    consumer_max_session_timeout_ms: int = _field("group.consumer.max.session.timeout.ms")
+    consumer_heartbeat_interval_ms: int = _field("group.consumer.heartbeat.interval.ms")
+    consumer_min_heartbeat_interval_ms: int = _field("group.consumer.min.heartbeat.interval.ms")
+    consumer_max_heartbeat_interval_ms: int = _field("group.consumer.max.heartbeat.interval.ms")
+    consumer_max_size: int = _field("group.consumer.max.size")
+    consumer_assignors: tuple[str, ...] = _field("group.consumer.assignors", tuple)
+    consumer_migration_policy: str = _field("group.consumer.migration.policy")
+
+    @property
+    def consumer_protocol_enabled(self) -> bool:
+        return "consumer" in self.rebalance_protocols
+
+    @property
+    def consumer_session_timeout(self) -> int:
+        """group.consumer.session.timeout.ms within its min and max (Kafka requires it there)."""
+        return min(max(self.consumer_session_timeout_ms, self.consumer_min_session_timeout_ms),
+                   self.consumer_max_session_timeout_ms)
+
+    @property
+    def consumer_heartbeat_interval(self) -> int:
+        return min(max(self.consumer_heartbeat_interval_ms, self.consumer_min_heartbeat_interval_ms),
+                   self.consumer_max_heartbeat_interval_ms)
 
 
 @dataclass(frozen=True)

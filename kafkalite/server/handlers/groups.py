@@ -22,6 +22,8 @@ from kafkalite.common.java import partition_for_key
 from kafkalite.network.request_channel import Request, Response
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import (
+    consumer_group_describe,
+    consumer_group_heartbeat,
     delete_groups,
     describe_groups,
     find_coordinator,
@@ -35,6 +37,7 @@ from kafkalite.protocol.messages import (
     sync_group,
 )
 
+from ..coordinator.consumer_group.manager import HeartbeatRequest, HeartbeatResult
 from ..coordinator.group import CommittedOffset
 from ..coordinator.group_coordinator import GroupCoordinator
 from ..coordinator.offsets_topic import OFFSETS_TOPIC, partition_for
@@ -183,17 +186,20 @@ class GroupApis:
         if version >= 8:
             groups = [(g.group_id, None if g.topics is None else
                        [(t.name, list(t.partition_indexes)) for t in g.topics]) for g in body.groups]
+            # v9+: the member asking, checked for a consumer group (KIP-848).
+            members = [(g.member_id, g.member_epoch) if version >= 9 else (None, -1) for g in body.groups]
         else:
             groups = [(body.group_id, None if body.topics is None else
                        [(t.name, list(t.partition_indexes)) for t in body.topics])]
+            members = [(None, -1)]
         answers = []
-        for group_id, topics in groups:
+        for (group_id, topics), (member_id, member_epoch) in zip(groups, members, strict=True):
             wanted = None if topics is None else [(t, p) for t, ps in topics for p in ps]
             found: dict[tuple[str, int], CommittedOffset | None] = {}
             if self.coordinator is None:
                 error = E.COORDINATOR_NOT_AVAILABLE
             else:
-                error, found = self.coordinator.fetch_offsets(group_id, wanted)
+                error, found = self.coordinator.fetch_offsets(group_id, wanted, member_id, member_epoch)
             if error and wanted is not None:
                 found = dict.fromkeys(wanted)
             # v7+ require_stable: a partition with transactional offsets pending is UNSTABLE_OFFSET_COMMIT.
@@ -240,16 +246,96 @@ class GroupApis:
         body, version = request.body, request.api_version
         R = list_groups.RESPONSE
         states = set(body.states_filter) if version >= 4 and body.states_filter else None
-        groups: list[tuple[str, str, str]] = []
+        types = set(body.types_filter) if version >= 5 and body.types_filter else None
+        groups: list[tuple[str, str, str, str]] = []
         if self.coordinator is None:
             error = E.COORDINATOR_NOT_AVAILABLE
         else:
-            error, groups = self.coordinator.list_groups(states)
-        types = set(body.types_filter) if version >= 5 and body.types_filter else None
-        listed = [R["groups"](group_id=g, protocol_type=t, group_state=s, group_type="classic")
-                  for g, t, s in groups if types is None or "classic" in {x.lower() for x in types}]
+            error, groups = self.coordinator.list_groups(states, types)
+        listed = [R["groups"](group_id=g, protocol_type=t, group_state=s, group_type=k)
+                  for g, t, s, k in groups]
         listed += _share_groups_listed(R, self.share_groups, states, types, error)
         return respond(request, R(throttle_time_ms=0, error_code=error, groups=listed))
+
+    # --- consumer groups (KIP-848) ------------------------------------------------------------
+
+    def consumer_group_heartbeat(self, request: Request) -> Response | None:
+        body, version = request.body, request.api_version
+        R = consumer_group_heartbeat.RESPONSE
+        A = R["assignment"]
+
+        def answer(result: HeartbeatResult) -> Response:
+            assignment = None if result.assignment is None or result.error else A(topic_partitions=[
+                A["topic_partitions"](topic_id=t, partitions=sorted(ps))
+                for t, ps in sorted(result.assignment.items()) if ps])
+            return respond(request, R(
+                throttle_time_ms=0, error_code=result.error, error_message=result.message,
+                member_id=None if result.error else result.member_id,
+                member_epoch=0 if result.error else result.member_epoch,
+                heartbeat_interval_ms=0 if result.error else result.heartbeat_interval_ms,
+                assignment=assignment))
+
+        if self.coordinator is None:
+            return answer(HeartbeatResult(E.COORDINATOR_NOT_AVAILABLE))
+        if not self.coordinator.config.consumer_protocol_enabled:
+            return answer(HeartbeatResult(
+                E.UNSUPPORTED_VERSION,
+                "The consumer rebalance protocol is not enabled (group.coordinator.rebalance.protocols)."))
+        owned = None if body.topic_partitions is None else {
+            tp.topic_id: frozenset(tp.partitions) for tp in body.topic_partitions}
+        self.coordinator.consumer_group_heartbeat(HeartbeatRequest(
+            body.group_id, body.member_id, body.member_epoch, body.instance_id, body.rack_id,
+            body.rebalance_timeout_ms,
+            None if body.subscribed_topic_names is None else tuple(body.subscribed_topic_names),
+            body.subscribed_topic_regex if version >= 1 else None, body.server_assignor, owned,
+            request.header.client_id or "",
+            "/" + request.client_address.rsplit(":", 1)[0] if request.client_address else "", version),
+            lambda result: self.send_response(answer(result)))
+        return None
+
+    def consumer_group_describe(self, request: Request) -> Response:
+        R = consumer_group_describe.RESPONSE
+        G = R["groups"]
+        M = G["members"]
+        A = M["assignment"]
+        snap = self.metadata_cache.snapshot if self.metadata_cache is not None else None
+
+        def assignment(a: dict) -> Any:
+            tps = []
+            for t, ps in sorted(a.items()):
+                info = snap.topic_by_id(t) if snap is not None else None
+                tps.append(A["topic_partitions"](topic_id=t, topic_name=info.name if info else "",
+                                                 partitions=sorted(ps)))
+            return A(topic_partitions=tps)
+
+        described = []
+        coordinator = self.coordinator
+        for group_id in request.body.group_ids:
+            if self.coordinator is None:
+                error, group = E.COORDINATOR_NOT_AVAILABLE, None
+            elif not self.coordinator.config.consumer_protocol_enabled:
+                error, group = E.UNSUPPORTED_VERSION, None
+            else:
+                error, group = self.coordinator.describe_consumer_group(group_id)
+            if error or group is None:
+                error = error or E.GROUP_ID_NOT_FOUND
+                described.append(G(error_code=error, error_message=f"Group {group_id} not found."
+                                   if error == E.GROUP_ID_NOT_FOUND else None, group_id=group_id,
+                                   group_state="Dead" if error == E.GROUP_ID_NOT_FOUND else "", members=[]))
+                continue
+            described.append(G(
+                error_code=E.NONE, group_id=group_id, group_state=group.state.value,
+                group_epoch=group.group_epoch,
+                assignment_epoch=group.assignment_epoch,
+                assignor_name=coordinator.consumer.preferred_assignor(group) if coordinator else "",
+                members=[M(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                           member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+                           subscribed_topic_names=list(m.subscribed_topic_names),
+                           subscribed_topic_regex=m.subscribed_topic_regex,
+                           assignment=assignment(m.rec.assigned),
+                           target_assignment=assignment(group.target.get(m.member_id, {})))
+                         for m in group.members.values()]))
+        return respond(request, R(throttle_time_ms=0, groups=described))
 
     # --- membership --------------------------------------------------------------------------
 
