@@ -1,0 +1,226 @@
+"""``kafkalite bench group-protocols``: how long a consumer group takes to be stable, and to be
+stable again after a member leaves, with the classic protocol (JoinGroup/SyncGroup, the clients'
+assignor) against KIP-848's consumer protocol (ConsumerGroupHeartbeat, the server's assignor),
+on kafkalite and on librdkafka's mock cluster in one run.
+
+The members are confluent-kafka Consumers (``group.protocol`` classic or consumer, every other
+client property at its default: heartbeat.interval.ms 3000, session.timeout.ms 45000, the classic
+assignors range,roundrobin), hosted by worker processes (member_pool.py, ``--per-process`` a
+worker) that poll each member every 5 ms and report each change of its assignment. The topic
+has ``--partitions`` partitions (60: every member of 50 gets one).
+
+- stable: every member holds a balanced share (partitions / members, rounded down or up) and the
+  members' assignments are disjoint and cover every partition; form: from the moment the members
+  subscribe (all made beforehand) until the group is first stable;
+- leave: member 0 closes (a LeaveGroup, or a ConsumerGroupHeartbeat with epoch -1); from the
+  moment close() is called until the others are stable again.
+
+Each server runs with group.initial.rebalance.delay.ms at Kafka's default, 3000, and at 0
+(``--delays``); it delays only a classic group's first rebalance. Kafka's defaults otherwise:
+group.consumer.heartbeat.interval.ms 5000 and group.consumer.session.timeout.ms 45000 on kafkalite
+(its defaults) and on the mock (set: its own defaults are 3000 and 30000); kafkalite, one broker,
+offsets.topic.replication.factor=1.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+from kafkalite.clients import BlockingClient
+from kafkalite.protocol.api_keys import ApiKey
+from kafkalite.protocol.messages import api_versions
+
+from . import member_pool
+from .groups import coordinator_of
+from .data import servers, wire
+from .data.servers import CLIENT_CORE, HOST, pinning
+from .markdown import machine, write_section
+
+Say = Callable[[str], None]
+PROTOCOLS = ("classic", "consumer")
+TOPIC = "members"
+KAFKALITE_OVERRIDES = ("offsets.topic.replication.factor=1",)
+# Kafka's defaults, which the mock's own differ from (rdkafka_mock.c: 3000 and 30000)
+MOCK_SETTINGS = ("group.consumer.heartbeat.interval.ms=5000", "group.consumer.session.timeout.ms=45000")
+
+
+def offered_api_keys(port: int) -> set[int]:
+    """The api keys a broker offers (ApiVersions v3)."""
+    client = BlockingClient(HOST, port, "bench-api-versions", 10, strict=False)
+    try:
+        answer = client.send_and_receive(ApiKey.API_VERSIONS, 3, api_versions.REQUEST(
+            client_software_name="kafkalite-bench", client_software_version="1"))
+        return {int(k.api_key) for k in answer.api_keys}
+    finally:
+        client.close()
+
+
+def serves_consumer_protocol(port: int) -> bool:
+    return int(ApiKey.CONSUMER_GROUP_HEARTBEAT) in offered_api_keys(port)
+
+
+def is_stable(held: dict[int, tuple[int, ...]], members: set[int], partitions: int) -> bool:
+    """Every member holds its balanced share, and together they hold each partition once."""
+    shares = [held.get(m, ()) for m in members]
+    if sum(map(len, shares)) != partitions or len(set().union(*shares)) != partitions:
+        return False
+    low, high = partitions // len(members), -(-partitions // len(members))
+    return all(low <= len(s) <= high for s in shares)
+
+
+def _until_stable(pool: member_pool.Pool, held: dict[int, tuple[int, ...]], members: set[int],
+                  partitions: int, timeout: float) -> float:
+    """When (monotonic) the assignment reported last made the group stable."""
+    deadline = time.monotonic() + timeout
+    while True:
+        kind, *rest = pool.get(max(0.1, deadline - time.monotonic()))
+        if kind == "error":
+            raise RuntimeError(f"a member failed: {rest[0]}")
+        if kind == "assign":
+            index, when, partitions_held = rest
+            held[index] = partitions_held
+            if index in members and is_stable(held, members, partitions):
+                return float(when)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the group did not become stable in {timeout:g} s")
+
+
+class Measured:
+    """One measurement: seconds to form and to reconcile after a leave (nan with one member), and
+    the member workers' CPU while forming, as a share of one core."""
+
+    def __init__(self, form: float, leave: float, client_cpu: float) -> None:
+        self.form, self.leave, self.client_cpu = form, leave, client_cpu
+
+
+def form_and_leave(port: int, group: str, protocol: str, size: int, partitions: int, per_process: int,
+                   pin: bool, timeout: float = 180) -> Measured:
+    coordinator_of(port, group)  # untimed: kafkalite makes __consumer_offsets on the first one
+    bootstrap = f"{HOST}:{port}"
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": protocol}
+    core = CLIENT_CORE if pin and pinning() else None
+    with member_pool.started(member_pool.group_members, size, per_process, core, (config, TOPIC)) as pool:
+        held: dict[int, tuple[int, ...]] = {}
+        members = set(range(size))
+        cpu0, start = pool.cpu_seconds(), time.monotonic()
+        pool.go.set()
+        formed = _until_stable(pool, held, members, partitions, timeout)
+        client_cpu = (pool.cpu_seconds() - cpu0) / max(1e-9, time.monotonic() - start)
+        if size < 2:
+            return Measured(formed - start, float("nan"), client_cpu)
+        pool.leave.set()
+        members.discard(0)
+        while True:  # the leaver's stamp; assignments reported before it change nothing here
+            kind, *rest = pool.get(timeout)
+            if kind == "left":
+                left = float(rest[1])
+                break
+            if kind == "assign":
+                held[rest[0]] = rest[2]
+        return Measured(formed - start, _until_stable(pool, held, members, partitions, timeout) - left,
+                        client_cpu)
+
+
+def _server_args(kind: str, delay_ms: int, partitions: int) -> dict:
+    if kind == "kafkalite":
+        return {"overrides": (f"group.initial.rebalance.delay.ms={delay_ms}", *KAFKALITE_OVERRIDES)}
+    return {"mock_settings": (f"group.initial.rebalance.delay.ms={delay_ms}", *MOCK_SETTINGS,
+                              f"topic:{TOPIC}={partitions}")}
+
+
+Key = tuple[str, int, str, int]  # server, initial delay, protocol, members
+
+
+def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, ...], delays: list[int],
+        partitions: int, rounds: int, per_process: int, pin: bool, write_md: str | None, command: str,
+        say: Say = print) -> str:
+    results: dict[Key, list[Measured]] = {}
+    missing: set[tuple[str, str]] = set()
+    for r in range(rounds):
+        for kind in (server_kinds if r % 2 == 0 else tuple(reversed(server_kinds))):
+            for delay in delays:
+                with servers.started(kind, pin=pin, **_server_args(kind, delay, partitions)) as server:
+                    if kind == "kafkalite":
+                        with wire.Connection(HOST, server.port) as conn:
+                            wire.create_topic(conn, TOPIC, partitions)
+                        if not serves_consumer_protocol(server.port):
+                            missing.add((kind, "consumer"))
+                    for protocol in protocols:
+                        if (kind, protocol) in missing:
+                            continue
+                        for size in sizes:
+                            group = f"g-{protocol}-{size}-{delay}-{r}"
+                            m = form_and_leave(server.port, group, protocol, size, partitions,
+                                               per_process, pin)
+                            results.setdefault((kind, delay, protocol, size), []).append(m)
+                            say(f"round {r + 1}/{rounds} {kind} delay {delay} ms {protocol} {size} members: "
+                                f"stable in {m.form * 1000:,.0f} ms, again {m.leave * 1000:,.0f} ms after "
+                                f"a leave (members' CPU {m.client_cpu * 100:.0f}% of a core)")
+    body = section(server_kinds, sizes, protocols, delays, partitions, rounds, per_process, results, missing,
+                   command)
+    if write_md:
+        write_section(write_md, "group-protocols", body)
+        say(f"wrote {write_md}")
+    return body
+
+
+def _median(values: list[float]) -> float:
+    good = [v for v in values if v == v]
+    return statistics.median(good) if good else float("nan")
+
+
+def _ms(value: float) -> str:
+    return "-" if value != value else f"{value * 1000:,.0f}"
+
+
+def _ratio(a: float, b: float) -> str:
+    return "-" if a != a or b != b or b == 0 else f"{a / b:.2f}x"
+
+
+def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, ...], delays: list[int],
+            partitions: int, rounds: int, per_process: int, results: dict[Key, list[Measured]],
+            missing: set[tuple[str, str]], command: str) -> str:
+    def med(kind: str, delay: int, protocol: str, size: int, what: str) -> float:
+        return _median([getattr(m, what) for m in results.get((kind, delay, protocol, size), [])])
+
+    text = (f"## Consumer groups: the classic protocol against the consumer protocol (KIP-848)\n\n"
+            f"Command: `{command}`  \nMachine: {machine()}.  \n"
+            f"Measured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds, servers in turn (order reversed "
+            f"every other round), medians. confluent-kafka Consumers with client defaults but "
+            f"`group.protocol`, {per_process} a worker process, on a topic of {partitions} partitions; "
+            f"stable: every member holds its balanced share and together they hold each partition once. "
+            f"Form: subscribe to stable; leave: one member's close() to the others stable again. "
+            f"group.consumer.heartbeat.interval.ms 5000 and group.consumer.session.timeout.ms 45000 "
+            f"(Kafka's defaults) on both servers.\n\n")
+    text += ("| server | initial delay, ms | members | " + " | ".join(
+        f"{p} form, ms | {p} leave, ms" for p in protocols) + " | consumer / classic, form | "
+             "consumer / classic, leave |\n")
+    text += "| --- | ---: | ---: |" + " ---: |" * (2 * len(protocols) + 2) + "\n"
+    for kind in server_kinds:
+        for delay in delays:
+            for size in sizes:
+                cells = []
+                for p in protocols:
+                    for what in ("form", "leave"):
+                        cells.append("not served" if (kind, p) in missing else _ms(med(kind, delay, p, size, what)))
+                ratios = [_ratio(med(kind, delay, "consumer", size, w), med(kind, delay, "classic", size, w))
+                          for w in ("form", "leave")]
+                text += f"| {kind} | {delay} | {size} | " + " | ".join(cells + ratios) + " |\n"
+    if "kafkalite" in server_kinds and "mock" in server_kinds:
+        text += "\nkafkalite / mock, same protocol, delay and size:\n\n"
+        text += ("| protocol | initial delay, ms | members | form | leave |\n| --- | ---: | ---: | ---: | ---: |\n")
+        for p in protocols:
+            for delay in delays:
+                for size in sizes:
+                    text += (f"| {p} | {delay} | {size} | " + " | ".join(
+                        _ratio(med("kafkalite", delay, p, size, w), med("mock", delay, p, size, w))
+                        for w in ("form", "leave")) + " |\n")
+    cpu = [m.client_cpu for ms in results.values() for m in ms]
+    if cpu:
+        text += (f"\nThe member workers used at most {max(cpu) * 100:.0f}% of a core while a group formed "
+                 f"(median {statistics.median(cpu) * 100:.0f}%): not the limit.\n")
+    for kind, p in sorted(missing):
+        text += f"\n{kind} did not offer ConsumerGroupHeartbeat (api key 68): no {p}-protocol figures.\n"
+    return text
