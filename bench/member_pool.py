@@ -125,3 +125,57 @@ def group_members(first: int, n: int, events: Any, go: Any, leave: Any, stop: An
         close_all(list(members.values()))
     except BaseException as e:  # reported: the benchmark stops with it
         events.put(("error", f"{type(e).__name__}: {e}"))
+
+
+def share_members(first: int, n: int, events: Any, go: Any, leave: Any, stop: Any, core: int | None,
+                  config: dict[str, Any], topic: str) -> None:
+    """``n`` ShareConsumers of one share group, each polled by a thread of its own (one instance
+    is not to be used from two threads). Each poll's records are reported as ``("records", when,
+    count)``, each acknowledgement the broker confirmed as ``("acked", when, count)`` (the
+    acknowledgement-commit callback: acknowledged implicitly by the next poll in ``implicit``
+    mode, by ``acknowledge()`` in ``explicit`` mode, sent with the next poll either way)."""
+    worker_setup(core)
+    try:
+        from confluent_kafka import ShareConsumer
+
+        explicit = config.get("share.acknowledgement.mode") == "explicit"
+        consumers = []
+        for i in range(n):
+            c = ShareConsumer({**config, "client.id": f"bench-share-{first + i}"})
+
+            def acked(offsets: dict, error: object) -> None:
+                count = sum(len(o) for o in offsets.values())
+                events.put(("acked", time.monotonic(), count) if error is None
+                           else ("ack-failed", time.monotonic(), count, str(error)))
+
+            c.set_acknowledgement_commit_callback(acked)
+            consumers.append(c)
+        events.put(("ready", first))
+        go.wait()
+
+        def consume(c: Any) -> None:
+            try:
+                c.subscribe([topic])
+                while not stop.is_set():
+                    batch = c.poll(0.1)
+                    count = 0
+                    for m in batch:
+                        if m.error() is not None:
+                            events.put(("error", f"record: {m.error()}"))
+                            continue
+                        count += 1
+                        if explicit:
+                            c.acknowledge(m)
+                    if count:
+                        events.put(("records", time.monotonic(), count))
+            except BaseException as e:
+                events.put(("error", f"{type(e).__name__}: {e}"))
+
+        threads = [threading.Thread(target=consume, args=(c,), daemon=True) for c in consumers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        close_all(consumers)
+    except BaseException as e:
+        events.put(("error", f"{type(e).__name__}: {e}"))
