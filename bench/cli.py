@@ -363,11 +363,19 @@ def _ints(text: str) -> list[int]:
 @click.option("--rounds", default=3, show_default=True,
               help="Take the servers in turn this many times (order reversed every other round).")
 @click.option("--per-process", default=10, show_default=True, help="Members hosted by each worker process.")
+@click.option("--session-timeout-ms", default=45000, show_default=True,
+              help="The classic members' session.timeout.ms (the mock's classic rebalances wait 1 s less).")
+@click.option("--heartbeat-interval-ms", default=3000, show_default=True,
+              help="The classic members' heartbeat.interval.ms.")
+@click.option("--consumer-heartbeat-ms", default=5000, show_default=True,
+              help="The servers' group.consumer.heartbeat.interval.ms (below 5000 kafkalite's minimum is "
+                   "lowered with it).")
 @click.option("--pin/--no-pin", default=True, show_default=True, help="Servers on core 0, members on core 1.")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
               help="Replace the group-protocols section of this markdown file (docs/benchmarks.md).")
 def bench_group_protocols(servers: str, members: str, protocols: str, delays: str, partitions: int,
-                          rounds: int, per_process: int, pin: bool, write_md: str | None) -> None:
+                          rounds: int, per_process: int, session_timeout_ms: int, heartbeat_interval_ms: int,
+                          consumer_heartbeat_ms: int, pin: bool, write_md: str | None) -> None:
     """A group of 1, 10 and 50 confluent-kafka consumers stable, and stable again after one leaves,
     with the classic protocol against KIP-848's consumer protocol, on kafkalite and the mock."""
     from . import group_protocols
@@ -380,9 +388,14 @@ def bench_group_protocols(servers: str, members: str, protocols: str, delays: st
     command = (f"kafkalite bench group-protocols --servers {servers} --members {members} "
                f"--protocols {protocols} --delays {delays} --partitions {partitions} --rounds {rounds} "
                f"--per-process {per_process}"
+               + "".join(f" --{name} {value}" for name, value, default in (
+                   ("session-timeout-ms", session_timeout_ms, 45000),
+                   ("heartbeat-interval-ms", heartbeat_interval_ms, 3000),
+                   ("consumer-heartbeat-ms", consumer_heartbeat_ms, 5000)) if value != default)
                + ("" if pin else " --no-pin") + (f" --write {write_md}" if write_md else ""))
-    group_protocols.run(names, _ints(members), wanted, _ints(delays), partitions, rounds, per_process, pin,
-                        write_md, command)
+    opts = group_protocols.Options(partitions, per_process, pin, session_timeout_ms, heartbeat_interval_ms,
+                                   consumer_heartbeat_ms)
+    group_protocols.run(names, _ints(members), wanted, _ints(delays), rounds, opts, write_md, command)
 
 
 @bench.command("share")

@@ -24,6 +24,7 @@ offsets.topic.replication.factor=1.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from collections.abc import Callable
@@ -42,8 +43,28 @@ Say = Callable[[str], None]
 PROTOCOLS = ("classic", "consumer")
 TOPIC = "members"
 KAFKALITE_OVERRIDES = ("offsets.topic.replication.factor=1",)
-# Kafka's defaults, which the mock's own differ from (rdkafka_mock.c: 3000 and 30000)
-MOCK_SETTINGS = ("group.consumer.heartbeat.interval.ms=5000", "group.consumer.session.timeout.ms=45000")
+# Kafka's defaults: the clients' (classic) and the brokers' (consumer protocol; the mock's own are
+# 3000 and 30000, rdkafka_mock.c)
+SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS = 45000, 3000
+CONSUMER_HEARTBEAT_MS, CONSUMER_SESSION_MS = 5000, 45000
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    partitions: int = 60
+    per_process: int = 10
+    pin: bool = True
+    session_timeout_ms: int = SESSION_TIMEOUT_MS  # the classic members' session.timeout.ms
+    heartbeat_interval_ms: int = HEARTBEAT_INTERVAL_MS  # ... and heartbeat.interval.ms
+    consumer_heartbeat_ms: int = CONSUMER_HEARTBEAT_MS  # the servers' group.consumer.heartbeat.interval.ms
+
+    def lowered(self) -> list[str]:
+        """The timeouts set below Kafka's defaults, as the section says them."""
+        return [f"{name} {value}" for name, value, default in (
+            ("session.timeout.ms", self.session_timeout_ms, SESSION_TIMEOUT_MS),
+            ("heartbeat.interval.ms", self.heartbeat_interval_ms, HEARTBEAT_INTERVAL_MS),
+            ("group.consumer.heartbeat.interval.ms", self.consumer_heartbeat_ms, CONSUMER_HEARTBEAT_MS),
+        ) if value != default]
 
 
 def offered_api_keys(port: int) -> set[int]:
@@ -95,13 +116,18 @@ class Measured:
         self.form, self.leave, self.client_cpu, self.server_cpu = form, leave, client_cpu, server_cpu
 
 
-def form_and_leave(port: int, server_pid: int, group: str, protocol: str, size: int, partitions: int,
-                   per_process: int, pin: bool, timeout: float = 180) -> Measured:
+def form_and_leave(port: int, server_pid: int, group: str, protocol: str, size: int, opts: Options,
+                   timeout: float = 180) -> Measured:
     coordinator_of(port, group)  # untimed: kafkalite makes __consumer_offsets on the first one
-    bootstrap = f"{HOST}:{port}"
-    config = {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": protocol}
-    core = CLIENT_CORE if pin and pinning() else None
-    with member_pool.started(member_pool.group_members, size, per_process, core, (config, TOPIC)) as pool:
+    config: dict[str, object] = {"bootstrap.servers": f"{HOST}:{port}", "group.id": group,
+                                 "group.protocol": protocol}
+    if protocol == "classic":  # the consumer protocol's are the server's
+        config.update({"session.timeout.ms": opts.session_timeout_ms,
+                       "heartbeat.interval.ms": opts.heartbeat_interval_ms})
+    partitions = opts.partitions
+    core = CLIENT_CORE if opts.pin and pinning() else None
+    args = (config, TOPIC)
+    with member_pool.started(member_pool.group_members, size, opts.per_process, core, args) as pool:
         held: dict[int, tuple[int, ...]] = {}
         members = set(range(size))
         cpu0, server_cpu0, start = pool.cpu_seconds(), servers.cpu_seconds(server_pid), time.monotonic()
@@ -125,28 +151,33 @@ def form_and_leave(port: int, server_pid: int, group: str, protocol: str, size: 
                         client_cpu, server_cpu)
 
 
-def _server_args(kind: str, delay_ms: int, partitions: int) -> dict:
+def _server_args(kind: str, delay_ms: int, opts: Options) -> dict:
+    heartbeat = opts.consumer_heartbeat_ms
     if kind == "kafkalite":
-        return {"overrides": (f"group.initial.rebalance.delay.ms={delay_ms}", *KAFKALITE_OVERRIDES)}
-    return {"mock_settings": (f"group.initial.rebalance.delay.ms={delay_ms}", *MOCK_SETTINGS,
-                              f"topic:{TOPIC}={partitions}")}
+        lowered = (() if heartbeat == CONSUMER_HEARTBEAT_MS else  # below Kafka's minimum, 5000, too
+                   (f"group.consumer.heartbeat.interval.ms={heartbeat}",
+                    f"group.consumer.min.heartbeat.interval.ms={heartbeat}"))
+        return {"overrides": (f"group.initial.rebalance.delay.ms={delay_ms}", *KAFKALITE_OVERRIDES, *lowered)}
+    return {"mock_settings": (f"group.initial.rebalance.delay.ms={delay_ms}",
+                              f"group.consumer.heartbeat.interval.ms={heartbeat}",
+                              f"group.consumer.session.timeout.ms={CONSUMER_SESSION_MS}",
+                              f"topic:{TOPIC}={opts.partitions}")}
 
 
 Key = tuple[str, int, str, int]  # server, initial delay, protocol, members
 
 
 def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, ...], delays: list[int],
-        partitions: int, rounds: int, per_process: int, pin: bool, write_md: str | None, command: str,
-        say: Say = print) -> str:
+        rounds: int, opts: Options, write_md: str | None, command: str, say: Say = print) -> str:
     results: dict[Key, list[Measured]] = {}
     missing: set[tuple[str, str]] = set()
     for r in range(rounds):
         for kind in (server_kinds if r % 2 == 0 else tuple(reversed(server_kinds))):
             for delay in delays:
-                with servers.started(kind, pin=pin, **_server_args(kind, delay, partitions)) as server:
+                with servers.started(kind, pin=opts.pin, **_server_args(kind, delay, opts)) as server:
                     if kind == "kafkalite":
                         with wire.Connection(HOST, server.port) as conn:
-                            wire.create_topic(conn, TOPIC, partitions)
+                            wire.create_topic(conn, TOPIC, opts.partitions)
                         if not serves_consumer_protocol(server.port):
                             missing.add((kind, "consumer"))
                     for protocol in protocols:
@@ -154,15 +185,12 @@ def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, .
                             continue
                         for size in sizes:
                             group = f"g-{protocol}-{size}-{delay}-{r}"
-                            m = form_and_leave(server.port, server.pid, group, protocol, size, partitions,
-                                               per_process, pin)
+                            m = form_and_leave(server.port, server.pid, group, protocol, size, opts)
                             results.setdefault((kind, delay, protocol, size), []).append(m)
                             say(f"round {r + 1}/{rounds} {kind} delay {delay} ms {protocol} {size} members: "
-                                f"stable in {m.form * 1000:,.0f} ms, again {m.leave * 1000:,.0f} ms after "
-                                f"a leave (CPU, % of a core: members {m.client_cpu * 100:.0f}, server "
+                                f"stable in {_ms(m.form)} ms, again {_ms(m.leave)} ms after a leave (CPU, % of a core: members {m.client_cpu * 100:.0f}, server "
                                 f"{m.server_cpu * 100:.0f})")
-    body = section(server_kinds, sizes, protocols, delays, partitions, rounds, per_process, results, missing,
-                   command)
+    body = section(server_kinds, sizes, protocols, delays, rounds, opts, results, missing, command)
     if write_md:
         write_section(write_md, "group-protocols", body)
         say(f"wrote {write_md}")
@@ -183,7 +211,7 @@ def _ratio(a: float, b: float) -> str:
 
 
 def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, ...], delays: list[int],
-            partitions: int, rounds: int, per_process: int, results: dict[Key, list[Measured]],
+            rounds: int, opts: Options, results: dict[Key, list[Measured]],
             missing: set[tuple[str, str]], command: str) -> str:
     def med(kind: str, delay: int, protocol: str, size: int, what: str) -> float:
         return _median([getattr(m, what) for m in results.get((kind, delay, protocol, size), [])])
@@ -192,11 +220,12 @@ def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[st
             f"Command: `{command}`  \nMachine: {machine()}.  \n"
             f"Measured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds, servers in turn (order reversed "
             f"every other round), medians. confluent-kafka Consumers with client defaults but "
-            f"`group.protocol`, {per_process} a worker process, on a topic of {partitions} partitions; "
-            f"stable: every member holds its balanced share and together they hold each partition once. "
-            f"Form: subscribe to stable; leave: one member's close() to the others stable again. "
-            f"group.consumer.heartbeat.interval.ms 5000 and group.consumer.session.timeout.ms 45000 "
-            f"(Kafka's defaults) on both servers.\n\n")
+            f"`group.protocol`, {opts.per_process} a worker process, on a topic of {opts.partitions} "
+            f"partitions; stable: every member holds its balanced share and together they hold each "
+            f"partition once. Form: subscribe to stable; leave: one member's close() to the others stable "
+            f"again. Kafka's defaults on both servers (group.consumer.heartbeat.interval.ms 5000, "
+            f"group.consumer.session.timeout.ms 45000; the mock set to them) but the initial delay"
+            + (f"; lowered for this run: {', '.join(opts.lowered())}" if opts.lowered() else "") + ".\n\n")
     text += ("| server | initial delay, ms | members | " + " | ".join(
         f"{p} form, ms | {p} leave, ms" for p in protocols) + " | consumer / classic, form | "
              "consumer / classic, leave |\n")

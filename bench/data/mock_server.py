@@ -18,9 +18,10 @@ import glob
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 # setting -> (the C setter, how the value is given to it)
-MOCK_SETTINGS = {
+MOCK_SETTINGS: dict[str, tuple[str, Callable[[str], int]]] = {
     "group.initial.rebalance.delay.ms": ("rd_kafka_mock_group_initial_rebalance_delay_ms", int),
     "group.consumer.heartbeat.interval.ms": ("rd_kafka_mock_set_group_consumer_heartbeat_interval_ms", int),
     "group.consumer.session.timeout.ms": ("rd_kafka_mock_set_group_consumer_session_timeout_ms", int),
