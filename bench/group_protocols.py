@@ -188,7 +188,8 @@ def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, .
                             m = form_and_leave(server.port, server.pid, group, protocol, size, opts)
                             results.setdefault((kind, delay, protocol, size), []).append(m)
                             say(f"round {r + 1}/{rounds} {kind} delay {delay} ms {protocol} {size} members: "
-                                f"stable in {_ms(m.form)} ms, again {_ms(m.leave)} ms after a leave (CPU, % of a core: members {m.client_cpu * 100:.0f}, server "
+                                f"stable in {_ms(m.form)} ms, again {_ms(m.leave)} ms after a leave "
+                                f"(CPU, % of a core: members {m.client_cpu * 100:.0f}, server "
                                 f"{m.server_cpu * 100:.0f})")
     body = section(server_kinds, sizes, protocols, delays, rounds, opts, results, missing, command)
     if write_md:
