@@ -99,7 +99,8 @@ def group_members(first: int, n: int, events: Any, go: Any, leave: Any, stop: An
                   config: dict[str, Any], topic: str) -> None:
     """``n`` consumers of one group: made, then (on ``go``) subscribed to ``topic`` and polled
     in turn every SWEEP_S; each change of a member's assignment is reported as ``("assign",
-    index, when, partitions)``. On ``leave`` member 0 closes (``("left", 0, when)`` just before)."""
+    index, when, partitions)``. On ``leave`` member 0 closes (``("left", 0, when)`` just before),
+    in a thread of its own."""
     worker_setup(core)
     try:
         from confluent_kafka import Consumer
@@ -111,10 +112,13 @@ def group_members(first: int, n: int, events: Any, go: Any, leave: Any, stop: An
         for c in members.values():
             c.subscribe([topic])
         held: dict[int, tuple[int, ...]] = {}
+        closing = None
         while not stop.is_set():
             if 0 in members and leave.is_set():
+                # closed in a thread of its own: this one keeps polling the others meanwhile
                 events.put(("left", 0, time.monotonic()))
-                members.pop(0).close()
+                closing = threading.Thread(target=members.pop(0).close, daemon=True)
+                closing.start()
             for index, c in members.items():
                 c.poll(0)
                 now = tuple(sorted(tp.partition for tp in c.assignment()))
@@ -122,6 +126,8 @@ def group_members(first: int, n: int, events: Any, go: Any, leave: Any, stop: An
                     held[index] = now
                     events.put(("assign", index, time.monotonic(), now))
             time.sleep(SWEEP_S)
+        if closing is not None:
+            closing.join(60)
         close_all(list(members.values()))
     except BaseException as e:  # reported: the benchmark stops with it
         events.put(("error", f"{type(e).__name__}: {e}"))
