@@ -92,9 +92,11 @@ def is_stable(held: dict[int, tuple[int, ...]], members: set[int], partitions: i
 
 
 def _until_stable(pool: member_pool.Pool, held: dict[int, tuple[int, ...]], members: set[int],
-                  partitions: int, timeout: float) -> float:
-    """When (monotonic) the assignment reported last made the group stable."""
+                  partitions: int, timeout: float) -> tuple[float, int]:
+    """When (monotonic) the assignment reported last made the group stable, and the most
+    partitions that no member held at once meanwhile."""
     deadline = time.monotonic() + timeout
+    unowned = partitions - len(set().union(*(held.get(m, ()) for m in members)))
     while True:
         kind, *rest = pool.get(max(0.1, deadline - time.monotonic()))
         if kind == "error":
@@ -102,18 +104,25 @@ def _until_stable(pool: member_pool.Pool, held: dict[int, tuple[int, ...]], memb
         if kind == "assign":
             index, when, partitions_held = rest
             held[index] = partitions_held
-            if index in members and is_stable(held, members, partitions):
-                return float(when)
+            if index in members:
+                owned = set().union(*(held.get(m, ()) for m in members))
+                unowned = max(unowned, partitions - len(owned))
+                if is_stable(held, members, partitions):
+                    return float(when), unowned
         if time.monotonic() > deadline:
             raise RuntimeError(f"the group did not become stable in {timeout:g} s")
 
 
 class Measured:
-    """One measurement: seconds to form and to reconcile after a leave (nan with one member), and
-    the member workers' and the server's CPU while forming, as shares of one core."""
+    """One measurement: seconds to form and to reconcile after a leave (nan with one member), the
+    most partitions without an owner at once while reconciling (the leaver's, and with the
+    classic protocol's eager rebalance every member's until it has synced), and the member
+    workers' and the server's CPU while forming, as shares of one core."""
 
-    def __init__(self, form: float, leave: float, client_cpu: float, server_cpu: float) -> None:
-        self.form, self.leave, self.client_cpu, self.server_cpu = form, leave, client_cpu, server_cpu
+    def __init__(self, form: float, leave: float, unowned: float, client_cpu: float,
+                 server_cpu: float) -> None:
+        self.form, self.leave, self.unowned = form, leave, unowned
+        self.client_cpu, self.server_cpu = client_cpu, server_cpu
 
 
 def form_and_leave(port: int, server_pid: int, group: str, protocol: str, size: int, opts: Options,
@@ -132,12 +141,12 @@ def form_and_leave(port: int, server_pid: int, group: str, protocol: str, size: 
         members = set(range(size))
         cpu0, server_cpu0, start = pool.cpu_seconds(), servers.cpu_seconds(server_pid), time.monotonic()
         pool.go.set()
-        formed = _until_stable(pool, held, members, partitions, timeout)
+        formed, _ = _until_stable(pool, held, members, partitions, timeout)
         wall = max(1e-9, time.monotonic() - start)
         client_cpu = (pool.cpu_seconds() - cpu0) / wall
         server_cpu = (servers.cpu_seconds(server_pid) - server_cpu0) / wall
         if size < 2:
-            return Measured(formed - start, float("nan"), client_cpu, server_cpu)
+            return Measured(formed - start, float("nan"), float("nan"), client_cpu, server_cpu)
         pool.leave.set()
         members.discard(0)
         while True:  # the leaver's stamp; assignments reported before it change nothing here
@@ -147,8 +156,8 @@ def form_and_leave(port: int, server_pid: int, group: str, protocol: str, size: 
                 break
             if kind == "assign":
                 held[rest[0]] = rest[2]
-        return Measured(formed - start, _until_stable(pool, held, members, partitions, timeout) - left,
-                        client_cpu, server_cpu)
+        again, unowned = _until_stable(pool, held, members, partitions, timeout)
+        return Measured(formed - start, again - left, unowned, client_cpu, server_cpu)
 
 
 def _server_args(kind: str, delay_ms: int, opts: Options) -> dict:
@@ -189,6 +198,7 @@ def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, .
                             results.setdefault((kind, delay, protocol, size), []).append(m)
                             say(f"round {r + 1}/{rounds} {kind} delay {delay} ms {protocol} {size} members: "
                                 f"stable in {_ms(m.form)} ms, again {_ms(m.leave)} ms after a leave "
+                                f"({_n(m.unowned)} partitions unowned at most) "
                                 f"(CPU, % of a core: members {m.client_cpu * 100:.0f}, server "
                                 f"{m.server_cpu * 100:.0f})")
     body = section(server_kinds, sizes, protocols, delays, rounds, opts, results, missing, command)
@@ -205,6 +215,10 @@ def _median(values: list[float]) -> float:
 
 def _ms(value: float) -> str:
     return "-" if value != value else f"{value * 1000:,.0f}"
+
+
+def _n(value: float) -> str:
+    return "-" if value != value else f"{value:,.0f}"
 
 
 def _ratio(a: float, b: float) -> str:
@@ -224,21 +238,23 @@ def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[st
             f"`group.protocol`, {opts.per_process} a worker process, on a topic of {opts.partitions} "
             f"partitions; stable: every member holds its balanced share and together they hold each "
             f"partition once. Form: subscribe to stable; leave: one member's close() to the others stable "
-            f"again. Kafka's defaults on both servers (group.consumer.heartbeat.interval.ms 5000, "
+            f"again; unowned: the most partitions no member held at once meanwhile. Kafka's defaults on "
+            f"both servers (group.consumer.heartbeat.interval.ms 5000, "
             f"group.consumer.session.timeout.ms 45000; the mock set to them) but the initial delay"
             + (f"; lowered for this run: {', '.join(opts.lowered())}" if opts.lowered() else "") + ".\n\n")
     text += ("| server | initial delay, ms | members | " + " | ".join(
-        f"{p} form, ms | {p} leave, ms" for p in protocols) + " | consumer / classic, form | "
-             "consumer / classic, leave |\n")
-    text += "| --- | ---: | ---: |" + " ---: |" * (2 * len(protocols) + 2) + "\n"
+        f"{p} form, ms | {p} leave, ms | {p} leave, unowned" for p in protocols)
+             + " | consumer / classic, form | consumer / classic, leave |\n")
+    text += "| --- | ---: | ---: |" + " ---: |" * (3 * len(protocols) + 2) + "\n"
     for kind in server_kinds:
         for delay in delays:
             for size in sizes:
                 cells = []
                 for p in protocols:
+                    served = (kind, p) not in missing
                     for what in ("form", "leave"):
-                        served = (kind, p) not in missing
                         cells.append(_ms(med(kind, delay, p, size, what)) if served else "not served")
+                    cells.append(_n(med(kind, delay, p, size, "unowned")) if served else "not served")
                 ratios = [_ratio(med(kind, delay, "consumer", size, w), med(kind, delay, "classic", size, w))
                           for w in ("form", "leave")]
                 text += f"| {kind} | {delay} | {size} | " + " | ".join(cells + ratios) + " |\n"

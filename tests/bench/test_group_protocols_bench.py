@@ -44,18 +44,21 @@ def test_both_protocols_form_and_reconcile_on_the_mock(tmp_path):
     doc = _bench(tmp_path, "--servers", "mock", "--session-timeout-ms", "2000")
     rows = _rows(doc, "mock")
     assert set(rows) == {1, 2}
-    classic_form, classic_leave, consumer_form, consumer_leave, *ratios = rows[2]
+    (classic_form, classic_leave, classic_unowned, consumer_form, consumer_leave, consumer_unowned,
+     *ratios) = rows[2]
     assert all(_ms(c) > 0 for c in (classic_form, classic_leave, consumer_form, consumer_leave))
+    # the leaver's partitions at least, and never more than the topic's
+    assert all(2 <= int(c) <= 4 for c in (classic_unowned, consumer_unowned))
     assert all(r.endswith("x") and float(r[:-1]) > 0 for r in ratios)
-    assert _ms(rows[1][0]) > 0 and rows[1][1] == "-"  # nobody is left to reconcile
+    assert _ms(rows[1][0]) > 0 and rows[1][1:3] == ["-", "-"]  # nobody is left to reconcile
     assert "lowered for this run: session.timeout.ms 2000" in doc
 
 
 def test_classic_groups_form_and_reconcile_on_kafkalite(tmp_path):
     doc = _bench(tmp_path, "--servers", "kafkalite", "--protocols", "classic", "--session-timeout-ms", "6000")
     rows = _rows(doc, "kafkalite")
-    assert _ms(rows[2][0]) > 0 and _ms(rows[2][1]) > 0
-    assert _ms(rows[1][0]) > 0 and rows[1][1] == "-"
+    assert _ms(rows[2][0]) > 0 and _ms(rows[2][1]) > 0 and 2 <= int(rows[2][2]) <= 4
+    assert _ms(rows[1][0]) > 0 and rows[1][1:3] == ["-", "-"]
 
 
 def test_consumer_protocol_groups_form_and_reconcile_on_kafkalite(tmp_path):
@@ -64,5 +67,5 @@ def test_consumer_protocol_groups_form_and_reconcile_on_kafkalite(tmp_path):
         pytest.skip("kafkalite does not serve the consumer group protocol (no ConsumerGroupHeartbeat, "
                     "api key 68, in ApiVersions)")
     rows = _rows(doc, "kafkalite")
-    assert _ms(rows[2][0]) > 0 and _ms(rows[2][1]) > 0
-    assert _ms(rows[1][0]) > 0 and rows[1][1] == "-"
+    assert _ms(rows[2][0]) > 0 and _ms(rows[2][1]) > 0 and 2 <= int(rows[2][2]) <= 4
+    assert _ms(rows[1][0]) > 0 and rows[1][1:3] == ["-", "-"]
