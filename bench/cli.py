@@ -339,6 +339,98 @@ def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, p
     groups.run(sizes, seconds, rounds, heartbeat_ms, pin, write_md, command)
 
 
+def _server_names(servers: str) -> tuple[str, ...]:
+    names = tuple(servers.split(","))
+    unknown = set(names) - {"kafkalite", "mock"}
+    if unknown:
+        raise click.BadParameter(f"unknown servers: {', '.join(sorted(unknown))}", param_hint="--servers")
+    return names
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+@bench.command("group-protocols")
+@click.option("--servers", default="kafkalite,mock", show_default=True,
+              help="Servers to measure: kafkalite, mock (librdkafka's mock cluster).")
+@click.option("--members", default="1,10,50", show_default=True, help="Group sizes, comma-separated.")
+@click.option("--protocols", default="classic,consumer", show_default=True,
+              help="group.protocol values to measure.")
+@click.option("--delays", default="3000,0", show_default=True,
+              help="group.initial.rebalance.delay.ms of the servers (Kafka's default 3000), comma-separated.")
+@click.option("--partitions", default=60, show_default=True, help="Partitions of the subscribed topic.")
+@click.option("--rounds", default=3, show_default=True,
+              help="Take the servers in turn this many times (order reversed every other round).")
+@click.option("--per-process", default=10, show_default=True, help="Members hosted by each worker process.")
+@click.option("--session-timeout-ms", default=45000, show_default=True,
+              help="The classic members' session.timeout.ms (the mock's classic rebalances wait 1 s less).")
+@click.option("--heartbeat-interval-ms", default=3000, show_default=True,
+              help="The classic members' heartbeat.interval.ms.")
+@click.option("--consumer-heartbeat-ms", default=5000, show_default=True,
+              help="The servers' group.consumer.heartbeat.interval.ms (below 5000 kafkalite's minimum is "
+                   "lowered with it).")
+@click.option("--pin/--no-pin", default=True, show_default=True, help="Servers on core 0, members on core 1.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the group-protocols section of this markdown file (docs/benchmarks.md).")
+def bench_group_protocols(servers: str, members: str, protocols: str, delays: str, partitions: int,
+                          rounds: int, per_process: int, session_timeout_ms: int, heartbeat_interval_ms: int,
+                          consumer_heartbeat_ms: int, pin: bool, write_md: str | None) -> None:
+    """A group of 1, 10 and 50 confluent-kafka consumers stable, and stable again after one leaves,
+    with the classic protocol against KIP-848's consumer protocol, on kafkalite and the mock."""
+    from . import group_protocols
+
+    names = _server_names(servers)
+    wanted = tuple(protocols.split(","))
+    if set(wanted) - set(group_protocols.PROTOCOLS):
+        raise click.BadParameter(f"protocols are {', '.join(group_protocols.PROTOCOLS)}",
+                                 param_hint="--protocols")
+    command = (f"kafkalite bench group-protocols --servers {servers} --members {members} "
+               f"--protocols {protocols} --delays {delays} --partitions {partitions} --rounds {rounds} "
+               f"--per-process {per_process}"
+               + "".join(f" --{name} {value}" for name, value, default in (
+                   ("session-timeout-ms", session_timeout_ms, 45000),
+                   ("heartbeat-interval-ms", heartbeat_interval_ms, 3000),
+                   ("consumer-heartbeat-ms", consumer_heartbeat_ms, 5000)) if value != default)
+               + ("" if pin else " --no-pin") + (f" --write {write_md}" if write_md else ""))
+    opts = group_protocols.Options(partitions, per_process, pin, session_timeout_ms, heartbeat_interval_ms,
+                                   consumer_heartbeat_ms)
+    group_protocols.run(names, _ints(members), wanted, _ints(delays), rounds, opts, write_md, command)
+
+
+@bench.command("share")
+@click.option("--servers", default="kafkalite,mock", show_default=True,
+              help="Servers to measure: kafkalite, mock (librdkafka's mock cluster).")
+@click.option("--consumers", default="1,4,16", show_default=True,
+              help="ShareConsumers on the one partition, comma-separated.")
+@click.option("--acks", default="implicit,explicit", show_default=True,
+              help="share.acknowledgement.mode values to measure.")
+@click.option("--records", default=30_000, show_default=True,
+              help="Records of 100 B loaded first, read whole each time (the mock keeps 5 MiB a partition).")
+@click.option("--rounds", default=3, show_default=True,
+              help="Take the servers in turn this many times (order reversed every other round).")
+@click.option("--per-process", default=4, show_default=True,
+              help="ShareConsumers hosted by each worker process.")
+@click.option("--pin/--no-pin", default=True, show_default=True,
+              help="Servers on core 0, consumers on core 1.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the share section of this markdown file (docs/benchmarks.md).")
+def bench_share(servers: str, consumers: str, acks: str, records: int, rounds: int, per_process: int,
+                pin: bool, write_md: str | None) -> None:
+    """Share-group throughput with 1, 4 and 16 ShareConsumers on one partition (records/s and
+    acknowledgements/s), on kafkalite and the mock."""
+    from . import share
+
+    names = _server_names(servers)
+    modes = tuple(acks.split(","))
+    if set(modes) - set(share.MODES):
+        raise click.BadParameter(f"modes are {', '.join(share.MODES)}", param_hint="--acks")
+    command = (f"kafkalite bench share --servers {servers} --consumers {consumers} --acks {acks} "
+               f"--records {records} --rounds {rounds} --per-process {per_process}"
+               + ("" if pin else " --no-pin") + (f" --write {write_md}" if write_md else ""))
+    share.run(names, _ints(consumers), modes, records, rounds, per_process, pin, write_md, command)
+
+
 @bench.command("startup")
 @click.option("--rounds", default=5, show_default=True,
               help="Rounds (kinds in turn), each in a fresh process.")

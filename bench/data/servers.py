@@ -102,10 +102,11 @@ def _wait(server: Server, ready: object, timeout: float = 60.0) -> None:
 @contextlib.contextmanager
 def started(kind: str, *, pin: bool = True, topic: str = "bench", message_bytes: int = 16384,
             batch_records: int = 63, log_batches: int = 0,
-            overrides: tuple[str, ...] = ()) -> Iterator[Server]:
-    """A running server of ``kind``: kafkalite, mock or bare (which serves ``topic`` with a log of
-    ``log_batches`` batches, 0 for endless, of ``batch_records`` records of ``message_bytes``
-    bytes)."""
+            overrides: tuple[str, ...] = (), mock_settings: tuple[str, ...] = ()) -> Iterator[Server]:
+    """A running server of ``kind``: kafkalite (with ``overrides``), mock (with ``mock_settings``,
+    mock_server.py's ``SETTING=VALUE`` and ``topic:NAME=PARTITIONS``) or bare (which serves
+    ``topic`` with a log of ``log_batches`` batches, 0 for endless, of ``batch_records`` records of
+    ``message_bytes`` bytes)."""
     work = tempfile.mkdtemp(prefix=f"kafkalite-bench-{kind}-")
     log_path = os.path.join(work, "server.log")
     pin = pin and pinning()
@@ -120,7 +121,7 @@ def started(kind: str, *, pin: bool = True, topic: str = "bench", message_bytes:
             server = Server(kind, port, _popen(args, log_path, pin), log_path, f"{work}/data")
             _wait(server, lambda: registered_brokers(port) == {1})
         elif kind == "mock":
-            args = [sys.executable, "-m", "kafkalite_bench.data.mock_server", "1"]
+            args = [sys.executable, "-m", "kafkalite_bench.data.mock_server", "1", *mock_settings]
             server = Server(kind, 0, _popen(args, log_path, pin), log_path)
 
             def mock_ready() -> bool:
