@@ -115,7 +115,7 @@ def cluster(voters: int, session_timeout_ms: int) -> Iterator[Cluster]:
             raise RuntimeError(f"the cluster did not come up (logs in {work})")
         yield Cluster(work, cluster_id, nodes, quorum)
     finally:
-        C.stop(nodes)
+        C.stop(nodes, controllers=voters)
         if quorum is not None:
             quorum.close()
         shutil.rmtree(work, ignore_errors=True)

@@ -98,9 +98,14 @@ def test_a_second_cluster_on_ports_in_use_fails_at_once(running, tmp_path):
 
 
 def test_one_ctrl_c_stops_every_broker_gracefully(running):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
     proc, tmp = running["proc"], running["tmp"]
     pids = [int(p) for p in re.findall(r"pid (\d+)", running["text"])]
     assert len(pids) == 2
+    # A replicated partition: each broker's graceful stop asks the controller to move it first.
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{running['base']}"})
+    admin.create_topics([NewTopic("replicated", 1, 2)])["replicated"].result(30)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
     assert wait_exit(proc, 60) == 0
     assert "all brokers stopped" in proc_text(proc)
@@ -108,6 +113,9 @@ def test_one_ctrl_c_stops_every_broker_gracefully(running):
         log = (tmp / "cluster" / f"broker-{n}.log").read_text()
         assert f"Broker {n} shut down" in log
         assert "exiting now" not in log and "Second signal" not in log
+    # Broker 2 stopped before the controller's node (broker 1), which still answered it.
+    log = (tmp / "cluster" / "broker-2.log").read_text()
+    assert "Broker 2: controlled shutdown done" in log and "not confirmed" not in log
     assert wait_for(lambda: not any(os.path.exists(f"/proc/{p}") and
                                     "Z" not in open(f"/proc/{p}/stat").read().split()[2] for p in pids),
                     timeout=10)

@@ -52,7 +52,7 @@ def quorum_cluster(directory: str) -> Iterator[dict]:
         yield {"nodes": {n.node_id: n for n in nodes}, "quorum": quorum,
                "faults": C.ProcessFaults(nodes, cluster_id, quorum), "dir": directory}
     finally:
-        C.stop(nodes)
+        C.stop(nodes, controllers=NODES)  # every node a voter: all together, as before
         quorum.close()
 
 

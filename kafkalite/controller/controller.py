@@ -758,7 +758,9 @@ class KafkaController:
         changed = []
         for tp in sorted(ctx.all_partitions):
             lead = ctx.partition_leadership.get(tp)
-            if lead is None or broker_id not in (lead.leader, *lead.isr):
+            # A topic being deleted is left alone (Kafka's partitionsToActOn): a LeaderAndIsr for
+            # it would make the new leader create the log its StopReplica has just deleted.
+            if lead is None or broker_id not in (lead.leader, *lead.isr) or tp.topic in self._deleting:
                 continue
             rest = tuple(r for r in lead.isr if r != broker_id)
             if lead.leader == broker_id:

@@ -191,3 +191,26 @@ def test_a_broker_done_with_its_controlled_shutdown_is_fenced_in_the_log():
         raft.lose_leadership()
         raft.elect()
         assert c.await_active(10) and c.context.live_or_shutting_down_broker_ids == set()
+
+
+def test_a_controlled_shutdown_leaves_the_partitions_of_a_topic_being_deleted_alone():
+    """Kafka's doControlledShutdown acts on no partition of a topic queued for deletion: moving
+    its leadership would send a LeaderAndIsr that makes the new leader create the log again."""
+    with controller() as (c, raft):
+        raft.startup()
+        assert c.await_active(10)
+        # Closed ports: the StopReplica (delete) is never answered, so "gone" stays being deleted.
+        epochs = {b: register(c, b, closed_port()) for b in (1, 2)}
+        for b, epoch in epochs.items():
+            assert c.heartbeat(b, epoch) == (E.NONE, False)
+        c.create_topic("gone", 1, 2, {0: [1, 2]}, False).result(10)
+        c.create_topic("kept", 1, 2, {0: [1, 2]}, False).result(10)
+        assert wait_for(lambda: {tp.topic: lead.leader for tp, lead in c.context.partition_leadership.items()}
+                        == {"gone": 1, "kept": 1}, timeout=10)
+        c.delete_topic("gone", None).result(10)
+        assert c.is_deleting("gone")
+        before = {tp.topic: lead for tp, lead in c.context.partition_leadership.items()}
+        assert wait_for(lambda: c.heartbeat(1, epochs[1], want_shut_down=True) == (E.NONE, True), timeout=10)
+        after = {tp.topic: lead for tp, lead in c.context.partition_leadership.items()}
+        assert after["kept"].leader == 2 and after["kept"].isr == (2,)
+        assert after["gone"] == before["gone"]

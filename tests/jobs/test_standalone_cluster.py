@@ -75,9 +75,14 @@ def test_the_report_on_a_standalone_cluster_matches_local_mode(tmp_path, spark, 
     from kafkalite.jobs import report
 
     report.run(spark, str(logs), str(local_out), progress=lambda _: None)
+    # 2 shuffle partitions, as local mode has (report.session): a cluster keeps Spark's 200, here
+    # 200 tasks of almost nothing per shuffle on the Worker's one core (a third of the job's time).
+    # Still a multi-partition shuffle; the tables do not depend on the count.
+    submit = "--conf spark.sql.shuffle.partitions=2 pyspark-shell"
     done = subprocess.run([sys.executable, "-m", "kafkalite", "report", "--logs", str(logs), "--out",
                            str(cluster_out), "--master", standalone], capture_output=True, text=True,
-                          timeout=240, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+                          timeout=240, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
+                                            "PYSPARK_SUBMIT_ARGS": submit})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "300 requests" in done.stdout
     for name in ("by_api", "per_minute", "slowest", "by_client", "by_processor", "controller_queue"):

@@ -192,7 +192,9 @@ def test_a_hanging_transaction_is_aborted_after_its_timeout_and_the_index_surviv
 def test_an_open_transaction_holds_the_lso_across_a_broker_restart(tmp_path):
     """A transaction open when the broker is SIGKILLed (its producer SIGKILLed too) still holds
     the LSO after the restart (the producer state and the coordinator's __transaction_state are
-    recovered), and is aborted once its timeout (20 s) runs out."""
+    recovered), and is aborted once its timeout (10 s) runs out. The hang, the transactions after it
+    and the restart take about 2 s (5 s on a loaded machine): the LSO is checked well inside the
+    timeout."""
     if server_is_mock():
         pytest.skip("the mock has no broker process to restart")
     log_dir = tmp_path / "data"
@@ -200,7 +202,7 @@ def test_an_open_transaction_holds_the_lso_across_a_broker_restart(tmp_path):
     try:
         topic = "open-across-restart"
         create_topic(broker.bootstrap, topic, 1)
-        timeout_ms = 20000
+        timeout_ms = 10000
         began = hang_a_transaction(tmp_path, broker.bootstrap, topic, timeout_ms, 3)
         after = txns("after", [(2, True)])
         confluent_transactions(broker.bootstrap, topic, "after-the-open-one", after)
