@@ -1,6 +1,7 @@
 """Consumer groups inside the GroupCoordinator: one namespace with classic groups (empty ones
-convert both ways; non-empty ones migrate online, test_migration.py), ListGroups' types and states, DeleteGroups, offsets committed by members with their
-epochs and shared with the classic machinery, and the groups reloaded from the records."""
+convert both ways; non-empty ones migrate online, test_migration.py), ListGroups' types and
+states, DeleteGroups, offsets committed by members with their epochs and shared with the
+classic machinery, and the groups reloaded from the records."""
 
 from __future__ import annotations
 

@@ -81,8 +81,10 @@ def classic_group(c: GroupCoordinator, protocol_type: str = "consumer") -> tuple
     assert c.heartbeat("g", a_id, None, first.generation_id) == E.REBALANCE_IN_PROGRESS
     a_join = join(c, a_id, protocol_type=protocol_type).get()
     generation = b_join.get().generation_id
-    leader = sync(c, a_id, generation, {a_id: assignment(0, 1, 2), b_id: assignment(3, 4, 5)}, protocol_type)
-    assert sync(c, b_id, generation, None, protocol_type).error == E.NONE and leader.error == E.NONE and a_join.error == E.NONE
+    assignments = {a_id: assignment(0, 1, 2), b_id: assignment(3, 4, 5)}
+    leader = sync(c, a_id, generation, assignments, protocol_type)
+    assert sync(c, b_id, generation, None, protocol_type).error == E.NONE
+    assert leader.error == E.NONE and a_join.error == E.NONE
     return a_id, b_id, generation
 
 
@@ -159,7 +161,7 @@ def test_an_invalid_heartbeat_does_not_upgrade():
 def test_waiting_classic_requests_are_answered_rebalance_in_progress_at_the_upgrade():
     c, _ = make()
     try:
-        a, b, generation = classic_group(c)
+        classic_group(c)
         new_id = join(c).get().member_id
         waiting = join(c, new_id)  # a rebalance starts; it waits for a and b
         assert not waiting.event.is_set()
@@ -235,8 +237,8 @@ def test_a_classic_member_joining_a_consumer_group_is_assigned_and_leaves():
         assert partitions == set(range(6)) - kept and len(owners(c)) == 6
         assert c.leave_group("g", [(member_id, None)])[1] == [E.NONE]
         assert member_id not in group.members and "g" in c.consumer.groups
-        tombstone = (cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_MEMBER_METADATA, "g", member_id)), None)
-        assert tombstone in store.records
+        key = cr.ConsumerGroupKey(cr.CONSUMER_GROUP_MEMBER_METADATA, "g", member_id)
+        assert (cr.encode_key(key), None) in store.records
     finally:
         c.shutdown()
 
@@ -308,7 +310,7 @@ def test_no_downgrade_above_the_classic_max_size_or_to_an_empty_group():
 def test_classic_members_reload_with_their_classic_metadata():
     c, store = make()
     try:
-        a, b, _ = classic_group(c)
+        a, _, _ = classic_group(c)
         cg_heartbeat(c, "m", 0)
     finally:
         c.shutdown()
