@@ -41,7 +41,8 @@ def consumer(cluster: Cluster, protocol: str) -> Consumer:
         "auto.offset.reset": "earliest", "enable.auto.commit": False,
         "topic.metadata.refresh.interval.ms": 500}
     if protocol == "classic":
-        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 200, "max.poll.interval.ms": 15000})
+        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 200,
+                       "max.poll.interval.ms": 15000})
     c = Consumer(config)
     c.subscribe([TOPIC])
     return c
