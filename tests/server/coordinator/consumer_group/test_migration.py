@@ -323,3 +323,26 @@ def test_classic_members_reload_with_their_classic_metadata():
         assert group.members["m"].classic is None and "g" in other.groups
     finally:
         other.shutdown()
+
+
+def test_a_static_classic_member_back_under_a_new_id_replaces_the_old_one():
+    c, _ = make()
+    try:
+        cg_heartbeat(c, "m", 0)
+
+        def static_join(member_id: str) -> JoinResult:
+            answer = Answer()
+            c.join_group("g", member_id, "i", True, "client", "/127.0.0.1", 10000, 10000, "consumer",
+                         subscription(), answer)
+            return answer.get()
+
+        old = static_join("")
+        assert old.error == E.NONE and c.consumer.groups["g"].static_members == {"i": old.member_id}
+        new = static_join("")
+        assert new.error == E.NONE and new.member_id != old.member_id
+        assert c.consumer.groups["g"].static_members == {"i": new.member_id}
+        assert old.member_id not in c.consumer.groups["g"].members
+        assert static_join(old.member_id).error == E.FENCED_INSTANCE_ID
+        assert c.heartbeat("g", old.member_id, "i", new.generation_id) == E.FENCED_INSTANCE_ID
+    finally:
+        c.shutdown()
