@@ -33,6 +33,7 @@ from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
 from ..purgatory import DelayedOperationPurgatory
+from .consumer_group import classic as classic_members
 from .consumer_group.manager import (
     ConsumerGroupManager,
     HeartbeatRequest,
@@ -98,6 +99,7 @@ class GroupCoordinator:
         # Empty classic group's (one namespace of group ids, one OffsetManager for both kinds).
         self.consumer = ConsumerGroupManager(config, topics or dict, PurgatoryTimer(self.heartbeat_purgatory),
                                              self._write, self._lock, partition_for)
+        self.consumer.downgrade = self._downgrade
         self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
                                             self._heartbeat, now_ms, busy=self._consumer_group_busy,
                                             subscribed=self._consumer_group_subscriptions)
@@ -272,11 +274,13 @@ class GroupCoordinator:
         with self._lock:
             if group_id in self.consumer.groups:
                 # Kafka's classicGroupJoin: an empty consumer group becomes a classic one whatever
-                # group.consumer.migration.policy says; a non-empty one would take the member in
-                # (online migration), which kafkalite does not do: refused as Kafka refuses a
-                # member whose protocol the group cannot serve.
+                # group.consumer.migration.policy says; a non-empty one takes the member in as a
+                # classic member (online migration, consumer_group/classic.py).
                 if not self.consumer.is_empty(group_id):
-                    respond(JoinResult(E.INCONSISTENT_GROUP_PROTOCOL, member_id=member_id))
+                    self._join_consumer_group(classic_members.JoinRequest(
+                        group_id, member_id, group_instance_id, require_known_member_id, client_id,
+                        client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols),
+                        respond)
                     return
                 log.info("Converting the empty consumer group %s to a classic group", group_id)
                 self._write(group_id, self.consumer.delete(group_id))
@@ -301,6 +305,19 @@ class GroupCoordinator:
                                         rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
                                         respond)
             self._try_complete_join(group)
+
+    def _join_consumer_group(self, request: classic_members.JoinRequest,
+                             respond: Callable[[JoinResult], None]) -> None:
+        """A classic member's JoinGroup served by a consumer group, answered once its records are
+        committed: no leader, so the member syncs as a follower and gets its assignment."""
+        answer, records = self.consumer.classic_join(request)
+        result = JoinResult(answer.error, answer.generation_id, answer.protocol_type, answer.protocol_name,
+                            NO_MEMBER, answer.member_id)
+        if not records:
+            respond(result)
+            return
+        self.store.append(request.group_id, records, lambda error: respond(
+            result if not error else JoinResult(error, member_id=answer.member_id)))
 
     def _join_unknown_member(self, group: GroupMetadata, instance_id: str | None, require_known: bool,
                              client_id: str, client_host: str, rebalance_timeout_ms: int,
@@ -486,6 +503,12 @@ class GroupCoordinator:
             respond(SyncResult(error))
             return
         with self._lock:
+            if group_id in self.consumer.groups:
+                error, assignment = self.consumer.classic_sync(group_id, member_id, group_instance_id,
+                                                               generation_id, protocol_type, protocol_name)
+                respond(SyncResult(error, protocol_type, protocol_name, assignment) if not error
+                        else SyncResult(error))
+                return
             group = self.groups.get(group_id)
             member = group.members.get(member_id) if group is not None else None
             if group is None or member is None:
@@ -545,6 +568,8 @@ class GroupCoordinator:
         if error:
             return error
         with self._lock:
+            if group_id in self.consumer.groups:
+                return self.consumer.classic_heartbeat(group_id, member_id, group_instance_id, generation_id)
             group = self.groups.get(group_id)
             member = group.members.get(member_id) if group is not None else None
             if group is None or member is None or group.is_in(S.EMPTY, S.DEAD):
@@ -605,6 +630,11 @@ class GroupCoordinator:
         if error:
             return error, []
         with self._lock:
+            if group_id in self.consumer.groups:
+                # Its records are written as a timeout's are (LeaveGroup answers at once here).
+                errors, records = self.consumer.classic_leave(group_id, members)
+                self._write(group_id, records)
+                return E.NONE, errors
             group = self.groups.get(group_id)
             if group is None or group.is_in(S.DEAD):
                 return E.NONE, [E.UNKNOWN_MEMBER_ID] * len(members)
@@ -652,12 +682,22 @@ class GroupCoordinator:
             classic = self.groups.get(group_id)
             records: Records = []
             if classic is not None and group_id not in self.consumer.groups:
-                if request.member_epoch != 0 or not classic.is_in(S.EMPTY):
+                invalid = self.consumer.check(request)
+                if invalid is not None:
+                    respond(invalid)
+                    return
+                if request.member_epoch == 0 and not classic.is_in(S.EMPTY, S.DEAD):
+                    error_message = self._upgrade(classic, records)
+                    if error_message is not None:
+                        respond(HeartbeatResult(E.GROUP_ID_NOT_FOUND, error_message,
+                                                request.member_id or None))
+                        return
+                elif request.member_epoch != 0 or not classic.is_in(S.EMPTY):
                     respond(HeartbeatResult(E.GROUP_ID_NOT_FOUND,
                                             f"Group {group_id} is not a consumer group.",
                                             request.member_id or None))
                     return
-                if classic.protocol_type is not None or classic.generation_id:
+                elif classic.protocol_type is not None or classic.generation_id:
                     records.append((cr.encode_key(cr.GroupKey(group_id)), None))
                     classic.protocol_type, classic.protocol_name, classic.generation_id = None, None, 0
             result, more = self.consumer.heartbeat(request)
@@ -673,6 +713,77 @@ class GroupCoordinator:
             return
         self.store.append(group_id, records, lambda error: respond(
             result if not error else HeartbeatResult(error, None, result.member_id)))
+
+    def _upgrade(self, group: GroupMetadata, records: Records) -> str | None:
+        """A non-empty classic group becomes a consumer group (Kafka's validateOnlineUpgrade and
+        convertToConsumerGroup): its waiting JoinGroups and SyncGroups answered
+        REBALANCE_IN_PROGRESS, its metadata tombstoned, its members moved with their
+        subscriptions and last assignments. The reason it cannot, else None."""
+        group_id = group.group_id
+        reason = None
+        if self.config.consumer_migration_policy not in ("bidirectional", "upgrade"):
+            reason = "the online upgrade is disabled"
+        elif group.protocol_type != classic_members.CONSUMER_PROTOCOL_TYPE or group.protocol_name is None:
+            reason = "the group does not use the consumer embedded protocol"
+        elif len(group.members) > self.config.consumer_max_size:
+            reason = "the group size exceeds the consumer group maximum size"
+        if reason is None:
+            members = [classic_members.ClassicMember(
+                m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                m.session_timeout_ms, tuple(m.protocols), m.assignment)
+                       for m in group.members.values()]
+            try:
+                assert group.protocol_name is not None
+                records += self.consumer.upgrade(group_id, group.generation_id, group.protocol_name, members)
+            except classic_members.MalformedProtocol as e:
+                reason = f"the embedded consumer protocol is malformed: {e}"
+        if reason is not None:
+            log.info("Cannot upgrade classic group %s to a consumer group: %s", group_id, reason)
+            return f"Cannot upgrade classic group {group_id} to a consumer group: {reason}."
+        log.info("Upgrading classic group %s (generation %d, %d members) to a consumer group", group_id,
+                 group.generation_id, len(group.members))
+        records.insert(0, (cr.encode_key(cr.GroupKey(group_id)), None))
+        for member in list(group.members.values()):
+            self._answer_join(member, JoinResult(E.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+            self._answer_sync(member, SyncResult(E.REBALANCE_IN_PROGRESS))
+            self.heartbeat_purgatory.check_and_complete(("member", group_id, member.member_id))
+        # What stays is the holder of the group's offsets, as for any consumer group: Empty,
+        # without members (set directly: a conversion, not a move of the classic state machine).
+        group.members.clear()
+        group.pending_members.clear()
+        group.static_members.clear()
+        group.leader_id = group.protocol_type = group.protocol_name = None
+        group.generation_id = 0
+        group.state, group.state_timestamp = S.EMPTY, self._now_ms()
+        self._try_complete_join(group)
+        return None
+
+    def _downgrade(self, consumer: ConsumerGroup, leaving: str, records: Records) -> None:
+        """The consumer group's last consumer-protocol member left: the group becomes a classic
+        group of its classic members, each with its target assignment, at generation = the group
+        epoch, then rebalances (Kafka's convertToClassicGroup)."""
+        group_id = consumer.group_id
+        members = classic_members.classic_members_of(consumer, leaving, self.consumer.topics())
+        records += self.consumer.member_tombstones(consumer)
+        self.consumer.release(group_id)
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = GroupMetadata(group_id)
+        group.generation_id = consumer.group_epoch
+        group.protocol_type = classic_members.CONSUMER_PROTOCOL_TYPE
+        for m, assignment in members:
+            assert m.classic is not None
+            group.add(MemberMetadata(
+                m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                m.classic.session_timeout_ms, classic_members.CONSUMER_PROTOCOL_TYPE,
+                list(m.classic.supported_protocols), assignment=assignment))
+        group.protocol_name = group.select_protocol()
+        # Stable as Kafka builds it (a conversion, not a move of the state machine), then rebalanced.
+        group.state, group.state_timestamp = S.STABLE, self._now_ms()
+        records.append(self._group_record(group))
+        for member in group.members.values():
+            self._heartbeat(group, member)
+        self._prepare_rebalance(group, f"Downgrade group {group_id} from consumer to classic.")
 
     def on_topics_changed(self) -> None:
         """The broker's topics changed (created, deleted, partitions added)."""
@@ -888,6 +999,10 @@ class GroupCoordinator:
 
     def _store_group(self, group: GroupMetadata, done: Callable[[int], None]) -> None:
         """The group's metadata record for its current generation (Kafka's storeGroup)."""
+        self.store.append(group.group_id, [self._group_record(group)], done)
+
+    @staticmethod
+    def _group_record(group: GroupMetadata) -> tuple[bytes, bytes | None]:
         M = cr.MEMBER_METADATA.cls
         protocol = group.protocol_name
         value = cr.GROUP_METADATA_VALUE.cls(
@@ -898,8 +1013,7 @@ class GroupCoordinator:
                        session_timeout=m.session_timeout_ms,
                        subscription=m.metadata(protocol) if protocol else b"", assignment=m.assignment)
                      for m in group.members.values()])
-        self.store.append(group.group_id, [(cr.encode_key(cr.GroupKey(group.group_id)),
-                                            cr.encode_group_value(value))], done)
+        return cr.encode_key(cr.GroupKey(group.group_id)), cr.encode_group_value(value)
 
 
 

@@ -118,7 +118,7 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
         "The config that enables converting the non-empty classic group using the consumer embedded "
         "protocol to the non-empty consumer group using the consumer group protocol and vice versa; "
         "conversions of empty groups in both directions are always enabled regardless of this policy "
-        "(kafkalite converts empty groups only).",
+        "(bidirectional, upgrade, downgrade or disabled).",
         validator=one_of("bidirectional", "upgrade", "downgrade", "disabled"), group="group",
     ),
 )

@@ -26,10 +26,13 @@ from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
 from ..settings import GroupConfig
+from . import classic
 from .assignors import ASSIGNORS, Assignment, TopicId
+from .classic import may_downgrade
 from .model import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
     ConsumerGroupState,
@@ -113,6 +116,10 @@ class ConsumerGroupManager:
         self._lock = lock or threading.RLock()
         self.partition_for = partition_for or (lambda group_id: 0)
         self.groups: dict[str, ConsumerGroup] = {}
+        # Online downgrade (set by the coordinator): called instead of removing the last member of
+        # the consumer protocol when the others are classic members and the policy allows it.
+        self.downgrade: Callable[[ConsumerGroup, str, Records], None] | None = None
+        self._join_deadlines: set[tuple[str, str]] = set()  # classic members asked to rejoin
 
     # --- the heartbeat ------------------------------------------------------------------------
 
@@ -130,6 +137,14 @@ class ConsumerGroupManager:
                 return self._heartbeat(req, records), records
             except _Invalid as e:
                 return _error(e.code, e.message, req.member_id or None), []
+
+    def check(self, req: HeartbeatRequest) -> HeartbeatResult | None:
+        """The error a heartbeat gets before its group is looked at (None: valid)."""
+        try:
+            self._validate(req)
+        except _Invalid as e:
+            return _error(e.code, e.message, req.member_id or None)
+        return None
 
     def _validate(self, req: HeartbeatRequest) -> None:
         """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
@@ -363,10 +378,16 @@ class ConsumerGroupManager:
 
     def _remove_member(self, group: ConsumerGroup, member: ConsumerGroupMember, records: Records) -> None:
         """The member out of the group, its partitions free, the group epoch bumped (Kafka's
-        consumerGroupFenceMember)."""
+        consumerGroupFenceMember); or the group downgraded to a classic one without it."""
+        self._cancel_timers(group.group_id, member.member_id)
+        if self.downgrade is not None and may_downgrade(
+            group, member.member_id, self.config.consumer_migration_policy, self.config.max_size
+        ):
+            log.info("Downgrading consumer group %s to a classic group: member %s left", group.group_id,
+                     member.member_id)
+            self.downgrade(group, member.member_id, records)
+            return
         group.remove(member.member_id)
-        self.timer.cancel(("session", group.group_id, member.member_id))
-        self.timer.cancel(("revocation", group.group_id, member.member_id))
         records.extend(self._member_tombstones(group.group_id, member.member_id))
         self._refresh_subscribed_topics(group, records)
         self._bump(group, records)
@@ -381,6 +402,8 @@ class ConsumerGroupManager:
                 return
             if why == "revocation" and member.rec.state != MemberState.UNREVOKED_PARTITIONS:
                 return
+            if why == "join":
+                self._join_deadlines.discard((group_id, member_id))
             log.info("Member %s of consumer group %s fenced: its %s timed out", member_id, group_id, why)
             records: Records = []
             self._remove_member(group, member, records)
@@ -399,21 +422,55 @@ class ConsumerGroupManager:
         group_id, member_id = group.group_id, member.member_id
         self.timer.schedule(
             ("session", group_id, member_id),
-            self.config.consumer_session_timeout,
+            member.classic.session_timeout_ms if member.classic is not None
+            else self.config.consumer_session_timeout,
             lambda: self._expired(group_id, member_id, "session"),
         )
+
+    def _schedule_classic_timeout(
+        self, group: ConsumerGroup, member: ConsumerGroupMember, kind: str, if_absent: bool = False
+    ) -> None:
+        """A classic member's rebalance timeout to rejoin ("join") or to sync ("sync")."""
+        group_id, member_id = group.group_id, member.member_id
+        if kind == "join":
+            if if_absent and (group_id, member_id) in self._join_deadlines:
+                return
+            self._join_deadlines.add((group_id, member_id))
+        self.timer.schedule(
+            (kind, group_id, member_id),
+            max(member.rebalance_timeout_ms, 0),
+            lambda: self._expired(group_id, member_id, kind),
+        )
+
+    def _cancel_timers(self, group_id: str, member_id: str, kinds: Iterable[str] = (
+            "session", "revocation", "join", "sync")) -> None:
+        for kind in kinds:
+            self.timer.cancel((kind, group_id, member_id))
+        self._join_deadlines.discard((group_id, member_id))
 
     # --- epochs, target assignment, reconciliation --------------------------------------------
 
     def _bump(self, group: ConsumerGroup, records: Records) -> None:
         group.group_epoch += 1
-        records.append(
-            (
-                cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, group.group_id)),
-                cr.encode_consumer_group_value(
-                    cr.CONSUMER_GROUP_METADATA, cr.CONSUMER_GROUP_METADATA_VALUE.cls(epoch=group.group_epoch)
-                ),
-            )
+        records.append(self._epoch_record(group))
+
+    @staticmethod
+    def _epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes | None]:
+        return (
+            cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_METADATA, group.group_id)),
+            cr.encode_consumer_group_value(
+                cr.CONSUMER_GROUP_METADATA, cr.CONSUMER_GROUP_METADATA_VALUE.cls(epoch=group.group_epoch)
+            ),
+        )
+
+    @staticmethod
+    def _assignment_epoch_record(group: ConsumerGroup) -> tuple[bytes, bytes | None]:
+        return (
+            cr.encode_key(cr.ConsumerGroupKey(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group.group_id)),
+            cr.encode_consumer_group_value(
+                cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE.cls(assignment_epoch=group.assignment_epoch),
+            ),
         )
 
     def _subscribed_names(self, group: ConsumerGroup, topics: TopicsView) -> dict[str, set[str]]:
@@ -458,19 +515,7 @@ class ConsumerGroupManager:
                 records.append(self._target_record(group.group_id, member_id, assignment))
         group.target = new
         group.assignment_epoch = group.group_epoch
-        records.append(
-            (
-                cr.encode_key(
-                    cr.ConsumerGroupKey(cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, group.group_id)
-                ),
-                cr.encode_consumer_group_value(
-                    cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
-                    cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE.cls(
-                        assignment_epoch=group.assignment_epoch
-                    ),
-                ),
-            )
-        )
+        records.append(self._assignment_epoch_record(group))
 
     def preferred_assignor(self, group: ConsumerGroup) -> str:
         """The assignor most members ask for, else the first configured (Kafka's
@@ -547,6 +592,13 @@ class ConsumerGroupManager:
                     subscribed_topic_regex=m.subscribed_topic_regex,
                     rebalance_timeout_ms=m.rebalance_timeout_ms,
                     server_assignor=m.server_assignor,
+                    classic_member_metadata=None if m.classic is None else cr.CLASSIC_MEMBER_METADATA.cls(
+                        session_timeout_ms=m.classic.session_timeout_ms,
+                        supported_protocols=[
+                            cr.CLASSIC_MEMBER_METADATA["supported_protocols"].cls(name=n, metadata=md)
+                            for n, md in m.classic.supported_protocols
+                        ],
+                    ),
                 ),
             ),
         )
@@ -678,6 +730,10 @@ class ConsumerGroupManager:
                 m.subscribed_topic_names = tuple(v.subscribed_topic_names)
                 m.subscribed_topic_regex = v.subscribed_topic_regex
                 m.rebalance_timeout_ms, m.server_assignor = v.rebalance_timeout_ms, v.server_assignor
+                c = v.classic_member_metadata
+                m.classic = None if c is None else ClassicMemberMetadata(
+                    c.session_timeout_ms, tuple((p.name, bytes(p.metadata)) for p in c.supported_protocols)
+                )
             elif kind == cr.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER:
                 if v is None:
                     group.target.pop(mid, None)
@@ -708,8 +764,64 @@ class ConsumerGroupManager:
                 group = self.groups.pop(group_id)
                 group.dead = True
                 for member_id in group.members:
-                    self.timer.cancel(("session", group_id, member_id))
-                    self.timer.cancel(("revocation", group_id, member_id))
+                    self._cancel_timers(group_id, member_id)
+
+    # --- classic members (online migration, classic.py) ------------------------------------
+
+    def upgrade(self, group_id: str, generation: int, protocol_name: str,
+                members: list[classic.ClassicMember]) -> Records:
+        """A non-empty classic group becomes a consumer group (Kafka's convertToConsumerGroup):
+        its records; classic.MalformedProtocol if a member's protocol cannot be read."""
+        with self._lock:
+            records: Records = []
+            group = classic.from_classic(self, group_id, generation, protocol_name, members, records)
+            self.groups[group_id] = group
+            for member in group.members.values():
+                self._schedule_session(group, member)
+            return records
+
+    def classic_join(self, req: classic.JoinRequest) -> tuple[classic.JoinAnswer, Records]:
+        with self._lock:
+            records: Records = []
+            answer = classic.join(self, self.groups[req.group_id], req, records)
+            return answer, records
+
+    def classic_sync(self, group_id: str, member_id: str, instance_id: str | None, generation_id: int,
+                     protocol_type: str | None, protocol_name: str | None) -> tuple[int, bytes]:
+        with self._lock:
+            return classic.sync(self, self.groups[group_id], member_id, instance_id, generation_id,
+                                protocol_type, protocol_name)
+
+    def classic_heartbeat(self, group_id: str, member_id: str, instance_id: str | None,
+                          generation_id: int) -> int:
+        with self._lock:
+            return classic.heartbeat(self, self.groups[group_id], member_id, instance_id, generation_id)
+
+    def classic_leave(
+        self, group_id: str, members: list[tuple[str, str | None]]
+    ) -> tuple[list[int], Records]:
+        with self._lock:
+            records: Records = []
+            errors = classic.leave(self, self.groups[group_id], members, records)
+            return errors, records
+
+    def release(self, group_id: str) -> ConsumerGroup | None:
+        """The group handed over to the classic coordinator (a downgrade): removed with its
+        timers; the caller writes its tombstones."""
+        with self._lock:
+            group = self.groups.pop(group_id, None)
+            if group is not None:
+                for member_id in group.members:
+                    self._cancel_timers(group_id, member_id)
+                group.dead = True
+            return group
+
+    def member_tombstones(self, group: ConsumerGroup) -> Records:
+        """Every member's and the group's tombstones (Kafka's createGroupTombstoneRecords)."""
+        records: Records = []
+        for member_id in group.members:
+            records.extend(self._member_tombstones(group.group_id, member_id))
+        return records + self.group_tombstones(group.group_id)
 
     # --- what admin and offsets ask ------------------------------------------------------------
 
@@ -733,6 +845,8 @@ class ConsumerGroupManager:
             member = group.members.get(member_id)
             if member is None:
                 return E.UNKNOWN_MEMBER_ID
+            if member.classic is not None:  # a classic member commits with its generation
+                return E.ILLEGAL_GENERATION if member_epoch != member.member_epoch else E.NONE
             if not is_transactional and version < 9:
                 return E.UNSUPPORTED_VERSION
             if member_epoch != member.member_epoch:

@@ -28,6 +28,15 @@ class ConsumerGroupState(enum.Enum):
     DEAD = "Dead"
 
 
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member speaking the classic protocol inside a consumer group joined with (online
+    migration): its session timeout and its JoinGroup protocols (name, metadata), in its order."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+
 @dataclass
 class ConsumerGroupMember:
     member_id: str
@@ -40,6 +49,7 @@ class ConsumerGroupMember:
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
     rec: Reconciled = field(default_factory=Reconciled)
+    classic: ClassicMemberMetadata | None = None  # None: it speaks the consumer protocol
 
     @property
     def member_epoch(self) -> int:
@@ -56,6 +66,7 @@ class ConsumerGroupMember:
             self.subscribed_topic_regex,
             self.rebalance_timeout_ms,
             self.server_assignor,
+            self.classic,
         )
 
 

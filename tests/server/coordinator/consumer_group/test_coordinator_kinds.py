@@ -1,7 +1,7 @@
 """Consumer groups inside the GroupCoordinator: one namespace with classic groups (empty ones
-convert both ways, non-empty ones refuse the other protocol as Kafka does without online
-migration), ListGroups' types and states, DeleteGroups, offsets committed by members with their
-epochs and shared with the classic machinery, and the groups reloaded from the records."""
+convert both ways; non-empty ones migrate online, test_migration.py), ListGroups' types and
+states, DeleteGroups, offsets committed by members with their epochs and shared with the
+classic machinery, and the groups reloaded from the records."""
 
 from __future__ import annotations
 
@@ -64,13 +64,16 @@ def test_groups_of_both_kinds_listed_with_their_type_and_state():
         c.shutdown()
 
 
-def test_the_other_protocol_on_a_non_empty_group_is_refused():
+def test_the_other_protocol_with_unreadable_embedded_metadata_is_refused():
+    """Non-empty groups migrate online (test_migration.py), but only members whose metadata is a
+    ConsumerProtocolSubscription: these (b"sub-range") are not."""
     c, _ = make()
     try:
         cg_heartbeat(c, "m", 0)
-        assert join(c).get().error == E.INCONSISTENT_GROUP_PROTOCOL
+        assert join(c, member_id="x").get().error == E.INCONSISTENT_GROUP_PROTOCOL
         classic_member(c, "classic")
         assert cg_heartbeat(c, "x", 0, group="classic").error == E.GROUP_ID_NOT_FOUND
+        assert "classic" not in c.consumer.groups
     finally:
         c.shutdown()
 
