@@ -339,7 +339,7 @@ class Broker:
         self.group_coordinator = GroupCoordinator(
             self.node_id, cfg.group_config(), ReplicatedOffsetsStore(rm, offsets_topic),
             lambda group: partition_for(group, offsets_topic.num_partitions), metrics=self.metrics,
-            topics=self._topics_view)
+            topics=self._topics_view, group_config=self.group_config)
         self.coordinator_loader = CoordinatorLoader(self.group_coordinator, rm)
         rm.leadership_listeners.append(self.coordinator_loader.on_leadership)
         coordinator = self.group_coordinator
@@ -440,7 +440,8 @@ class Broker:
 
         self.share_groups = groups = ShareGroupManager(
             cfg.share_group_config(), coordinator.check_group,
-            lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append)
+            lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append,
+            group_config=self.group_config)
         coordinator.share_groups_loaded = groups.load
         coordinator.is_share_group = groups.is_share_group
         self.scheduler.schedule("share-group-session-expiry", groups.expire_members, 1000)
