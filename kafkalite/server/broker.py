@@ -465,7 +465,10 @@ class Broker:
             found = groups.describe_for_offsets(group_id)
             return ShareGroupFacts(found.empty, found.subscribed_topics) if found.exists else None
 
-        self.share_offsets = ShareGroupOffsets(self.share_persister, cache, coordinator.check_group, lookup)
+        # Alter/DeleteShareGroupOffsets and a deleted share group: this broker's cached
+        # share-partitions of the group read the state again (others are fenced on their next write).
+        self.share_offsets = ShareGroupOffsets(self.share_persister, cache, coordinator.check_group, lookup,
+                                               forget=partitions.forget_group)
 
     def _start_transaction_coordinator(self) -> None:
         """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
@@ -563,7 +566,7 @@ class Broker:
             FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
             ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
             GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True),
-                      share_groups=self.share_groups),
+                      share_groups=self.share_groups, share_offsets=self.share_offsets),
             ShareApis(self.share_groups, self.share_partitions, send, cache, rm.fetch_purgatory),
             TransactionApis(self.txn_coordinator, send, cache,
                             self.config.offsets_topic_config().num_partitions),

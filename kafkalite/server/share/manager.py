@@ -361,8 +361,10 @@ class SharePartitionManager:
             if error:
                 log.warning("Writing the share state of %s failed: error %d", entry.key, error)
                 results[ref] = results.get(ref) or error
-                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH):
-                    self._drop(entry)  # the state moved on without us (offsets altered, a new leader)
+                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH, E.INVALID_REQUEST):
+                    # The state moved on without us (offsets altered, a new leader) or was deleted
+                    # (INVALID_REQUEST: a write of a state not initialized): read it again.
+                    self._drop(entry)
             assert ref.topic is not None
             self.wake(ref.topic, ref.partition)  # released records can be fetched
             with count_lock:
