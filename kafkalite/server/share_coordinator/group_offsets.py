@@ -8,10 +8,11 @@ share-partition the group has state for first (Kafka's GroupCoordinatorService.d
 persister.deleteState), then the group.
 
 After any of these, ``forget(group_id)`` drops this broker's cached share-partitions of the group
-(their next use reads the state again). Other leaders' cached ones find out on their next write:
-an altered state has a newer state epoch (FENCED_STATE_EPOCH), a deleted one refuses writes until
-it is initialized again (INVALID_REQUEST, as Kafka's ShareCoordinatorShard); either way the leader
-drops its share-partition and reads the state again.
+(their next use reads the state again). Other leaders are not told: they read it again when the
+group's first share session opens there (SharePartitionManager drops idle share-partitions then),
+or find out at their next write: an altered state has a newer state epoch (FENCED_STATE_EPOCH), a
+deleted one refuses writes until it is initialized again (INVALID_REQUEST, as Kafka's
+ShareCoordinatorShard); either way the leader drops its share-partition and reads the state again.
 
 The share group's membership lives in the share-group coordinator: it is asked through
 ``lookup(group_id)``, which answers None for no such share group (GROUP_ID_NOT_FOUND), else the
