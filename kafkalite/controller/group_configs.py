@@ -207,9 +207,15 @@ def view(overrides: Mapping[str, str], source: BoundsSource | None = None) -> Gr
     broker's bounds changed, falls back to the default, as Kafka's GroupConfig.fromProps would
     refuse it)."""
     values: dict[str, Any] = {}
+    try:  # together, as they were accepted: a session timeout below the default interval is fine
+        typed = validate(overrides, source)
+    except GroupConfigError:
+        typed = None
     for s in GROUP_SETTINGS:
         values[s.name.replace(".", "_")] = default_of(s, source)
-        if s.name in overrides:
+        if typed is not None and s.name in typed:
+            values[s.name.replace(".", "_")] = typed[s.name]
+        elif s.name in overrides:
             try:
                 values[s.name.replace(".", "_")] = validate({s.name: overrides[s.name]}, source)[s.name]
             except GroupConfigError:

@@ -339,7 +339,7 @@ class Broker:
         self.group_coordinator = GroupCoordinator(
             self.node_id, cfg.group_config(), ReplicatedOffsetsStore(rm, offsets_topic),
             lambda group: partition_for(group, offsets_topic.num_partitions), metrics=self.metrics,
-            topics=self._topics_view)
+            topics=self._topics_view, group_config=self.group_config)
         self.coordinator_loader = CoordinatorLoader(self.group_coordinator, rm)
         rm.leadership_listeners.append(self.coordinator_loader.on_leadership)
         coordinator = self.group_coordinator
@@ -440,7 +440,8 @@ class Broker:
 
         self.share_groups = groups = ShareGroupManager(
             cfg.share_group_config(), coordinator.check_group,
-            lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append)
+            lambda group_id: group_id in coordinator.groups, topics, store=coordinator.store.append,
+            group_config=self.group_config)
         coordinator.share_groups_loaded = groups.load
         coordinator.is_share_group = groups.is_share_group
         self.scheduler.schedule("share-group-session-expiry", groups.expire_members, 1000)
@@ -464,7 +465,10 @@ class Broker:
             found = groups.describe_for_offsets(group_id)
             return ShareGroupFacts(found.empty, found.subscribed_topics) if found.exists else None
 
-        self.share_offsets = ShareGroupOffsets(self.share_persister, cache, coordinator.check_group, lookup)
+        # Alter/DeleteShareGroupOffsets and a deleted share group: this broker's cached
+        # share-partitions of the group read the state again (others are fenced on their next write).
+        self.share_offsets = ShareGroupOffsets(self.share_persister, cache, coordinator.check_group, lookup,
+                                               forget=partitions.forget_group)
 
     def _start_transaction_coordinator(self) -> None:
         """Kafka's TransactionCoordinator.startup: the coordinator, its loader following the
@@ -562,7 +566,7 @@ class Broker:
             FetchApis(rm, send, self.topic_stats, raft=self.raft_apis), self.raft_apis, OffsetApis(rm),
             ProducerIdApis(self.producer_ids, controller, send, self.txn_coordinator),
             GroupApis(self.group_coordinator, send, cache, self._auto_topic_creator(internal=True),
-                      share_groups=self.share_groups),
+                      share_groups=self.share_groups, share_offsets=self.share_offsets),
             ShareApis(self.share_groups, self.share_partitions, send, cache, rm.fetch_purgatory),
             TransactionApis(self.txn_coordinator, send, cache,
                             self.config.offsets_topic_config().num_partitions),

@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kafkalite.controller.group_configs import GroupConfigView
 from kafkalite.metrics.components import GroupCounts, group_coordinator_metrics
 from kafkalite.metrics.registry import MetricsRegistry
 from kafkalite.protocol import coordinator_records as cr
@@ -78,10 +79,12 @@ class GroupCoordinator:
     def __init__(self, node_id: int, config: GroupConfig, store: OffsetsStore,
                  partition_for: Callable[[str], int], now_ms: Callable[[], int] = _now_ms,
                  metrics: MetricsRegistry | None = None,
-                 topics: Callable[[], TopicsView] | None = None) -> None:
+                 topics: Callable[[], TopicsView] | None = None,
+                 group_config: Callable[[str], GroupConfigView] | None = None) -> None:
         """``metrics``: the broker's registry, where the coordinator and its purgatories report
         until ``shutdown``. ``topics``: the broker's topics (name -> (id, partitions)), which
-        consumer groups (KIP-848) assign."""
+        consumer groups (KIP-848) assign. ``group_config``: a group's configs (the broker's
+        ``group_config``), whose session and heartbeat overrides consumer groups read."""
         metrics = metrics or MetricsRegistry()
         self.config = config
         self.store = store
@@ -98,7 +101,7 @@ class GroupCoordinator:
         # Consumer groups (KIP-848): their membership there, their offsets in ``groups`` as an
         # Empty classic group's (one namespace of group ids, one OffsetManager for both kinds).
         self.consumer = ConsumerGroupManager(config, topics or dict, PurgatoryTimer(self.heartbeat_purgatory),
-                                             self._write, self._lock, partition_for)
+                                             self._write, self._lock, partition_for, group_config)
         self.consumer.downgrade = self._downgrade
         self.offset_manager = OffsetManager(self.groups, self._lock, store, self.check_group,
                                             self._heartbeat, now_ms, busy=self._consumer_group_busy,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +49,7 @@ from ..coordinator.transaction.log_records import partition_for as txn_partition
 from ..metadata_cache import MetadataCache
 from ..responses import respond
 from ..share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC
+from ..share_coordinator.group_offsets import ShareGroupOffsets
 from .metadata import AutoTopicCreator
 
 SHARE_KEY_TYPE = 2  # FindCoordinator's CoordinatorType.SHARE (v6+, KIP-932)
@@ -80,9 +82,11 @@ class GroupApis:
     def __init__(self, coordinator: GroupCoordinator | None, send_response: Callable[[Response], None],
                  metadata_cache: MetadataCache | None = None,
                  auto_create: AutoTopicCreator | None = None,
-                 share_groups: ShareGroupManager | None = None) -> None:
+                 share_groups: ShareGroupManager | None = None,
+                 share_offsets: ShareGroupOffsets | None = None) -> None:
         self.coordinator = coordinator  # None: a KafkaApis without a broker (no groups)
         self.share_groups = share_groups  # ListGroups lists them too (type "share")
+        self.share_offsets = share_offsets  # DeleteGroups deletes a share group's state with it
         self.send_response = send_response
         self.metadata_cache = metadata_cache
         # creates __consumer_offsets and __transaction_state (whatever auto.create.topics.enable)
@@ -447,15 +451,44 @@ class GroupApis:
 
         if self.coordinator is None:
             return answer({g: E.COORDINATOR_NOT_AVAILABLE for g in names})
-        # Share groups are deleted by their manager (NON_EMPTY_GROUP while they have members).
-        shares = self.share_groups
-        shared = {g: shares.delete_group(g) for g in names if shares is not None and shares.is_share_group(g)}
-        others = [g for g in names if g not in shared]
-        if not others:
-            return answer(shared)
-        self.coordinator.delete_groups(others,
-                                       lambda results: self.send_response(answer({**results, **shared})))
-        return None
+        # Share groups: their share-partition state deleted on the share coordinators, then the
+        # group by its manager (NON_EMPTY_GROUP while it has members), as Kafka's deleteGroups.
+        shares, share_offsets = self.share_groups, self.share_offsets
+        share_ids = [g for g in dict.fromkeys(names) if shares is not None and shares.is_share_group(g)]
+        others = [g for g in names if g not in share_ids]
+        if not share_ids and not others:
+            return answer({})
+        results: dict[str, int] = {}
+        lock = threading.Lock()
+        pending = [len(share_ids) + (1 if others else 0)]
+        ready: list[Response] = []
+        returned = [False]  # once the handler returned, the answer is sent instead
+
+        def answered(found: dict[str, int]) -> None:
+            with lock:
+                results.update(found)
+                pending[0] -= 1
+                if pending[0]:
+                    return
+                response = answer(results)
+                if not returned[0]:
+                    ready.append(response)
+                    return
+            self.send_response(response)
+
+        for g in share_ids:
+            assert shares is not None
+            if share_offsets is None:  # no share coordinator here: the membership only
+                answered({g: shares.delete_group(g)})
+            else:
+                def deleted(error: int, g: str = g) -> None:
+                    answered({g: error})
+                share_offsets.delete_group(g, shares.delete_group, deleted)
+        if others:
+            self.coordinator.delete_groups(others, answered)
+        with lock:
+            returned[0] = True
+            return ready[0] if ready else None
 
 
 def _share_groups_listed(R: Any, share_groups: ShareGroupManager | None, states: set[str] | None,

@@ -35,7 +35,7 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records.batch import BatchHeader, iter_batches
 
 from .persister import UNINITIALIZED_STATE_EPOCH, Persister, ReadStateResult, ShareStateKey
-from .session import FINAL_EPOCH, SharePartitionRef, ShareSession, ShareSessionCache
+from .session import FINAL_EPOCH, INITIAL_EPOCH, SharePartitionRef, ShareSession, ShareSessionCache
 from .settings import SharePartitionConfig
 from .share_partition import AckBatch, AcquiredRange, SharePartition
 
@@ -83,6 +83,7 @@ class _Entry:
     partition: SharePartition
     status: str = INITIALIZING
     error: int = E.NONE  # of a load that failed: told once, then the load is tried again
+    writing: int = 0  # writes sent to the persister, not yet answered
     waiters: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -139,7 +140,24 @@ class SharePartitionManager:
             error, session = self.sessions.open_or_continue(group_id, member_id, epoch, added, forgotten)
             if error or session is None:
                 return error, []
+            if epoch == INITIAL_EPOCH:
+                self._forget_idle(group_id, member_id, session)
             return E.NONE, list(session.partitions.values())
+
+    def _forget_idle(self, group_id: str, member_id: str, session: ShareSession) -> None:
+        """Under the lock: the group's first share session here reads the state of its idle
+        share-partitions again (none of their records locked, no write unanswered: what is cached is
+        what was written). The group's offsets may have been altered or its state deleted meanwhile
+        on another broker (both need the group empty), which this leader would otherwise learn of
+        only at its next write, serving the old state until then."""
+        if any(g == group_id and m != member_id for g, m in self.sessions.sessions):
+            return
+        for ref in session.partitions.values():
+            key = (group_id, ref.topic_id, ref.partition)
+            entry = self.partitions.get(key)
+            if (entry is not None and entry.status == ACTIVE and not entry.writing
+                    and entry.partition.next_lock_deadline() is None):
+                del self.partitions[key]
 
     def check_session(self, group_id: str, member_id: str, epoch: int) -> int:
         """The error of a ShareAcknowledge of ``epoch``; a good one moves the epoch on."""
@@ -361,8 +379,10 @@ class SharePartitionManager:
             if error:
                 log.warning("Writing the share state of %s failed: error %d", entry.key, error)
                 results[ref] = results.get(ref) or error
-                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH):
-                    self._drop(entry)  # the state moved on without us (offsets altered, a new leader)
+                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH, E.INVALID_REQUEST):
+                    # The state moved on without us (offsets altered, a new leader) or was deleted
+                    # (INVALID_REQUEST: a write of a state not initialized): read it again.
+                    self._drop(entry)
             assert ref.topic is not None
             self.wake(ref.topic, ref.partition)  # released records can be fetched
             with count_lock:
@@ -389,7 +409,14 @@ class SharePartitionManager:
         if error:
             done(error)
             return
-        self.persister.write_state(entry.key, sp.state_epoch, leader_epoch, start, batches, done)
+        with self._lock:
+            entry.writing += 1
+
+        def written(error: int) -> None:
+            with self._lock:
+                entry.writing -= 1
+            done(error)
+        self.persister.write_state(entry.key, sp.state_epoch, leader_epoch, start, batches, written)
 
     # --- the locks' timer --------------------------------------------------------------------
 

@@ -53,6 +53,9 @@ class _Partition:
     states: dict[ShareStateKey, S.ShareState] = field(default_factory=dict)
     queue: collections.deque[tuple[ShareStateKey, Step]] = field(default_factory=collections.deque)
     busy: bool = False  # a request's record is being written
+    # Keys whose state was deleted (its snapshot tombstone written or loaded), until initialized
+    # again: a write to one is refused, so a leader's cached share-partition cannot bring it back.
+    deleted: set[ShareStateKey] = field(default_factory=set)
 
 
 class ShareCoordinator:
@@ -77,9 +80,10 @@ class ShareCoordinator:
     def load(self, index: int, records: Iterable[S.KeyValue]) -> None:
         """Replay the partition's records (snapshots, then the updates after them), then serve it."""
         states: dict[ShareStateKey, S.ShareState] = {}
+        deleted: set[ShareStateKey] = set()
         for key, value in records:
             try:
-                S.replay(states, key, value)
+                S.replay(states, key, value, deleted)
             except DecodeError as e:
                 log.warning("Skipping an unreadable record of %s-%d: %s", SHARE_GROUP_STATE_TOPIC, index, e)
         with self._lock:
@@ -87,6 +91,7 @@ class ShareCoordinator:
             if partition is None or partition.loaded:
                 return  # it left meanwhile
             partition.states = states
+            partition.deleted = deleted
             partition.loaded = True
         log.info("Loaded the share state of %s-%d (%d share-partitions)", SHARE_GROUP_STATE_TOPIC, index,
                  len(states))
@@ -117,8 +122,16 @@ class ShareCoordinator:
     def write_state(self, key: ShareStateKey, state_epoch: int, leader_epoch: int, start_offset: int,
                     batches: list[StateBatch], done: Callable[[int], None]) -> None:
         per_snapshot = self.config.updates_per_snapshot
-        self._submit(key, done, lambda cur: (
-            S.write(key, cur, state_epoch, leader_epoch, start_offset, batches, per_snapshot), done))
+
+        def step(cur: S.ShareState | None) -> tuple[S.Outcome, Callable[[int], None]]:
+            # Under the lock. Kafka refuses every write of a state not initialized
+            # (WRITE_UNINITIALIZED_SHARE_PARTITION); here a leader's first write may still make it,
+            # but not once it was deleted: a leader's cached share-partition is fenced that way.
+            partition = self._partitions.get(self.partition_of(key))
+            if cur is None and partition is not None and key in partition.deleted:
+                return S.Outcome(E.INVALID_REQUEST), done
+            return S.write(key, cur, state_epoch, leader_epoch, start_offset, batches, per_snapshot), done
+        self._submit(key, done, step)
 
     def read_state(self, key: ShareStateKey, leader_epoch: int,
                    done: Callable[[ReadStateResult], None]) -> None:
@@ -189,8 +202,10 @@ class ShareCoordinator:
                 if current and error == E.NONE:
                     if outcome.deleted:
                         partition.states.pop(key, None)
+                        partition.deleted.add(key)
                     elif outcome.after is not None:
                         partition.states[key] = outcome.after
+                        partition.deleted.discard(key)
                 partition.busy = False
             if error:
                 log.info("Writing the share state of %s to %s-%d failed: %s", key, SHARE_GROUP_STATE_TOPIC,

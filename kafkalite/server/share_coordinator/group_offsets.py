@@ -3,7 +3,16 @@ describe/alter/deleteShareGroupOffsets), on the group's coordinator: DescribeSha
 reads each share-partition's start offset with ReadShareGroupStateSummary; AlterShareGroupOffsets
 starts a new state (InitializeShareGroupState, the state epoch one higher) at the offsets given;
 DeleteShareGroupOffsets forgets whole topics' state (DeleteShareGroupState). Altering and deleting
-need the group empty (NON_EMPTY_GROUP).
+need the group empty (NON_EMPTY_GROUP). DeleteGroups of a share group deletes the state of every
+share-partition the group has state for first (Kafka's GroupCoordinatorService.deleteGroups ->
+persister.deleteState), then the group.
+
+After any of these, ``forget(group_id)`` drops this broker's cached share-partitions of the group
+(their next use reads the state again). Other leaders are not told: they read it again when the
+group's first share session opens there (SharePartitionManager drops idle share-partitions then),
+or find out at their next write: an altered state has a newer state epoch (FENCED_STATE_EPOCH), a
+deleted one refuses writes until it is initialized again (INVALID_REQUEST, as Kafka's
+ShareCoordinatorShard); either way the leader drops its share-partition and reads the state again.
 
 The share group's membership lives in the share-group coordinator: it is asked through
 ``lookup(group_id)``, which answers None for no such share group (GROUP_ID_NOT_FOUND), else the
@@ -21,7 +30,7 @@ from dataclasses import dataclass
 from kafkalite.protocol import error_codes as E
 
 from ..metadata_cache import MetadataCache
-from ..share.persister import Persister, ShareStateKey, StateSummary
+from ..share.persister import UNINITIALIZED_STATE_EPOCH, Persister, ShareStateKey, StateSummary
 
 
 @dataclass(frozen=True)
@@ -74,11 +83,13 @@ class _Countdown:
 
 class ShareGroupOffsets:
     def __init__(self, persister: Persister, metadata_cache: MetadataCache,
-                 check_group: Callable[[str], int], lookup: ShareGroupLookup = no_share_groups) -> None:
+                 check_group: Callable[[str], int], lookup: ShareGroupLookup = no_share_groups,
+                 forget: Callable[[str], None] = lambda group_id: None) -> None:
         self.persister = persister
         self.metadata_cache = metadata_cache
         self.check_group = check_group
         self.lookup = lookup
+        self.forget = forget  # this broker's share-partitions of a group whose state changed
 
     def _group_error(self, group_id: str, must_be_empty: bool) -> tuple[int, ShareGroupFacts | None]:
         error = self.check_group(group_id)
@@ -150,6 +161,7 @@ class ShareGroupOffsets:
         lock = threading.Lock()
 
         def finish() -> None:
+            self.forget(group_id)
             done(E.NONE, [TopicOffsets(name, snap.topics[name].topic_id if name in snap.topics else ZERO,
                                        tuple(results[(name, p)] for p, _ in partitions))
                           for name, partitions in topics])
@@ -189,6 +201,7 @@ class ShareGroupOffsets:
         lock = threading.Lock()
 
         def finish() -> None:
+            self.forget(group_id)
             done(E.NONE, [(name, snap.topics[name].topic_id if name in snap.topics else ZERO, errors[name])
                           for name in topics])
 
@@ -200,3 +213,46 @@ class ShareGroupOffsets:
                         errors[name] = error
                 countdown.one()
             self.persister.delete_state(key, deleted)
+
+    def delete_group(self, group_id: str, delete_membership: Callable[[str], int],
+                     done: Callable[[int], None]) -> None:
+        """DeleteGroups of a share group: an empty group's share-partition state deleted on the
+        share coordinators, then ``delete_membership`` (the share-group manager's delete_group);
+        ``done`` gets the first error. The group's coordinator does not know which partitions
+        have state (Kafka keeps that in ShareGroupStatePartitionMetadata; kafkalite reads and skips
+        that record), so every partition of every topic not internal is asked its summary and
+        those with state are deleted."""
+        error, _ = self._group_error(group_id, must_be_empty=True)
+        if error:
+            done(error)
+            return
+        snap = self.metadata_cache.snapshot
+        keys = [ShareStateKey(group_id, info.topic_id.bytes, p) for name, info in sorted(snap.topics.items())
+                if not name.startswith("__") for p in sorted(info.partitions)]
+        lock = threading.Lock()
+        first = [E.NONE]
+
+        def failed(code: int) -> None:
+            with lock:
+                first[0] = first[0] or code
+
+        def finish() -> None:
+            error = first[0] or delete_membership(group_id)
+            self.forget(group_id)
+            done(error)
+
+        deletes = _Countdown(len(keys), finish)
+        for key in keys:
+            def deleted(code: int) -> None:
+                failed(code)
+                deletes.one()
+
+            def summarized(s: StateSummary, key: ShareStateKey = key,
+                           deleted: Callable[[int], None] = deleted) -> None:
+                if s.error:
+                    deleted(s.error)
+                elif s.state_epoch == UNINITIALIZED_STATE_EPOCH:
+                    deleted(E.NONE)  # no state for this partition
+                else:
+                    self.persister.delete_state(key, deleted)
+            self.persister.read_summary(key, -1, summarized)

@@ -168,19 +168,25 @@ def summary(current: ShareState | None) -> StateSummary:
 
 # --- loading ----------------------------------------------------------------------------------
 
-def replay(states: dict[ShareStateKey, ShareState], key_bytes: bytes, value_bytes: bytes | None) -> None:
+def replay(states: dict[ShareStateKey, ShareState], key_bytes: bytes, value_bytes: bytes | None,
+           deleted: set[ShareStateKey] | None = None) -> None:
     """One record of ``__share_group_state`` applied to ``states`` (DecodeError if it is not one):
-    a snapshot replaces the key's state, an update combines over it, a tombstone removes it."""
+    a snapshot replaces the key's state, an update combines over it, a tombstone removes it (and
+    adds the key to ``deleted``, which a later snapshot takes it out of)."""
     k = sr.decode_key(key_bytes)
     key = ShareStateKey(k.group_id, k.topic_id.bytes, k.partition)
     if value_bytes is None:
         if k.snapshot:  # deletion writes both tombstones; the snapshot's says the state is gone
             states.pop(key, None)
+            if deleted is not None:
+                deleted.add(key)
         return
     value = sr.decode_value(k.snapshot, value_bytes)
     batches = [StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
                for b in value.state_batches]
     if k.snapshot:
+        if deleted is not None:
+            deleted.discard(key)
         states[key] = ShareState(value.snapshot_epoch, value.state_epoch, value.leader_epoch,
                                  value.start_offset, tuple(batches))
         return

@@ -170,3 +170,18 @@ def test_unreadable_records_are_skipped_when_loading():
     call(c.write_state, KEY, 1, 1, 0, [StateBatch(0, 0, 2, 1)])
     store.records[c.partition_of(KEY)].insert(0, (b"\x00\x09junk", b"x"))
     assert call(reloaded(c, store).read_state, KEY, 1).batches == (StateBatch(0, 0, 2, 1),)
+
+
+def test_a_deleted_state_refuses_writes_until_initialized_again():
+    """A leader's cached share-partition of a deleted group must not write the state back: its
+    write is INVALID_REQUEST (Kafka's write of an uninitialized share-partition), also after the
+    partition is loaded again from its tombstones; InitializeShareGroupState starts it anew."""
+    c, store = make()
+    assert call(c.write_state, KEY, 0, 1, 6, [StateBatch(6, 6, 2, 1)]) == E.NONE
+    assert call(c.delete_state, KEY) == E.NONE
+    assert call(c.write_state, KEY, 0, 1, 6, [StateBatch(7, 7, 2, 1)]) == E.INVALID_REQUEST
+    again = reloaded(c, store)
+    assert call(again.write_state, KEY, 0, 1, 6, [StateBatch(7, 7, 2, 1)]) == E.INVALID_REQUEST
+    assert call(again.read_summary, KEY, -1).state_epoch == -1
+    assert call(again.initialize_state, KEY, 0, 0) == E.NONE
+    assert call(again.write_state, KEY, 0, 1, 0, [StateBatch(0, 0, 2, 1)]) == E.NONE

@@ -29,6 +29,7 @@ class CoordinatorMachine(RuleBasedStateMachine):
         self.c = self._loaded()
         # key -> (state epoch, leader epoch, start offset, batches)
         self.model: dict[ShareStateKey, tuple[int, int, int, list[StateBatch]]] = {}
+        self.deleted: set[ShareStateKey] = set()  # a write is refused until initialized again
 
     def _loaded(self) -> ShareCoordinator:
         c = ShareCoordinator(self.config, self.store)
@@ -44,12 +45,15 @@ class CoordinatorMachine(RuleBasedStateMachine):
         assert call(self.c.initialize_state, key, state_epoch, start) == expected
         if expected == E.NONE:
             self.model[key] = (state_epoch, -1, start, [])
+            self.deleted.discard(key)
 
     @rule(key=st.sampled_from(KEYS), state_epoch=st.integers(0, 3), leader_epoch=st.integers(0, 3),
           start=st.integers(-1, 20), update=batches)
     def write(self, key, state_epoch, leader_epoch, start, update):
         current = self.model.get(key)
-        if current is None:
+        if current is None and key in self.deleted:
+            expected, new = E.INVALID_REQUEST, None
+        elif current is None:
             expected = E.NONE
             new = (state_epoch, leader_epoch, start, merge_batches([], start, update))
         elif leader_epoch < current[1]:
@@ -62,12 +66,14 @@ class CoordinatorMachine(RuleBasedStateMachine):
             new = (current[0], max(current[1], leader_epoch), s,
                    merge_batches(current[3], s, update))
         assert call(self.c.write_state, key, state_epoch, leader_epoch, start, update) == expected
-        self.model[key] = new
+        if new is not None:
+            self.model[key] = new
 
     @rule(key=st.sampled_from(KEYS))
     def delete(self, key):
         assert call(self.c.delete_state, key) == E.NONE
         self.model.pop(key, None)
+        self.deleted.add(key)
 
     @rule()
     def reload(self):

@@ -22,6 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, Protocol
 
+from kafkalite.controller.group_configs import GroupConfigView
 from kafkalite.protocol import coordinator_records as cr
 from kafkalite.protocol import error_codes as E
 
@@ -108,8 +109,12 @@ class ConsumerGroupManager:
         write: Callable[[str, Records], None],
         lock: threading.RLock | None = None,
         partition_for: Callable[[str], int] | None = None,
+        group_config: Callable[[str], GroupConfigView] | None = None,
     ) -> None:
+        """``group_config``: a group's configs (ConfigResource GROUP) now, whose
+        consumer.session.timeout.ms / consumer.heartbeat.interval.ms override ``config``'s."""
         self.config = config
+        self.group_config = group_config
         self.topics = topics
         self.timer = timer
         self.write = write
@@ -230,7 +235,7 @@ class ConsumerGroupManager:
             None,
             member.member_id,
             member.member_epoch,
-            self.config.consumer_heartbeat_interval,
+            self._heartbeat_interval_ms(group.group_id),
             member.rec.assigned if full or changed else None,
         )
 
@@ -368,12 +373,13 @@ class ConsumerGroupManager:
                 None,
                 member.member_id,
                 LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                self.config.consumer_heartbeat_interval,
+                self._heartbeat_interval_ms(group.group_id),
             )
         log.info("Member %s has left consumer group %s", member.member_id, group.group_id)
         self._remove_member(group, member, records)
         return HeartbeatResult(
-            E.NONE, None, member.member_id, LEAVE_GROUP_MEMBER_EPOCH, self.config.consumer_heartbeat_interval
+            E.NONE, None, member.member_id, LEAVE_GROUP_MEMBER_EPOCH,
+            self._heartbeat_interval_ms(group.group_id),
         )
 
     def _remove_member(self, group: ConsumerGroup, member: ConsumerGroupMember, records: Records) -> None:
@@ -423,7 +429,7 @@ class ConsumerGroupManager:
         self.timer.schedule(
             ("session", group_id, member_id),
             member.classic.session_timeout_ms if member.classic is not None
-            else self.config.consumer_session_timeout,
+            else self._session_timeout_ms(group_id),
             lambda: self._expired(group_id, member_id, "session"),
         )
 
@@ -447,6 +453,20 @@ class ConsumerGroupManager:
         for kind in kinds:
             self.timer.cancel((kind, group_id, member_id))
         self._join_deadlines.discard((group_id, member_id))
+
+    # Kafka's consumerGroupSessionTimeoutMs / consumerGroupHeartbeatIntervalMs: the group's own
+    # config if it set one, else the broker's; read at each heartbeat, so a change applies at the next.
+    def _session_timeout_ms(self, group_id: str) -> int:
+        view = self.group_config(group_id) if self.group_config is not None else None
+        if view is not None and "consumer.session.timeout.ms" in view.overrides:
+            return view.consumer_session_timeout_ms
+        return self.config.consumer_session_timeout
+
+    def _heartbeat_interval_ms(self, group_id: str) -> int:
+        view = self.group_config(group_id) if self.group_config is not None else None
+        if view is not None and "consumer.heartbeat.interval.ms" in view.overrides:
+            return view.consumer_heartbeat_interval_ms
+        return self.config.consumer_heartbeat_interval
 
     # --- epochs, target assignment, reconciliation --------------------------------------------
 

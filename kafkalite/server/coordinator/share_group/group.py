@@ -32,6 +32,8 @@ class ShareMember:
     subscribed_topic_names: frozenset[str] = frozenset()
     assignment: TopicPartitions = field(default_factory=dict)
     last_heartbeat_ms: int = 0
+    # The session timeout armed at its last heartbeat (the group's then; None: loaded, the group's now).
+    session_timeout_ms: int | None = None
 
 
 @dataclass

@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from kafkalite.controller.group_configs import GroupConfigView
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.coordinator_records import ShareRecordKey
 
@@ -87,12 +88,16 @@ class ShareGroupManager:
     def __init__(self, config: ShareGroupConfig, check_group: Callable[[str | None], int],
                  other_group_exists: Callable[[str], bool],
                  topics: Callable[[], Mapping[str, tuple[uuid.UUID, int]]],
-                 now_ms: Callable[[], int] = _now_ms, store: Store | None = None) -> None:
+                 now_ms: Callable[[], int] = _now_ms, store: Store | None = None,
+                 group_config: Callable[[str], GroupConfigView] | None = None) -> None:
         """``check_group``: the coordinator's ownership check of a group id (NOT_COORDINATOR,
         COORDINATOR_LOAD_IN_PROGRESS); ``other_group_exists``: a classic or consumer group has
         the id; ``topics``: the topics that exist, {name: (topic id, partition count)};
-        ``store``: where changes are written (None: kept in memory only)."""
+        ``store``: where changes are written (None: kept in memory only); ``group_config``: a
+        group's configs now, whose share.session.timeout.ms / share.heartbeat.interval.ms
+        override ``config``'s."""
         self.config = config
+        self.group_config = group_config
         self.check_group = check_group
         self.other_group_exists = other_group_exists
         self.topics = topics
@@ -182,7 +187,7 @@ class ShareGroupManager:
             if member_epoch not in (member.member_epoch, member.previous_member_epoch):
                 return HeartbeatResult(E.FENCED_MEMBER_EPOCH,
                                        f"The member epoch {member_epoch} is not {member.member_epoch}.")
-            member.last_heartbeat_ms = self.now_ms()
+            self._arm_session(group_id, member)
             if rack_id is not None:
                 member.rack_id = rack_id
             subscribed = None if subscribed_topic_names is None else frozenset(subscribed_topic_names)
@@ -212,7 +217,7 @@ class ShareGroupManager:
         self.groups[group_id] = group
         member.rack_id = rack_id
         member.subscribed_topic_names = frozenset(subscribed)
-        member.last_heartbeat_ms = self.now_ms()
+        self._arm_session(group_id, member)
         group.group_epoch += 1
         return self._answer(group, member, True)
 
@@ -220,7 +225,8 @@ class ShareGroupManager:
         if group is None or member_id not in group.members:
             return HeartbeatResult(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not in the group.")
         self._remove(group, member_id, "left")
-        return HeartbeatResult(E.NONE, None, member_id, LEAVE_EPOCH, self.config.heartbeat_ms)
+        return HeartbeatResult(E.NONE, None, member_id, LEAVE_EPOCH,
+                               self._heartbeat_interval_ms(group.group_id))
 
     def _remove(self, group: ShareGroup, member_id: str, why: str) -> None:
         del group.members[member_id]
@@ -235,7 +241,8 @@ class ShareGroupManager:
             member.member_epoch = group.assignment_epoch
             member.assignment = group.target.get(member.member_id, {})
             full = True
-        return HeartbeatResult(E.NONE, None, member.member_id, member.member_epoch, self.config.heartbeat_ms,
+        return HeartbeatResult(E.NONE, None, member.member_id, member.member_epoch,
+                               self._heartbeat_interval_ms(group.group_id),
                                member.assignment if full else None)
 
     def _maybe_new_target(self, group: ShareGroup) -> None:
@@ -257,11 +264,15 @@ class ShareGroupManager:
     def expire_members(self) -> int:
         """Remove the members whose session timed out; how many."""
         now = self.now_ms()
-        session = self.config.session_ms
         removed = 0
         with self._lock:
             for group in self.groups.values():
-                gone = [m.member_id for m in group.members.values() if now - m.last_heartbeat_ms > session]
+                members = list(group.members.values())
+                # Members loaded since their last heartbeat have the group's session timeout now.
+                loaded = (self._session_timeout_ms(group.group_id)
+                          if any(m.session_timeout_ms is None for m in members) else 0)
+                gone = [m.member_id for m in members if now - m.last_heartbeat_ms > (
+                    loaded if m.session_timeout_ms is None else m.session_timeout_ms)]
                 for member_id in gone:
                     self._remove(group, member_id, "expired (no heartbeat in its session)")
                 if gone:
@@ -269,6 +280,25 @@ class ShareGroupManager:
                     self._write(group, group_records(group, gone))
                 removed += len(gone)
         return removed
+
+    def _arm_session(self, group_id: str, member: ShareMember) -> None:
+        """A heartbeat restarts the member's session, with the group's session timeout now."""
+        member.last_heartbeat_ms = self.now_ms()
+        member.session_timeout_ms = self._session_timeout_ms(group_id)
+
+    # Kafka's shareGroupSessionTimeoutMs / shareGroupHeartbeatIntervalMs: the group's own config if
+    # it set one, else the broker's.
+    def _session_timeout_ms(self, group_id: str) -> int:
+        view = self.group_config(group_id) if self.group_config is not None else None
+        if view is not None and "share.session.timeout.ms" in view.overrides:
+            return view.share_session_timeout_ms
+        return self.config.session_ms
+
+    def _heartbeat_interval_ms(self, group_id: str) -> int:
+        view = self.group_config(group_id) if self.group_config is not None else None
+        if view is not None and "share.heartbeat.interval.ms" in view.overrides:
+            return view.share_heartbeat_interval_ms
+        return self.config.heartbeat_ms
 
     def _forget_unowned(self) -> None:
         """Groups whose __consumer_offsets partition left this coordinator."""
