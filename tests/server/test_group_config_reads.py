@@ -222,6 +222,22 @@ def test_altered_share_group_offsets_are_what_the_next_fetch_serves(broker, topi
         assert share_heartbeat(c, group, "n", -1).error_code == E.NONE
 
 
+def test_a_groups_by_duration_reset_starts_at_the_records_no_older_than_it(broker, topic):
+    """share.auto.offset.reset=by_duration:<ISO-8601>: the first record whose timestamp is within
+    the duration (the topic's six records are stamped at the epoch, the seventh now)."""
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    tid = broker.metadata_cache.snapshot.topics[topic].topic_id
+    with connect(broker) as c:
+        now = int(time.time() * 1000)
+        assert produce(c, topic, batch([b"new"], timestamp=now)).error_code == E.NONE  # offset 6
+        set_group_config(broker, group, **{"share.auto.offset.reset": "by_duration:PT1H"})
+        find(c, group)
+        assert joined(c, lambda: share_heartbeat(c, group, "m", 0, topic))
+        assert acquired(fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(6, 6)]
+        assert fetch(c, group, "m", -1, None).error_code == E.NONE
+        assert share_heartbeat(c, group, "m", -1).error_code == E.NONE
+
+
 def test_a_groups_overrides_are_read_together():
     """A session timeout below the broker's heartbeat interval is valid with the group's own shorter
     interval (as the controller accepted them): the view keeps both."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from kafkalite.common.errors import ApiError
+from kafkalite.controller.group_configs import parse_duration_ms
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records.batch import BatchHeader, iter_batches
 
@@ -56,6 +57,10 @@ class ShareLog(Protocol):
         """(log start offset, high watermark); ApiError if not led here."""
 
     def leader_epoch(self, topic: str, partition: int) -> int: ...
+
+    def offset_for_timestamp(self, topic: str, partition: int, timestamp: int) -> int:
+        """The first offset whose record's timestamp is at or after ``timestamp``, below the high
+        watermark; the high watermark if none is (ListOffsets by time)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,9 @@ class _Entry:
     error: int = E.NONE  # of a load that failed: told once, then the load is tried again
     writing: int = 0  # writes sent to the persister, not yet answered
     waiters: list[Callable[[], None]] = field(default_factory=list)
+
+
+BY_DURATION = "by_duration:"  # share.auto.offset.reset=by_duration:<ISO-8601 duration>
 
 
 def _now_ms() -> int:
@@ -299,6 +307,14 @@ class SharePartitionManager:
                 else:
                     reset = self.group_settings(entry.key.group_id).auto_offset_reset
                     start = log_start if reset == "earliest" else high_watermark
+                    if reset.startswith(BY_DURATION):
+                        # KIP-932's by_duration: the first record no older than the duration.
+                        since = self.now_ms() - parse_duration_ms(reset[len(BY_DURATION):])
+                        try:
+                            start = self.log.offset_for_timestamp(entry.ref.topic, entry.ref.partition, since)
+                        except ApiError as e:
+                            start = None
+                            waiters = self._loaded(entry, e.code)
         _run(waiters)
         if start is not None:
             at = start

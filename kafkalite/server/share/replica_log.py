@@ -25,6 +25,13 @@ class ReplicaShareLog:
         p.check_leader()
         return p.log.log_start_offset, p.log.high_watermark
 
+    def offset_for_timestamp(self, topic: str, partition: int, timestamp: int) -> int:
+        p = self.replica_manager.get_partition(topic, partition)
+        p.check_leader()
+        high_watermark = p.log.high_watermark
+        found = p.log.fetch_offset_by_timestamp(timestamp)
+        return high_watermark if found is None else min(found.offset, high_watermark)
+
     def leader_epoch(self, topic: str, partition: int) -> int:
         p = self.replica_manager.get_partition(topic, partition)
         p.check_leader()

@@ -34,14 +34,20 @@ class Log:
         self.log_start = log_start
         self.end = 0
         self.leader = True
+        self.times: list[tuple[int, int]] = []  # (base offset, the batch's timestamp)
         for _ in range(batches):
             self.append(3)
 
-    def append(self, records: int) -> None:
+    def append(self, records: int, timestamp: int = 0) -> None:
         b = bytearray(batch([b"v%d" % i for i in range(records)]))
         b[0:8] = struct.pack(">q", self.end)  # the base offset (outside the CRC)
         self.data += bytes(b)
+        self.times.append((self.end, timestamp))
         self.end += records
+
+    def offset_for_timestamp(self, topic: str, partition: int, timestamp: int) -> int:
+        self._check()
+        return next((base for base, ts in self.times if ts >= timestamp), self.end)
 
     def read(self, topic: str, partition: int, offset: int, max_bytes: int) -> bytes:
         """Whole batches from the one holding ``offset``, at most ``max_bytes`` but at least one."""
@@ -139,6 +145,17 @@ def test_the_start_comes_from_share_auto_offset_reset():
     log.append(1)
     assert acquired(latest, "a") == [AcquiredRange(8, 8, 1)]
     assert acquired(manager(Log(2), reset="earliest"), "a") == [AcquiredRange(0, 5, 1)]
+
+
+def test_by_duration_starts_at_the_first_record_no_older_than_the_duration():
+    log = Log(0)
+    log.append(3, timestamp=1000)
+    log.append(3, timestamp=5000)
+    clock = Clock()
+    clock.now = 6000
+    assert acquired(manager(log, reset="by_duration:PT2S", clock=clock), "a") == [AcquiredRange(3, 5, 1)]
+    assert acquired(manager(log, reset="by_duration:PT10S", clock=clock), "a") == [AcquiredRange(0, 5, 1)]
+    assert acquired(manager(log, reset="by_duration:PT0S", clock=clock), "a") == []  # none that new
 
 
 def test_the_state_read_from_the_persister_is_where_fetching_goes_on():
