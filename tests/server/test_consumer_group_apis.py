@@ -57,6 +57,10 @@ def test_v0_member_id_is_the_coordinators_and_the_group_is_described_and_listed(
         E.NONE, "Stable", "uniform")
     member = described[0].members[0]
     assert member.member_id == answer.member_id and member.subscribed_topic_names == ["w"]
+    assert member.member_type == 1  # v1 (KIP-1099): a consumer-protocol member
+    v0 = client.call(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, consumer_group_describe.REQUEST(
+        group_ids=["wire"], include_authorized_operations=False)).groups[0].members[0]
+    assert v0.member_id == answer.member_id and v0.member_type == -1  # not on v0's wire
     assert member.assignment.topic_partitions[0].topic_name == "w"
     assert described[1].error_code == E.GROUP_ID_NOT_FOUND
     listed = client.call(ApiKey.LIST_GROUPS, 5,

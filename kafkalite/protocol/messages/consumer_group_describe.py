@@ -3,12 +3,12 @@ epochs, assignor and each member's subscription, current and target assignment (
 describe of a ``group.protocol=consumer`` group).
 
 Declared from Kafka's ConsumerGroupDescribeRequest.json / ConsumerGroupDescribeResponse.json,
-versions 0-1 (flexible 0+). v1 has v0's layout (librdkafka 2.16 reads both alike,
-rdkafka_admin.c's ConsumerGroupDescribeResponse_parse).
+versions 0-1 (flexible 0+). v1 adds each member's MemberType (KIP-1099: 0 a classic member inside
+a consumer group, 1 a consumer-protocol member, -1 unknown); librdkafka 2.16 asks v0.
 """
 
 from ..api_keys import ApiKey
-from ..schema import BOOL, INT16, INT32, STRING, UUID, Array, F, Struct, api
+from ..schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, F, Struct, api
 
 REQUEST = Struct(
     "ConsumerGroupDescribeRequest",
@@ -40,6 +40,7 @@ MEMBER = Struct(
     F("subscribed_topic_regex", STRING, nullable="0+", default=None),
     F("assignment", ASSIGNMENT),
     F("target_assignment", ASSIGNMENT),
+    F("member_type", INT8, "1+", default=-1),
 )
 
 DESCRIBED_GROUP = Struct(

@@ -52,6 +52,8 @@ from ..share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC
 from ..share_coordinator.group_offsets import ShareGroupOffsets
 from .metadata import AutoTopicCreator
 
+# ConsumerGroupDescribe v1's MemberType (KIP-1099).
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1
 SHARE_KEY_TYPE = 2  # FindCoordinator's CoordinatorType.SHARE (v6+, KIP-932)
 
 log = logging.getLogger("kafkalite.server.handlers.groups")
@@ -337,7 +339,8 @@ class GroupApis:
                            subscribed_topic_names=list(m.subscribed_topic_names),
                            subscribed_topic_regex=m.subscribed_topic_regex,
                            assignment=assignment(m.rec.assigned),
-                           target_assignment=assignment(group.target.get(m.member_id, {})))
+                           target_assignment=assignment(group.target.get(m.member_id, {})),
+                           member_type=CLASSIC_MEMBER if m.classic is not None else CONSUMER_MEMBER)
                          for m in group.members.values()]))
         return respond(request, R(throttle_time_ms=0, groups=described))
 
