@@ -1,20 +1,21 @@
 """Share groups (KIP-932) with real processes: the share state survives the SIGKILL of the
 partition's leader.
 
-Three broker processes (broker 1 the controller). The topic's one partition and
-``__share_group_state``'s one partition are both led by broker 2 with replicas on all three, so
+Three broker processes (broker 1 the controller). The topic's one partition is led by broker 2,
+with replicas on all three, and so is ``__share_group_state``'s one partition in the first case:
 killing broker 2 kills the partition's leader and the share coordinator of the group's key at
-once (the harder case: the new leader reads the state from a new coordinator, which loaded it
-from its replica). ``__consumer_offsets`` (the group's membership) is led by broker 3 and
-survives. share.auto.offset.reset is earliest through a GROUP config (IncrementalAlterConfigs).
+once (the new leader reads the state from a new coordinator, which loaded it from its replica).
+In the second case broker 3 is the share coordinator and survives. ``__consumer_offsets`` (the
+group's membership) is led by broker 3 and survives. share.auto.offset.reset is earliest
+through a GROUP config (IncrementalAlterConfigs).
 
-A ShareConsumer (explicit acknowledgement) reads the records, ACCEPTs some, REJECTs some and
-holds the rest unacknowledged; broker 2 is SIGKILLed; after a new leader is elected no ACCEPTed
-or REJECTed record is delivered again, the held ones come back (well before their lock of 60 s
-would have expired; their delivery count is 1 again, as in Kafka, which does not persist an
-acquisition), and every record is acknowledged exactly once over the
-whole run. The consumers find the new leader on their own (NOT_LEADER_OR_FOLLOWER with the
-CurrentLeader and NodeEndpoints of the new one)."""
+A ShareConsumer in a process of its own (explicit acknowledgement) ACCEPTs a third of what it
+got, REJECTs a third and holds a third; a second one, in the test, ACCEPTs the rest. Broker 2 and
+the holder are SIGKILLed, more records are produced to the new leader, and a third consumer
+joins. Then: no ACCEPTed or REJECTed record is delivered again; the held ones come back (well
+before their lock of 60 s would have expired; their delivery count is 1 again, as in Kafka,
+which does not persist an acquisition); every record is acknowledged exactly once over the
+whole run, and the consumer whose share session was with broker 2 finds the new leader."""
 
 from __future__ import annotations
 
@@ -164,18 +165,21 @@ class Reader:
         self.consumer.close()
 
 
-def test_the_share_state_survives_the_sigkill_of_the_partitions_leader(tmp_path):
+@pytest.mark.parametrize("state_replicas", [[VICTIM, 3, 1], [3, VICTIM, 1]],
+                         ids=["coordinator-killed-too", "coordinator-survives"])
+def test_the_share_state_survives_the_sigkill_of_the_partitions_leader(tmp_path, state_replicas):
     with processes(str(tmp_path)) as nodes:
         port = nodes[0].client_port
         create_topic(port, "__consumer_offsets", [3, 1, 2], compact=True)
-        create_topic(port, "__share_group_state", [VICTIM, 3, 1], compact=True)
+        create_topic(port, "__share_group_state", state_replicas, compact=True)
         create_topic(port, TOPIC, [VICTIM, 3, 1], compact=False)
         internal = ("__share_group_state", "__consumer_offsets")
         assert wait_for(lambda: all(leaders(nodes).get(t, (0, 0))[1] == 3 for t in (TOPIC, *internal)),
                         timeout=30)
         set_group_config(nodes)
         produce(nodes, range(COUNT))
-        assert leaders(nodes)[TOPIC][0] == VICTIM and leaders(nodes)["__share_group_state"][0] == VICTIM
+        assert leaders(nodes)[TOPIC][0] == VICTIM
+        assert leaders(nodes)["__share_group_state"][0] == state_replicas[0]
 
         holder = subprocess.Popen([sys.executable, "-c", HOLDER, servers(nodes), GROUP, TOPIC], text=True,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
