@@ -14,6 +14,9 @@ timer, and the persister every change is written through.
 - A lock that expires (the ``share-lock-timer`` thread, at the earliest deadline) and a session
   that closes put the records back (AVAILABLE, or ARCHIVED at the delivery count limit); that
   is written too, and waiting fetches of the partition are woken (``wake``).
+- A write that fails (fenced, or the share coordinator unavailable past its retries) drops the
+  share-partition: the next fetch reads the state again, so nothing the persister lacks is held
+  as done here.
 
 One lock guards everything here; ``wake`` and the answers' callbacks run outside it (they take
 purgatory operation locks, which are above this one).
@@ -361,8 +364,11 @@ class SharePartitionManager:
             if error:
                 log.warning("Writing the share state of %s failed: error %d", entry.key, error)
                 results[ref] = results.get(ref) or error
-                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH):
-                    self._drop(entry)  # the state moved on without us (offsets altered, a new leader)
+                # The state here is no longer what was persisted: read it again. Fenced, it moved
+                # on without us (offsets altered, a new leader); otherwise the change is not
+                # written, and kept here it would hold as done a record whose acknowledgement the
+                # client was told failed (Kafka rolls such a change back).
+                self._drop(entry)
             assert ref.topic is not None
             self.wake(ref.topic, ref.partition)  # released records can be fetched
             with count_lock:

@@ -1,7 +1,8 @@
 """SharePartitionManager with a log of real batches and persisters that answer at once or later:
 share sessions (epochs, limit), the start from share.auto.offset.reset, fetches waiting for a
 state that loads later, acknowledgements answered only once written, released and expired
-records written and woken, max_records across partitions, leadership that leaves."""
+records written and woken, max_records across partitions, leadership that leaves, a write that
+fails (the share-partition read again)."""
 
 from __future__ import annotations
 
@@ -240,3 +241,31 @@ def test_a_fenced_write_or_a_forgotten_group_reads_the_state_again():
     assert acquired(m, "b") == [AcquiredRange(2, 2, 1)]  # read again: from 2
     m.forget_group("g")
     assert m.holds("g") == []
+
+
+class FailingPersister(InMemoryPersister):
+    """Writes fail while ``error`` is set (a share coordinator that stayed unavailable)."""
+
+    error = E.NONE
+
+    def write_state(self, key: Any, state_epoch: int, leader_epoch: int, start_offset: int, batches: Any,
+                    done: Any) -> None:
+        if self.error:
+            done(self.error)
+            return
+        super().write_state(key, state_epoch, leader_epoch, start_offset, batches, done)
+
+
+def test_a_change_that_could_not_be_written_is_not_kept():
+    # Kept, the acceptance the client was told failed held offset 0 as done: never delivered
+    # again here, yet delivered again by the next leader (which reads the persisted state).
+    persister = FailingPersister()
+    m = manager(Log(1), persister)
+    assert acquired(m, "a") == [AcquiredRange(0, 2, 1)]
+    persister.error = E.COORDINATOR_NOT_AVAILABLE
+    answers: list[dict] = []
+    m.acknowledge("g", "a", {REF: [AckBatch(0, 0, (1,))]}, answers.append)
+    assert answers == [{REF: E.COORDINATOR_NOT_AVAILABLE}]
+    persister.error = E.NONE
+    # The state is read again: nothing of 0-2 was written, so all three can be delivered.
+    assert acquired(m, "b") == [AcquiredRange(0, 2, 1)]
