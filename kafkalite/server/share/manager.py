@@ -29,6 +29,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
@@ -37,7 +38,7 @@ from kafkalite.common.errors import ApiError
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records.batch import BatchHeader, iter_batches
 
-from .persister import UNINITIALIZED_STATE_EPOCH, Persister, ReadStateResult, ShareStateKey
+from .persister import UNINITIALIZED_STATE_EPOCH, Persister, ReadStateResult, ShareStateKey, StateBatch
 from .session import FINAL_EPOCH, SharePartitionRef, ShareSession, ShareSessionCache
 from .settings import SharePartitionConfig
 from .share_partition import AckBatch, AcquiredRange, SharePartition
@@ -79,6 +80,16 @@ class PartitionFetch(NamedTuple):
 INITIALIZING, ACTIVE = "initializing", "active"
 
 
+class _Write(NamedTuple):
+    """A write of the state, as computed under the lock."""
+
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    batches: list[StateBatch]
+    done: Callable[[int], None]
+
+
 @dataclass
 class _Entry:
     ref: SharePartitionRef
@@ -87,6 +98,8 @@ class _Entry:
     status: str = INITIALIZING
     error: int = E.NONE  # of a load that failed: told once, then the load is tried again
     waiters: list[Callable[[], None]] = field(default_factory=list)
+    outbox: deque[_Write] = field(default_factory=deque)  # writes not yet handed to the persister
+    sending: bool = False  # a thread is handing them over
 
 
 def _now_ms() -> int:
@@ -383,8 +396,6 @@ class SharePartitionManager:
     def _write(self, entry: _Entry, changed: list[int], done: Callable[[int], None]) -> None:
         with self._lock:
             sp = entry.partition
-            batches = sp.state_batches(changed)
-            start = sp.start_offset
             assert entry.ref.topic is not None
             try:
                 leader_epoch = self.log.leader_epoch(entry.ref.topic, entry.ref.partition)
@@ -392,10 +403,34 @@ class SharePartitionManager:
                 error = e.code
             else:
                 error = E.NONE
+                entry.outbox.append(_Write(sp.state_epoch, leader_epoch, sp.start_offset,
+                                           sp.state_batches(changed), done))
         if error:
             done(error)
             return
-        self.persister.write_state(entry.key, sp.state_epoch, leader_epoch, start, batches, done)
+        self._send(entry)
+
+    def _send(self, entry: _Entry) -> None:
+        """Hand the entry's writes to the persister in the order they were made, one thread at a
+        time: two threads' writes of the same records must not reach it the other way round (the
+        coordinator keeps the last state written of each offset)."""
+        with self._lock:
+            if entry.sending:
+                return  # the sending thread takes this one too, after the ones before it
+            entry.sending = True
+        while True:
+            with self._lock:
+                if not entry.outbox:
+                    entry.sending = False
+                    return
+                w = entry.outbox.popleft()
+            try:
+                self.persister.write_state(entry.key, w.state_epoch, w.leader_epoch, w.start_offset,
+                                           w.batches, w.done)
+            except BaseException:
+                with self._lock:
+                    entry.sending = False
+                raise
 
     # --- the locks' timer --------------------------------------------------------------------
 
