@@ -14,6 +14,9 @@ timer, and the persister every change is written through.
 - A lock that expires (the ``share-lock-timer`` thread, at the earliest deadline) and a session
   that closes put the records back (AVAILABLE, or ARCHIVED at the delivery count limit); that
   is written too, and waiting fetches of the partition are woken (``wake``).
+- A write that fails (fenced, or the share coordinator unavailable past its retries) drops the
+  share-partition: the next fetch reads the state again, so nothing the persister lacks is held
+  as done here.
 
 One lock guards everything here; ``wake`` and the answers' callbacks run outside it (they take
 purgatory operation locks, which are above this one).
@@ -26,6 +29,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
@@ -35,7 +39,7 @@ from kafkalite.controller.group_configs import parse_duration_ms
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.records.batch import BatchHeader, iter_batches
 
-from .persister import UNINITIALIZED_STATE_EPOCH, Persister, ReadStateResult, ShareStateKey
+from .persister import UNINITIALIZED_STATE_EPOCH, Persister, ReadStateResult, ShareStateKey, StateBatch
 from .session import FINAL_EPOCH, INITIAL_EPOCH, SharePartitionRef, ShareSession, ShareSessionCache
 from .settings import SharePartitionConfig
 from .share_partition import AckBatch, AcquiredRange, SharePartition
@@ -81,6 +85,16 @@ class PartitionFetch(NamedTuple):
 INITIALIZING, ACTIVE = "initializing", "active"
 
 
+class _Write(NamedTuple):
+    """A write of the state, as computed under the lock."""
+
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    batches: list[StateBatch]
+    done: Callable[[int], None]
+
+
 @dataclass
 class _Entry:
     ref: SharePartitionRef
@@ -90,6 +104,8 @@ class _Entry:
     error: int = E.NONE  # of a load that failed: told once, then the load is tried again
     writing: int = 0  # writes sent to the persister, not yet answered
     waiters: list[Callable[[], None]] = field(default_factory=list)
+    outbox: deque[_Write] = field(default_factory=deque)  # writes not yet handed to the persister
+    sending: bool = False  # a thread is handing them over
 
 
 BY_DURATION = "by_duration:"  # share.auto.offset.reset=by_duration:<ISO-8601 duration>
@@ -395,10 +411,11 @@ class SharePartitionManager:
             if error:
                 log.warning("Writing the share state of %s failed: error %d", entry.key, error)
                 results[ref] = results.get(ref) or error
-                if error in (E.FENCED_STATE_EPOCH, E.FENCED_LEADER_EPOCH, E.INVALID_REQUEST):
-                    # The state moved on without us (offsets altered, a new leader) or was deleted
-                    # (INVALID_REQUEST: a write of a state not initialized): read it again.
-                    self._drop(entry)
+                # The state here is no longer what was persisted: read it again. Fenced, it moved
+                # on without us (offsets altered, a new leader); otherwise the change is not
+                # written, and kept here it would hold as done a record whose acknowledgement the
+                # client was told failed (Kafka rolls such a change back).
+                self._drop(entry)
             assert ref.topic is not None
             self.wake(ref.topic, ref.partition)  # released records can be fetched
             with count_lock:
@@ -411,10 +428,13 @@ class SharePartitionManager:
             self._write(entry, changed, lambda error, e=entry, r=ref: written(e, r, error))  # type: ignore[misc]
 
     def _write(self, entry: _Entry, changed: list[int], done: Callable[[int], None]) -> None:
+        def written(error: int) -> None:
+            with self._lock:
+                entry.writing -= 1  # the first share session's idle check counts these
+            done(error)
+
         with self._lock:
             sp = entry.partition
-            batches = sp.state_batches(changed)
-            start = sp.start_offset
             assert entry.ref.topic is not None
             try:
                 leader_epoch = self.log.leader_epoch(entry.ref.topic, entry.ref.partition)
@@ -422,17 +442,35 @@ class SharePartitionManager:
                 error = e.code
             else:
                 error = E.NONE
+                entry.writing += 1
+                entry.outbox.append(_Write(sp.state_epoch, leader_epoch, sp.start_offset,
+                                           sp.state_batches(changed), written))
         if error:
             done(error)
             return
-        with self._lock:
-            entry.writing += 1
+        self._send(entry)
 
-        def written(error: int) -> None:
+    def _send(self, entry: _Entry) -> None:
+        """Hand the entry's writes to the persister in the order they were made, one thread at a
+        time: two threads' writes of the same records must not reach it the other way round (the
+        coordinator keeps the last state written of each offset)."""
+        with self._lock:
+            if entry.sending:
+                return  # the sending thread takes this one too, after the ones before it
+            entry.sending = True
+        while True:
             with self._lock:
-                entry.writing -= 1
-            done(error)
-        self.persister.write_state(entry.key, sp.state_epoch, leader_epoch, start, batches, written)
+                if not entry.outbox:
+                    entry.sending = False
+                    return
+                w = entry.outbox.popleft()
+            try:
+                self.persister.write_state(entry.key, w.state_epoch, w.leader_epoch, w.start_offset,
+                                           w.batches, w.done)
+            except BaseException:
+                with self._lock:
+                    entry.sending = False
+                raise
 
     # --- the locks' timer --------------------------------------------------------------------
 

@@ -17,6 +17,10 @@ last error is the answer.
 One thread (``share-state-persister-{node}``) sends the requests and schedules the retries, one
 request in flight per coordinator at a time; the callbacks run on it or on the thread that
 completed a local write (never on the caller's, which Kafka's futures do not promise either).
+The calls of one key are sent in the order they were made, each once the one before it is
+answered, retries included: a write retried while its coordinator moves must not land after a
+later write of the same records (the coordinator keeps the last state written of each offset,
+so an acknowledged record would be persisted as available again).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -164,6 +169,9 @@ class DefaultStatePersister:
         self.security = security
         self._lock = threading.Condition()
         self._jobs: list[_Job] = []
+        # The keys with a call under way (sent, or waiting for its retry), and the calls of each
+        # that wait for it, in call order.
+        self._waiting: dict[ShareStateKey, deque[_Job]] = {}
         self._seq = itertools.count()
         self._clients: dict[int, BlockingClient] = {}
         self._stopping = False
@@ -178,6 +186,8 @@ class DefaultStatePersister:
         with self._lock:
             self._stopping = True
             jobs, self._jobs = self._jobs, []
+            jobs += [job for queue in self._waiting.values() for job in queue]
+            self._waiting.clear()
             self._lock.notify_all()
         for client in list(self._clients.values()):
             client.close()
@@ -211,7 +221,28 @@ class DefaultStatePersister:
 
     def _add(self, kind: _Kind, key: ShareStateKey, args: tuple, done: Callable[[Any], None]) -> None:
         now = time.monotonic()
-        self._schedule(_Job(now, next(self._seq), kind, key, args, done, now + self.retry_timeout_ms / 1000))
+        job = _Job(now, next(self._seq), kind, key, args, done, now + self.retry_timeout_ms / 1000)
+        with self._lock:
+            queue = self._waiting.get(key)
+            if queue is not None and not self._stopping:
+                queue.append(job)  # sent once the key's earlier calls are answered
+                return
+            if not self._stopping:
+                self._waiting[key] = deque()
+        self._schedule(job)
+
+    def _finish(self, job: _Job, result: Any) -> None:
+        """Answer ``job``, then send the next call of its key."""
+        _answer(job, result)
+        with self._lock:
+            queue = self._waiting.get(job.key)
+            following = queue.popleft() if queue else None
+            if following is None:
+                self._waiting.pop(job.key, None)
+        if following is not None:
+            following.due = time.monotonic()
+            following.seq = next(self._seq)
+            self._schedule(following)
 
     def _schedule(self, job: _Job) -> None:
         with self._lock:
@@ -235,7 +266,7 @@ class DefaultStatePersister:
                 self._attempt(job)
             except Exception:  # a bug here must not stop the persister: the job fails, logged
                 log.exception("Sending %s for %s failed", job.kind.api.api_name, job.key)
-                _answer(job, job.kind.failed(E.UNKNOWN_SERVER_ERROR))
+                self._finish(job, job.kind.failed(E.UNKNOWN_SERVER_ERROR))
 
     def _attempt(self, job: _Job) -> None:
         where = self._coordinator(job.key)
@@ -292,4 +323,4 @@ class DefaultStatePersister:
             job.seq = next(self._seq)
             self._schedule(job)
             return
-        _answer(job, result)
+        self._finish(job, result)

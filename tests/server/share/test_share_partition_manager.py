@@ -1,7 +1,8 @@
 """SharePartitionManager with a log of real batches and persisters that answer at once or later:
 share sessions (epochs, limit), the start from share.auto.offset.reset, fetches waiting for a
 state that loads later, acknowledgements answered only once written, released and expired
-records written and woken, max_records across partitions, leadership that leaves."""
+records written and woken, max_records across partitions, leadership that leaves, a write that
+fails (the share-partition read again)."""
 
 from __future__ import annotations
 
@@ -257,3 +258,68 @@ def test_a_fenced_write_or_a_forgotten_group_reads_the_state_again():
     assert acquired(m, "b") == [AcquiredRange(2, 2, 1)]  # read again: from 2
     m.forget_group("g")
     assert m.holds("g") == []
+
+
+class FailingPersister(InMemoryPersister):
+    """Writes fail while ``error`` is set (a share coordinator that stayed unavailable)."""
+
+    error = E.NONE
+
+    def write_state(self, key: Any, state_epoch: int, leader_epoch: int, start_offset: int, batches: Any,
+                    done: Any) -> None:
+        if self.error:
+            done(self.error)
+            return
+        super().write_state(key, state_epoch, leader_epoch, start_offset, batches, done)
+
+
+def test_a_change_that_could_not_be_written_is_not_kept():
+    # Kept, the acceptance the client was told failed held offset 0 as done: never delivered
+    # again here, yet delivered again by the next leader (which reads the persisted state).
+    persister = FailingPersister()
+    m = manager(Log(1), persister)
+    assert acquired(m, "a") == [AcquiredRange(0, 2, 1)]
+    persister.error = E.COORDINATOR_NOT_AVAILABLE
+    answers: list[dict] = []
+    m.acknowledge("g", "a", {REF: [AckBatch(0, 0, (1,))]}, answers.append)
+    assert answers == [{REF: E.COORDINATOR_NOT_AVAILABLE}]
+    persister.error = E.NONE
+    # The state is read again: nothing of 0-2 was written, so all three can be delivered.
+    assert acquired(m, "b") == [AcquiredRange(0, 2, 1)]
+
+
+class InterleavingPersister(InMemoryPersister):
+    """Runs ``hook`` inside the first write, before storing it: another thread's change made
+    between the first write's computing and its reaching the persister."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook: Callable[[], None] | None = None
+
+    def write_state(self, key: Any, state_epoch: int, leader_epoch: int, start_offset: int, batches: Any,
+                    done: Any) -> None:
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        super().write_state(key, state_epoch, leader_epoch, start_offset, batches, done)
+
+
+def test_writes_reach_the_persister_in_the_order_they_were_made():
+    # Before: the later write (offset 1 accepted) was stored first, the earlier one (offset 1
+    # released) over it: the next leader delivered the accepted record again.
+    persister = InterleavingPersister()
+    m = manager(Log(1), persister)
+    assert acquired(m, "a") == [AcquiredRange(0, 2, 1)]
+    answers: list[dict] = []
+
+    def b_takes_and_accepts_offset_1() -> None:
+        assert acquired(m, "b", max_records=1) == [AcquiredRange(1, 1, 2)]
+        m.acknowledge("g", "b", {REF: [AckBatch(1, 1, (1,))]}, answers.append)
+    persister.hook = b_takes_and_accepts_offset_1
+    m.acknowledge("g", "a", {REF: [AckBatch(1, 1, (2,))]}, answers.append)  # a releases offset 1
+    assert answers == [{REF: E.NONE}, {REF: E.NONE}]
+    states: list = []
+    persister.read_state(KEY, 0, states.append)
+    assert list(states[0].batches) == [StateBatch(1, 1, 2, 2)]  # ACKNOWLEDGED, delivered twice
+    m.forget_partition("t", 0)  # a new leader: 0 and 2 again, not 1
+    assert acquired(m, "c") == [AcquiredRange(0, 0, 1), AcquiredRange(2, 2, 1)]
