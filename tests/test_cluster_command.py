@@ -105,7 +105,13 @@ def test_one_ctrl_c_stops_every_broker_gracefully(running):
     assert len(pids) == 2
     # A replicated partition: each broker's graceful stop asks the controller to move it first.
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{running['base']}"})
-    admin.create_topics([NewTopic("replicated", 1, 2)])["replicated"].result(30)
+    topic = NewTopic("replicated", num_partitions=1, replica_assignment=[[1, 2]])
+    admin.create_topics([topic])["replicated"].result(30)
+    # Created on the controller is not yet hosted by broker 2 (its LeaderAndIsr comes after): a
+    # broker stopping before it holds the replica has nothing to hand over (seen in CI). Broker 1
+    # leads, so broker 2 says when it follows.
+    broker_2_log = tmp / "cluster" / "broker-2.log"
+    assert wait_for(lambda: "follows replicated-0" in broker_2_log.read_text(), timeout=30)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
     assert wait_exit(proc, 60) == 0
     assert "all brokers stopped" in proc_text(proc)
