@@ -36,6 +36,7 @@ from kafkalite.protocol.messages import api_versions
 from . import member_pool
 from .data import servers, wire
 from .data.servers import CLIENT_CORE, HOST, pinning
+from .figures import count, median, millis, ratio
 from .groups import coordinator_of
 from .markdown import machine, write_section
 
@@ -197,8 +198,8 @@ def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, .
                             m = form_and_leave(server.port, server.pid, group, protocol, size, opts)
                             results.setdefault((kind, delay, protocol, size), []).append(m)
                             say(f"round {r + 1}/{rounds} {kind} delay {delay} ms {protocol} {size} members: "
-                                f"stable in {_ms(m.form)} ms, again {_ms(m.leave)} ms after a leave "
-                                f"({_n(m.unowned)} partitions unowned at most) "
+                                f"stable in {millis(m.form)} ms, again {millis(m.leave)} ms after a leave "
+                                f"({count(m.unowned)} partitions unowned at most) "
                                 f"(CPU, % of a core: members {m.client_cpu * 100:.0f}, server "
                                 f"{m.server_cpu * 100:.0f})")
     body = section(server_kinds, sizes, protocols, delays, rounds, opts, results, missing, command)
@@ -208,28 +209,19 @@ def run(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, .
     return body
 
 
-def _median(values: list[float]) -> float:
-    good = [v for v in values if v == v]
-    return statistics.median(good) if good else float("nan")
 
 
-def _ms(value: float) -> str:
-    return "-" if value != value else f"{value * 1000:,.0f}"
 
 
-def _n(value: float) -> str:
-    return "-" if value != value else f"{value:,.0f}"
 
 
-def _ratio(a: float, b: float) -> str:
-    return "-" if a != a or b != b or b == 0 else f"{a / b:.2f}x"
 
 
 def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[str, ...], delays: list[int],
             rounds: int, opts: Options, results: dict[Key, list[Measured]],
             missing: set[tuple[str, str]], command: str) -> str:
     def med(kind: str, delay: int, protocol: str, size: int, what: str) -> float:
-        return _median([getattr(m, what) for m in results.get((kind, delay, protocol, size), [])])
+        return median([getattr(m, what) for m in results.get((kind, delay, protocol, size), [])])
 
     text = (f"## Consumer groups: the classic protocol against the consumer protocol (KIP-848)\n\n"
             f"Command: `{command}`  \nMachine: {machine()}.  \n"
@@ -253,9 +245,9 @@ def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[st
                 for p in protocols:
                     served = (kind, p) not in missing
                     for what in ("form", "leave"):
-                        cells.append(_ms(med(kind, delay, p, size, what)) if served else "not served")
-                    cells.append(_n(med(kind, delay, p, size, "unowned")) if served else "not served")
-                ratios = [_ratio(med(kind, delay, "consumer", size, w), med(kind, delay, "classic", size, w))
+                        cells.append(millis(med(kind, delay, p, size, what)) if served else "not served")
+                    cells.append(count(med(kind, delay, p, size, "unowned")) if served else "not served")
+                ratios = [ratio(med(kind, delay, "consumer", size, w), med(kind, delay, "classic", size, w))
                           for w in ("form", "leave")]
                 text += f"| {kind} | {delay} | {size} | " + " | ".join(cells + ratios) + " |\n"
     if "kafkalite" in server_kinds and "mock" in server_kinds:
@@ -266,7 +258,7 @@ def section(server_kinds: tuple[str, ...], sizes: list[int], protocols: tuple[st
             for delay in delays:
                 for size in sizes:
                     text += (f"| {p} | {delay} | {size} | " + " | ".join(
-                        _ratio(med("kafkalite", delay, p, size, w), med("mock", delay, p, size, w))
+                        ratio(med("kafkalite", delay, p, size, w), med("mock", delay, p, size, w))
                         for w in ("form", "leave")) + " |\n")
     cpu = [m.client_cpu for ms in results.values() for m in ms]
     server_cpu = [m.server_cpu for ms in results.values() for m in ms]

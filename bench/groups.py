@@ -42,6 +42,7 @@ from kafkalite.protocol.messages import (
 )
 
 from .data import servers, tasks
+from .figures import median, millis
 from .markdown import machine, write_section
 
 HOST = "127.0.0.1"
@@ -247,9 +248,6 @@ def run(sizes: list[int], seconds: float, rounds: int, heartbeat_ms: int, pin: b
     return body
 
 
-def _ms(values: list[float]) -> str:
-    good = [v for v in values if v == v]
-    return f"{statistics.median(good) * 1000:,.0f}" if good else "-"
 
 
 def _section(sizes: list[int], form: dict, rebalance: dict, commits: dict, seconds: float, rounds: int,
@@ -262,7 +260,8 @@ def _section(sizes: list[int], form: dict, rebalance: dict, commits: dict, secon
     text += ("| members | form: first JoinGroup to all synced, ms | rebalance: LeaveGroup to all synced "
              "again, ms |\n| ---: | ---: | ---: |\n")
     for size in sizes:
-        text += f"| {size} | {_ms(form[('kafkalite', size)])} | {_ms(rebalance[('kafkalite', size)])} |\n"
+        formed, rebalanced = median(form[("kafkalite", size)]), median(rebalance[("kafkalite", size)])
+        text += f"| {size} | {millis(formed)} | {millis(rebalanced)} |\n"
     k, m = statistics.median(commits["kafkalite"]), statistics.median(commits["mock"])
     text += (f"\n| OffsetCommit, one in flight, {seconds:g} s | commits/s |\n| --- | ---: |\n"
              f"| kafkalite (appended to __consumer_offsets, acks=all) | {k:,.0f} |\n"

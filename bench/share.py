@@ -27,7 +27,6 @@ worker processes' CPU. The bare server (bench/data) is no ceiling here: it serve
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
@@ -36,6 +35,7 @@ from kafkalite.protocol.api_keys import ApiKey
 from . import member_pool
 from .data import clients, servers, tasks, wire
 from .data.servers import CLIENT_CORE, HOST, pinning
+from .figures import count, median
 from .group_protocols import offered_api_keys
 from .markdown import machine, write_section
 
@@ -188,20 +188,15 @@ def run(server_kinds: tuple[str, ...], counts: list[int], modes: tuple[str, ...]
     return body
 
 
-def _median(values: list[float]) -> float:
-    good = [v for v in values if v == v]
-    return statistics.median(good) if good else float("nan")
 
 
-def _n(value: float) -> str:
-    return "-" if value != value else f"{value:,.0f}"
 
 
 def section(server_kinds: tuple[str, ...], counts: list[int], modes: tuple[str, ...], records: int,
             rounds: int, per_process: int, results: dict[Key, list[Measured]], plain: dict[str, list[float]],
             missing: set[str], command: str) -> str:
     def med(kind: str, mode: str, n: int, what: str) -> float:
-        return _median([getattr(m, what) for m in results.get((kind, mode, n), [])])
+        return median([getattr(m, what) for m in results.get((kind, mode, n), [])])
 
     text = (f"## Share groups: ShareConsumers on one partition\n\nCommand: `{command}`  \n"
             f"Machine: {machine()}.  \nMeasured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds, servers "
@@ -220,11 +215,12 @@ def section(server_kinds: tuple[str, ...], counts: list[int], modes: tuple[str, 
                 if kind in missing:
                     text += f"| {kind} | {mode} | {n} | not served | not served | - | - | - | - |\n"
                     continue
-                text += (f"| {kind} | {mode} | {n} | {_n(med(kind, mode, n, 'records'))} | "
-                         f"{_n(med(kind, mode, n, 'acks'))} | {_n(med(kind, mode, n, 'first') * 1000)} | "
-                         f"{_n(med(kind, mode, n, 'tail') * 1000)} | "
-                         f"{_n(med(kind, mode, n, 'client_cpu') * 100)} | "
-                         f"{_n(med(kind, mode, n, 'server_cpu') * 100)} |\n")
+                text += (f"| {kind} | {mode} | {n} | {count(med(kind, mode, n, 'records'))} | "
+                         f"{count(med(kind, mode, n, 'acks'))} | "
+                         f"{count(med(kind, mode, n, 'first') * 1000)} | "
+                         f"{count(med(kind, mode, n, 'tail') * 1000)} | "
+                         f"{count(med(kind, mode, n, 'client_cpu') * 100)} | "
+                         f"{count(med(kind, mode, n, 'server_cpu') * 100)} |\n")
     if "kafkalite" in server_kinds and "mock" in server_kinds and "kafkalite" not in missing:
         text += ("\n| acknowledgement | consumers | kafkalite / mock, records/s | "
                  "kafkalite / mock, acknowledgements/s |\n")
@@ -238,7 +234,7 @@ def section(server_kinds: tuple[str, ...], counts: list[int], modes: tuple[str, 
                 text += f"| {mode} | {n} | " + " | ".join(cells) + " |\n"
     text += (f"\nThe same records read by a plain confluent-kafka Consumer (`assign()`, one in the client "
              f"process; after a first pass, the log again and again for {PLAIN_SECONDS:g} s), records/s: "
-             + ", ".join(f"{kind} {_n(_median(plain[kind]))}" for kind in server_kinds if kind in plain)
+             + ", ".join(f"{kind} {count(median(plain[kind]))}" for kind in server_kinds if kind in plain)
              + ": the client process reads records far faster than any share group here delivers them.\n")
     failed = sum(m.failed for ms in results.values() for m in ms)
     if failed:
