@@ -20,17 +20,15 @@ from kafkalite.protocol.messages import (
     delete_groups,
     find_coordinator,
     incremental_alter_configs,
-    share_fetch,
 )
-from kafkalite.protocol.messages import share_group_heartbeat as share_hb
 from kafkalite.server.share.persister import UNINITIALIZED_STATE_EPOCH, ShareStateKey, StateSummary
 from tests.support.brokers import connect, running_broker
 from tests.support.raw_requests import batch, create_topic, produce
+from tests.support.share_requests import acquired_ranges, call_share_fetch, share_heartbeat
 from tests.support.wait import wait_for
 
 GROUP_RESOURCE = 32
 SET = 0
-FETCH = share_fetch.REQUEST
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +73,6 @@ def consumer_heartbeat(c, group: str, member: str, epoch: int, topic: str | None
         topic_partitions=[] if epoch == 0 else None))
 
 
-def share_heartbeat(c, group: str, member: str, epoch: int, topic: str | None = None):
-    return c.call(ApiKey.SHARE_GROUP_HEARTBEAT, 1, share_hb.REQUEST(
-        group_id=group, member_id=member, member_epoch=epoch,
-        subscribed_topic_names=[topic] if topic else None))
 
 
 def joined(c, join) -> bool:
@@ -154,20 +148,8 @@ def test_share_heartbeat_interval_and_session_are_the_groups(broker, topic):
 
 # --- share-partition state with its group ------------------------------------------------------
 
-def fetch(c, group: str, member: str, epoch: int, tid: uuid.UUID | None, acks=(), max_wait_ms: int = 0):
-    P = FETCH["topics"]["partitions"]
-    B = P["acknowledgement_batches"]
-    topics = [] if tid is None else [FETCH["topics"](topic_id=tid, partitions=[P(
-        partition_index=0, acknowledgement_batches=[B(first_offset=f, last_offset=last, acknowledge_types=[t])
-                                                    for f, last, t in acks])])]
-    return c.call(ApiKey.SHARE_FETCH, 1, FETCH(
-        group_id=group, member_id=member, share_session_epoch=epoch, max_wait_ms=max_wait_ms, min_bytes=1,
-        max_bytes=1 << 20, max_records=100, batch_size=100, topics=topics))
 
 
-def acquired(response) -> list[tuple[int, int]]:
-    return [(a.first_offset, a.last_offset) for t in response.responses for p in t.partitions
-            for a in p.acquired_records]
 
 
 def read_all_and_leave(broker, c, group: str, topic: str) -> uuid.UUID:
@@ -175,10 +157,10 @@ def read_all_and_leave(broker, c, group: str, topic: str) -> uuid.UUID:
     tid = broker.metadata_cache.snapshot.topics[topic].topic_id
     find(c, group)
     assert joined(c, lambda: share_heartbeat(c, group, "m", 0, topic))
-    assert acquired(fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(0, 5)]
-    done = fetch(c, group, "m", 1, tid, acks=[(0, 5, 1)])  # ACCEPT
+    assert acquired_ranges(call_share_fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(0, 5)]
+    done = call_share_fetch(c, group, "m", 1, tid, acks=[(0, 5, 1)])  # ACCEPT
     assert done.responses[0].partitions[0].acknowledge_error_code == E.NONE
-    assert fetch(c, group, "m", -1, None).error_code == E.NONE  # the share session closes
+    assert call_share_fetch(c, group, "m", -1, None).error_code == E.NONE  # the share session closes
     assert share_heartbeat(c, group, "m", -1).error_code == E.NONE
     assert summary(broker, group, tid).start_offset == 6
     return tid
@@ -201,8 +183,8 @@ def test_a_deleted_share_groups_state_is_gone(broker, topic):
         assert broker.share_partitions.holds(group) == []  # the leader's cached one forgotten
         # A new group of that id starts at share.auto.offset.reset (earliest), not at offset 6.
         assert joined(c, lambda: share_heartbeat(c, group, "n", 0, topic))
-        assert acquired(fetch(c, group, "n", 0, tid, max_wait_ms=5000)) == [(0, 5)]
-        assert fetch(c, group, "n", -1, None).error_code == E.NONE
+        assert acquired_ranges(call_share_fetch(c, group, "n", 0, tid, max_wait_ms=5000)) == [(0, 5)]
+        assert call_share_fetch(c, group, "n", -1, None).error_code == E.NONE
         assert share_heartbeat(c, group, "n", -1).error_code == E.NONE
 
 
@@ -217,8 +199,8 @@ def test_altered_share_group_offsets_are_what_the_next_fetch_serves(broker, topi
         assert altered.responses[0].partitions[0].error_code == E.NONE
         assert summary(broker, group, tid).start_offset == 2
         assert joined(c, lambda: share_heartbeat(c, group, "n", 0, topic))
-        assert acquired(fetch(c, group, "n", 0, tid, max_wait_ms=5000)) == [(2, 5)]
-        assert fetch(c, group, "n", -1, None).error_code == E.NONE
+        assert acquired_ranges(call_share_fetch(c, group, "n", 0, tid, max_wait_ms=5000)) == [(2, 5)]
+        assert call_share_fetch(c, group, "n", -1, None).error_code == E.NONE
         assert share_heartbeat(c, group, "n", -1).error_code == E.NONE
 
 
@@ -233,8 +215,8 @@ def test_a_groups_by_duration_reset_starts_at_the_records_no_older_than_it(broke
         set_group_config(broker, group, **{"share.auto.offset.reset": "by_duration:PT1H"})
         find(c, group)
         assert joined(c, lambda: share_heartbeat(c, group, "m", 0, topic))
-        assert acquired(fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(6, 6)]
-        assert fetch(c, group, "m", -1, None).error_code == E.NONE
+        assert acquired_ranges(call_share_fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(6, 6)]
+        assert call_share_fetch(c, group, "m", -1, None).error_code == E.NONE
         assert share_heartbeat(c, group, "m", -1).error_code == E.NONE
 
 

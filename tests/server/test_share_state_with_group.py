@@ -12,13 +12,11 @@ import pytest
 
 from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import delete_groups, find_coordinator, share_fetch
-from kafkalite.protocol.messages import share_group_heartbeat as share_hb
+from kafkalite.protocol.messages import delete_groups, find_coordinator
 from tests.support.brokers import connect, create, two_brokers
 from tests.support.raw_requests import batch, produce
+from tests.support.share_requests import acquired_ranges, call_share_fetch, share_heartbeat
 from tests.support.wait import wait_for
-
-FETCH = share_fetch.REQUEST
 
 
 @pytest.fixture(scope="module")
@@ -42,26 +40,10 @@ def coordinator_of(brokers, group: str) -> int:
         return node
 
 
-def heartbeat(c, group: str, member: str, epoch: int, topic: str | None = None):
-    return c.call(ApiKey.SHARE_GROUP_HEARTBEAT, 1, share_hb.REQUEST(
-        group_id=group, member_id=member, member_epoch=epoch,
-        subscribed_topic_names=[topic] if topic else None))
 
 
-def fetch(c, group: str, member: str, epoch: int, tid: uuid.UUID | None, acks=(), max_wait_ms: int = 0):
-    P = FETCH["topics"]["partitions"]
-    B = P["acknowledgement_batches"]
-    topics = [] if tid is None else [FETCH["topics"](topic_id=tid, partitions=[P(
-        partition_index=0, acknowledgement_batches=[B(first_offset=f, last_offset=last, acknowledge_types=[t])
-                                                    for f, last, t in acks])])]
-    return c.call(ApiKey.SHARE_FETCH, 1, FETCH(
-        group_id=group, member_id=member, share_session_epoch=epoch, max_wait_ms=max_wait_ms, min_bytes=1,
-        max_bytes=1 << 20, max_records=100, batch_size=100, topics=topics))
 
 
-def acquired(response) -> list[tuple[int, int]]:
-    return [(a.first_offset, a.last_offset) for t in response.responses for p in t.partitions
-            for a in p.acquired_records]
 
 
 def setup_and_delete(brokers, close_session: bool):
@@ -86,49 +68,49 @@ def setup_and_delete(brokers, close_session: bool):
 def _read_and_delete(brokers, group, topic, tid, c, lead, close_session, leader):
     records = batch([b"r%d" % i for i in range(6)])
     assert wait_for(lambda: produce(lead, topic, records).error_code == E.NONE, 10)
-    assert wait_for(lambda: heartbeat(c, group, "m", 0, topic).error_code == E.NONE, 10)
-    assert acquired(fetch(lead, group, "m", 0, tid, max_wait_ms=5000)) == [(0, 5)]
-    accepted = fetch(lead, group, "m", 1, tid, acks=[(0, 5, 1)])
+    assert wait_for(lambda: share_heartbeat(c, group, "m", 0, topic).error_code == E.NONE, 10)
+    assert acquired_ranges(call_share_fetch(lead, group, "m", 0, tid, max_wait_ms=5000)) == [(0, 5)]
+    accepted = call_share_fetch(lead, group, "m", 1, tid, acks=[(0, 5, 1)])
     assert accepted.responses[0].partitions[0].acknowledge_error_code == E.NONE
     if close_session:
-        assert fetch(lead, group, "m", -1, None).error_code == E.NONE
-    assert heartbeat(c, group, "m", -1).error_code == E.NONE
+        assert call_share_fetch(lead, group, "m", -1, None).error_code == E.NONE
+    assert share_heartbeat(c, group, "m", -1).error_code == E.NONE
     (result,) = c.call(ApiKey.DELETE_GROUPS, 2, delete_groups.REQUEST(groups_names=[group])).results
     assert result.error_code == E.NONE
     assert brokers[leader].share_partitions.holds(group) == [(tid, 0)]  # still cached there
-    assert wait_for(lambda: heartbeat(c, group, "n", 0, topic).error_code == E.NONE, 10)  # a new group
+    assert wait_for(lambda: share_heartbeat(c, group, "n", 0, topic).error_code == E.NONE, 10)  # a new group
     return group, topic, tid, c, lead
 
 
 def test_the_groups_first_share_session_on_a_leader_reads_the_state_again(brokers):
     group, _, tid, c, lead = setup_and_delete(brokers, close_session=True)
     with c, lead:
-        assert acquired(fetch(lead, group, "n", 0, tid, max_wait_ms=5000)) == [(0, 5)]
-        assert fetch(lead, group, "n", -1, None).error_code == E.NONE
-        assert heartbeat(c, group, "n", -1).error_code == E.NONE
+        assert acquired_ranges(call_share_fetch(lead, group, "n", 0, tid, max_wait_ms=5000)) == [(0, 5)]
+        assert call_share_fetch(lead, group, "n", -1, None).error_code == E.NONE
+        assert share_heartbeat(c, group, "n", -1).error_code == E.NONE
 
 
 def test_a_leader_still_serving_the_group_is_fenced_at_its_next_write(brokers):
     group, topic, tid, c, lead = setup_and_delete(brokers, close_session=False)
     with c, lead:
         # "m"'s session is still open here, so the cached share-partition (start offset 6) stays.
-        assert acquired(fetch(lead, group, "n", 0, tid)) == []
+        assert acquired_ranges(call_share_fetch(lead, group, "n", 0, tid)) == []
         assert produce(lead, topic, batch([b"r6"])).error_code == E.NONE
-        assert acquired(fetch(lead, group, "n", 1, tid, max_wait_ms=5000)) == [(6, 6)]
+        assert acquired_ranges(call_share_fetch(lead, group, "n", 1, tid, max_wait_ms=5000)) == [(6, 6)]
         # Its write is refused (the state was deleted): the leader drops it and reads the state
         # again, so the new group starts at share.auto.offset.reset (earliest).
-        refused = fetch(lead, group, "n", 2, tid, acks=[(6, 6, 1)])
+        refused = call_share_fetch(lead, group, "n", 2, tid, acks=[(6, 6, 1)])
         assert refused.responses[0].partitions[0].acknowledge_error_code == E.INVALID_REQUEST
         got: list[tuple[int, int]] = []
         epoch = 3
 
         def fetched() -> bool:
             nonlocal epoch
-            got.extend(acquired(fetch(lead, group, "n", epoch, tid, max_wait_ms=1000)))
+            got.extend(acquired_ranges(call_share_fetch(lead, group, "n", epoch, tid, max_wait_ms=1000)))
             epoch += 1
             return bool(got)
         assert wait_for(fetched, 10)
         assert got == [(0, 6)]
-        assert fetch(lead, group, "n", -1, None).error_code == E.NONE
-        assert fetch(lead, group, "m", -1, None).error_code == E.NONE
-        assert heartbeat(c, group, "n", -1).error_code == E.NONE
+        assert call_share_fetch(lead, group, "n", -1, None).error_code == E.NONE
+        assert call_share_fetch(lead, group, "m", -1, None).error_code == E.NONE
+        assert share_heartbeat(c, group, "n", -1).error_code == E.NONE

@@ -16,17 +16,18 @@ from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.messages import (
     find_coordinator,
     list_groups,
-    share_acknowledge,
-    share_fetch,
     share_group_describe,
 )
-from kafkalite.protocol.messages import share_group_heartbeat as hb
 from tests.support.brokers import connect, running_broker
 from tests.support.raw_requests import batch, create_topic, produce
+from tests.support.share_requests import (
+    acquired_batches,
+    call_share_acknowledge,
+    call_share_fetch,
+    fetch_request,
+    share_heartbeat,
+)
 from tests.support.wait import wait_for
-
-FETCH = share_fetch.REQUEST
-ACK = share_acknowledge.REQUEST
 
 
 @pytest.fixture(scope="module")
@@ -52,26 +53,10 @@ def topic_id(broker, name: str) -> uuid.UUID:
     return broker.metadata_cache.snapshot.topics[name].topic_id
 
 
-def heartbeat(client, group: str, member: str, epoch: int, topics: list[str] | None = None):
-    return client.call(ApiKey.SHARE_GROUP_HEARTBEAT, 1, hb.REQUEST(
-        group_id=group, member_id=member, member_epoch=epoch, subscribed_topic_names=topics))
 
 
-def fetch(client, group: str, member: str, epoch: int, tid: uuid.UUID | None, acks=(), max_wait_ms: int = 0,
-          max_records: int = 100):
-    P = FETCH["topics"]["partitions"]
-    B = P["acknowledgement_batches"]
-    batches = [B(first_offset=f, last_offset=last, acknowledge_types=list(t)) for f, last, t in acks]
-    topics = [] if tid is None else [FETCH["topics"](topic_id=tid, partitions=[P(
-        partition_index=0, acknowledgement_batches=batches)])]
-    return client.call(ApiKey.SHARE_FETCH, 1, FETCH(
-        group_id=group, member_id=member, share_session_epoch=epoch, max_wait_ms=max_wait_ms, min_bytes=1,
-        max_bytes=1 << 20, max_records=max_records, batch_size=max_records, topics=topics))
 
 
-def acquired(response) -> list[tuple[int, int, int]]:
-    return [(a.first_offset, a.last_offset, a.delivery_count)
-            for t in response.responses for p in t.partitions for a in p.acquired_records]
 
 
 def test_heartbeat_describe_and_list_a_share_group(broker, topic):
@@ -79,11 +64,11 @@ def test_heartbeat_describe_and_list_a_share_group(broker, topic):
     with connect(broker) as c:
         def joined() -> bool:  # FindCoordinator creates __consumer_offsets; then it loads
             c.call(ApiKey.FIND_COORDINATOR, 3, find_coordinator.REQUEST(key=group, key_type=0))
-            return heartbeat(c, group, "member-1", 0, [topic]).error_code == E.NONE
+            return share_heartbeat(c, group, "member-1", 0, topic).error_code == E.NONE
         assert wait_for(joined, timeout=10)
-        r = heartbeat(c, group, "member-1", 1)
+        r = share_heartbeat(c, group, "member-1", 1)
         assert (r.error_code, r.member_epoch, r.assignment) == (E.NONE, 1, None)
-        assert heartbeat(c, group, "member-1", 9).error_code == E.FENCED_MEMBER_EPOCH
+        assert share_heartbeat(c, group, "member-1", 9).error_code == E.FENCED_MEMBER_EPOCH
         described = c.call(ApiKey.SHARE_GROUP_DESCRIBE, 1, share_group_describe.REQUEST(
             group_ids=[group, "nope"], include_authorized_operations=False)).groups
         assert [(g.group_id, g.error_code, g.group_state) for g in described] == [
@@ -94,52 +79,45 @@ def test_heartbeat_describe_and_list_a_share_group(broker, topic):
         listed = c.call(ApiKey.LIST_GROUPS, 5, list_groups.REQUEST(types_filter=["share"])).groups
         assert [(g.group_id, g.group_type, g.group_state) for g in listed if g.group_id == group] == [
             (group, "share", "Stable")]
-        assert heartbeat(c, group, "member-1", -1).member_epoch == -1
+        assert share_heartbeat(c, group, "member-1", -1).member_epoch == -1
 
 
 def test_share_sessions_and_acquisition(broker, topic):
     group, tid = f"g-{uuid.uuid4().hex[:6]}", topic_id(broker, topic)
     with connect(broker) as c:
-        assert fetch(c, group, "m", 3, tid).error_code == E.SHARE_SESSION_NOT_FOUND
-        assert fetch(c, group, "m", 0, tid, acks=[(0, 0, [1])]).error_code == E.INVALID_REQUEST
-        first = fetch(c, group, "m", 0, tid, max_wait_ms=5000, max_records=3)
+        assert call_share_fetch(c, group, "m", 3, tid).error_code == E.SHARE_SESSION_NOT_FOUND
+        assert call_share_fetch(c, group, "m", 0, tid, acks=[(0, 0, [1])]).error_code == E.INVALID_REQUEST
+        first = call_share_fetch(c, group, "m", 0, tid, max_wait_ms=5000, max_records=3)
         assert first.error_code == E.NONE and first.acquisition_lock_timeout_ms == 30000
-        assert acquired(first) == [(0, 2, 1)]  # the state loads, then the waiting fetch acquires
-        assert fetch(c, group, "m", 5, tid).error_code == E.INVALID_SHARE_SESSION_EPOCH
+        assert acquired_batches(first) == [(0, 2, 1)]  # the state loads, then the waiting fetch acquires
+        assert call_share_fetch(c, group, "m", 5, tid).error_code == E.INVALID_SHARE_SESSION_EPOCH
         # Another member of the group gets the rest, not what "m" holds.
-        other = fetch(c, group, "n", 0, tid)
-        assert acquired(other) == [(3, 5, 1)]
+        other = call_share_fetch(c, group, "n", 0, tid)
+        assert acquired_batches(other) == [(3, 5, 1)]
         # Acknowledging what another member holds fails; the session's epoch still moves on.
-        wrong = fetch(c, group, "m", 1, tid, acks=[(3, 3, [1])])
+        wrong = call_share_fetch(c, group, "m", 1, tid, acks=[(3, 3, [1])])
         (p,) = wrong.responses[0].partitions
         assert p.acknowledge_error_code == E.INVALID_RECORD_STATE
-        P = ACK["topics"]["partitions"]
-        batches = [P["acknowledgement_batches"](first_offset=0, last_offset=2, acknowledge_types=[1, 2, 3])]
-        acked = c.call(ApiKey.SHARE_ACKNOWLEDGE, 1, ACK(
-            group_id=group, member_id="m", share_session_epoch=2,
-            topics=[ACK["topics"](topic_id=tid,
-                                  partitions=[P(partition_index=0, acknowledgement_batches=batches)])]))
+        acked = call_share_acknowledge(c, group, "m", 2, tid, [(0, 2, [1, 2, 3])])
         assert acked.error_code == E.NONE and acked.responses[0].partitions[0].error_code == E.NONE
         # Offset 1 was released: "m" gets it again, as its second delivery.
-        assert acquired(fetch(c, group, "m", 3, tid)) == [(1, 1, 2)]
-        closed = fetch(c, group, "m", -1, None)
+        assert acquired_batches(call_share_fetch(c, group, "m", 3, tid)) == [(1, 1, 2)]
+        closed = call_share_fetch(c, group, "m", -1, None)
         assert closed.error_code == E.NONE
-        assert fetch(c, group, "m", 4, tid).error_code == E.SHARE_SESSION_NOT_FOUND
-        unknown = fetch(c, group, "u", 0, uuid.uuid4())
+        assert call_share_fetch(c, group, "m", 4, tid).error_code == E.SHARE_SESSION_NOT_FOUND
+        unknown = call_share_fetch(c, group, "u", 0, uuid.uuid4())
         assert unknown.responses[0].partitions[0].error_code == E.UNKNOWN_TOPIC_ID
 
 
 def test_a_waiting_share_fetch_is_woken_by_a_produce(broker, topic):
     group, tid = f"g-{uuid.uuid4().hex[:6]}", topic_id(broker, topic)
     with connect(broker) as c, connect(broker) as producer:
-        assert acquired(fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(0, 5, 1)]
-        c.send(ApiKey.SHARE_FETCH, 1, FETCH(
-            group_id=group, member_id="m", share_session_epoch=1, max_wait_ms=20000, min_bytes=1,
-            max_bytes=1 << 20, max_records=100, batch_size=100, topics=[]))
+        assert acquired_batches(call_share_fetch(c, group, "m", 0, tid, max_wait_ms=5000)) == [(0, 5, 1)]
+        c.send(ApiKey.SHARE_FETCH, 1, fetch_request(group, "m", 1, None, max_wait_ms=20000))
         began = time.monotonic()
         assert produce(producer, topic, batch([b"late"])).error_code == E.NONE
         _, response = c.receive(ApiKey.SHARE_FETCH, 1)
-        assert acquired(response) == [(6, 6, 1)]
+        assert acquired_batches(response) == [(6, 6, 1)]
         assert time.monotonic() - began < 15  # answered by the append, not the 20 s wait
 
 
@@ -150,13 +128,13 @@ def test_delete_groups_deletes_an_empty_share_group(broker, topic):
     with connect(broker) as c:
         def joined() -> bool:
             c.call(ApiKey.FIND_COORDINATOR, 3, find_coordinator.REQUEST(key=group, key_type=0))
-            return heartbeat(c, group, "m", 0, [topic]).error_code == E.NONE
+            return share_heartbeat(c, group, "m", 0, topic).error_code == E.NONE
         assert wait_for(joined, timeout=10)
 
         def delete() -> int:
             (result,) = c.call(ApiKey.DELETE_GROUPS, 2, delete_groups.REQUEST(groups_names=[group])).results
             return int(result.error_code)
         assert delete() == E.NON_EMPTY_GROUP
-        assert heartbeat(c, group, "m", -1).error_code == E.NONE
+        assert share_heartbeat(c, group, "m", -1).error_code == E.NONE
         assert delete() == E.NONE
-        assert heartbeat(c, group, "m", 2).error_code == E.GROUP_ID_NOT_FOUND  # gone
+        assert share_heartbeat(c, group, "m", 2).error_code == E.GROUP_ID_NOT_FOUND  # gone

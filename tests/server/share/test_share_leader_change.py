@@ -10,22 +10,21 @@ in-process brokers (one partition on all three, __share_group_state on all three
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
-
 import pytest
 
-from kafkalite.protocol import ApiKey
 from kafkalite.protocol import error_codes as E
-from kafkalite.protocol.messages import share_acknowledge, share_fetch
 from kafkalite.server.share_coordinator.coordinator import SHARE_GROUP_STATE_TOPIC
 from kafkalite.testing import Cluster
 from tests.support.raw_requests import batch, produce
+from tests.support.share_requests import (
+    acquired_offsets,
+    call_share_acknowledge,
+    call_share_fetch,
+    only_partition,
+)
 from tests.support.wait import wait_for
 from tests.support.wire_client import Client
 
-FETCH = share_fetch.REQUEST
-ACK = share_acknowledge.REQUEST
 TOPIC, GROUP = "jobs", "workers"
 ACCEPT, REJECT = 1, 3
 
@@ -45,35 +44,12 @@ def client(cluster: Cluster, node: int) -> Client:
     return Client("127.0.0.1", cluster.broker(node).bound_port("PLAINTEXT"))
 
 
-def fetch(c: Client, tid: uuid.UUID, member: str, epoch: int, acks: tuple[tuple[int, int, int], ...] = (),
-          wait_ms: int = 0) -> Any:
-    P = FETCH["topics"]["partitions"]
-    B = P["acknowledgement_batches"]
-    return c.call(ApiKey.SHARE_FETCH, 1, FETCH(
-        group_id=GROUP, member_id=member, share_session_epoch=epoch, max_wait_ms=wait_ms, min_bytes=1,
-        max_bytes=1 << 20, max_records=100, batch_size=100,
-        topics=[FETCH["topics"](topic_id=tid, partitions=[P(partition_index=0, acknowledgement_batches=[
-            B(first_offset=f, last_offset=last, acknowledge_types=[t]) for f, last, t in acks])])]))
 
 
-def acknowledge(c: Client, tid: uuid.UUID, member: str, epoch: int, acks: list[tuple[int, int, int]]) -> Any:
-    P = ACK["topics"]["partitions"]
-    B = P["acknowledgement_batches"]
-    return c.call(ApiKey.SHARE_ACKNOWLEDGE, 1, ACK(
-        group_id=GROUP, member_id=member, share_session_epoch=epoch,
-        topics=[ACK["topics"](topic_id=tid, partitions=[P(partition_index=0, acknowledgement_batches=[
-            B(first_offset=f, last_offset=last, acknowledge_types=[t]) for f, last, t in acks])])]))
 
 
-def acquired(response: Any) -> list[int]:
-    return [o for t in response.responses for p in t.partitions for a in p.acquired_records
-            for o in range(a.first_offset, a.last_offset + 1)]
 
 
-def partition(response: Any) -> Any:
-    (t,) = response.responses
-    (p,) = t.partitions
-    return p
 
 
 def test_a_follower_names_the_leader_and_the_new_leader_keeps_the_state(cluster):
@@ -86,22 +62,23 @@ def test_a_follower_names_the_leader_and_the_new_leader_keeps_the_state(cluster)
 
     # A follower: NOT_LEADER_OR_FOLLOWER, the leader and where it listens.
     with client(cluster, 3) as c:
-        answer = fetch(c, tid, "m", 0)
-        p = partition(answer)
+        answer = call_share_fetch(c, GROUP, "m", 0, tid)
+        p = only_partition(answer)
         assert p.error_code == E.NOT_LEADER_OR_FOLLOWER
         assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (leader, epoch)
         assert [(n.node_id, n.port) for n in answer.node_endpoints] == [
             (leader, cluster.broker(leader).bound_port("PLAINTEXT"))]
-        acked = acknowledge(c, tid, "m", 1, [(0, 0, ACCEPT)])
-        p = partition(acked)
+        acked = call_share_acknowledge(c, GROUP, "m", 1, tid, [(0, 0, ACCEPT)])
+        p = only_partition(acked)
         assert p.error_code == E.NOT_LEADER_OR_FOLLOWER and p.current_leader.leader_id == leader
         assert [n.node_id for n in acked.node_endpoints] == [leader]
 
     # On the leader: 0-9 acquired; 0-2 accepted, 3-4 rejected (written before the answer), 5-9 held.
     with client(cluster, leader) as c:
-        assert wait_for(lambda: acquired(fetch(c, tid, "m", 0, wait_ms=1000)) == list(range(10)), timeout=20)
-        answer = acknowledge(c, tid, "m", 1, [(0, 2, ACCEPT), (3, 4, REJECT)])
-        assert partition(answer).error_code == E.NONE
+        assert wait_for(lambda: acquired_offsets(call_share_fetch(c, GROUP, "m", 0, tid, max_wait_ms=1000))
+                        == list(range(10)), timeout=20)
+        answer = call_share_acknowledge(c, GROUP, "m", 1, tid, [(0, 2, ACCEPT), (3, 4, REJECT)])
+        assert only_partition(answer).error_code == E.NONE
     cluster.kill(leader)  # the partition's leader and the share coordinator
     assert wait_for(lambda: cluster.leader(TOPIC) not in (leader, -1)
                     and cluster.leader(SHARE_GROUP_STATE_TOPIC) not in (leader, -1), timeout=20)
@@ -111,13 +88,14 @@ def test_a_follower_names_the_leader_and_the_new_leader_keeps_the_state(cluster)
         # Another member gets what was held (and only that); the member that held it on the old
         # leader cannot acknowledge it any more.
         got: list[int] = []
-        assert wait_for(lambda: got.extend(acquired(fetch(c, tid, "other", 0, wait_ms=1000))) or got,
-                        timeout=20)
+        assert wait_for(lambda: got.extend(acquired_offsets(
+            call_share_fetch(c, GROUP, "other", 0, tid, max_wait_ms=1000))) or got, timeout=20)
         assert got == list(range(5, 10))
-        assert acquired(fetch(c, tid, "m", 0)) == []
-        stale = fetch(c, tid, "m", 1, acks=((5, 9, ACCEPT),))
-        assert partition(stale).acknowledge_error_code == E.INVALID_RECORD_STATE
-        assert partition(fetch(c, tid, "other", 1, acks=((5, 9, ACCEPT),))).acknowledge_error_code == E.NONE
-        assert acquired(fetch(c, tid, "m", 2)) == []
+        assert acquired_offsets(call_share_fetch(c, GROUP, "m", 0, tid)) == []
+        stale = call_share_fetch(c, GROUP, "m", 1, tid, acks=((5, 9, ACCEPT),))
+        assert only_partition(stale).acknowledge_error_code == E.INVALID_RECORD_STATE
+        accepted = call_share_fetch(c, GROUP, "other", 1, tid, acks=((5, 9, ACCEPT),))
+        assert only_partition(accepted).acknowledge_error_code == E.NONE
+        assert acquired_offsets(call_share_fetch(c, GROUP, "m", 2, tid)) == []
     sp = cluster.broker(new).share_partitions.partitions[(GROUP, tid, 0)].partition
     assert (sp.start_offset, sp.records) == (10, {})
