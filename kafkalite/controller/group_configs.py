@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalite.common.group_bounds import GROUP_CONFIG_BOUNDS
+
 RESOURCE_GROUP = 32  # ConfigResource.Type.GROUP
 
 
@@ -71,22 +73,9 @@ GROUP_SETTINGS: tuple[GroupSetting, ...] = (
 )
 GROUP_SETTINGS_BY_NAME = {s.name: s for s in GROUP_SETTINGS}
 
-# Kafka 4.1's defaults of the broker settings above (GroupCoordinatorConfig, ShareGroupConfig), and
-# of the two group configs whose default is not a broker setting.
-KAFKA_DEFAULTS: dict[str, Any] = {
-    "group.consumer.session.timeout.ms": 45000, "group.consumer.min.session.timeout.ms": 45000,
-    "group.consumer.max.session.timeout.ms": 60000, "group.consumer.heartbeat.interval.ms": 5000,
-    "group.consumer.min.heartbeat.interval.ms": 5000, "group.consumer.max.heartbeat.interval.ms": 15000,
-    "group.share.session.timeout.ms": 45000, "group.share.min.session.timeout.ms": 45000,
-    "group.share.max.session.timeout.ms": 60000, "group.share.heartbeat.interval.ms": 5000,
-    "group.share.min.heartbeat.interval.ms": 5000, "group.share.max.heartbeat.interval.ms": 15000,
-    "group.share.record.lock.duration.ms": 30000, "group.share.min.record.lock.duration.ms": 15000,
-    "group.share.max.record.lock.duration.ms": 60000,
-    "group.streams.session.timeout.ms": 45000, "group.streams.min.session.timeout.ms": 45000,
-    "group.streams.max.session.timeout.ms": 60000, "group.streams.heartbeat.interval.ms": 5000,
-    "group.streams.min.heartbeat.interval.ms": 5000, "group.streams.max.heartbeat.interval.ms": 15000,
-    "group.streams.num.standby.replicas": 0, "group.streams.max.standby.replicas": 2,
-}
+# The defaults of the broker settings above, for those a node does not define.
+KAFKA_DEFAULTS: dict[str, Any] = {s.name: s.default for s in GROUP_CONFIG_BOUNDS}
+# The defaults of the two group configs whose default is not a broker setting.
 DEFAULTS = {"share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
 # (interval, session timeout): the interval must be the smaller (GroupConfig.validate).
 ORDERED = (("consumer.heartbeat.interval.ms", "consumer.session.timeout.ms"),

@@ -49,13 +49,7 @@ ALLOWED: dict[tuple[str, int], str] = {
     ("server/replication/settings.py", INT64_MAX):
         "UNLIMITED_RATE, Kafka's QuotaConfig.QUOTA_BYTES_PER_SECOND_DEFAULT (the rows' default)",
     ("server/coordinator/producer_id_manager.py", INT64_MAX): "a producer id block ends by Long.MAX_VALUE",
-    # Kafka 4.1's defaults of the group.consumer.* / group.share.* / group.streams.* bounds of a
-    # group config: the controller (a layer below the server's rows) validates with them when its
-    # node lacks the row (group.streams.* has none: kafkalite serves no streams groups).
-    ("controller/group_configs.py", 45000): "group.*.session.timeout.ms / min.session.timeout.ms",
-    ("controller/group_configs.py", 15000): "group.*.min.record.lock.duration.ms / max.heartbeat.interval.ms",
-    ("controller/group_configs.py", 30000): "group.share.record.lock.duration.ms (Kafka's default)",
-    ("controller/group_configs.py", 60000): "group.*.max.session.timeout.ms; ms in a minute (durations)",
+    ("controller/group_configs.py", 60000): "ms in a minute (ISO-8601 durations)",
     ("server/share_coordinator/state.py", 65536): "ShareSnapshotValue's uint16 snapshot epoch wraps",
     # 64 KiB (replica.socket.receive.buffer.bytes' default): read and buffer sizes.
     ("clients/security.py", 65536): "bytes asked of one recv (the blocking clients' exchange)",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkalite.common.config_def import Setting, at_least, fields_from, one_of
+from kafkalite.common.group_bounds import CONSUMER_GROUP_BOUNDS, STREAMS_GROUP_BOUNDS
 
 GROUP_SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -73,36 +74,8 @@ GROUP_SETTINGS: tuple[Setting, ...] = (
         "here). Without consumer, ConsumerGroupHeartbeat is not offered.",
         validator=one_of("classic", "consumer"), group="group",
     ),
-    Setting(
-        "group.consumer.session.timeout.ms", "int", 45000,
-        "The timeout to detect client failures when using the consumer group protocol.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "group.consumer.min.session.timeout.ms", "int", 45000,
-        "The minimum allowed session timeout for registered consumers.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "group.consumer.max.session.timeout.ms", "int", 60000,
-        "The maximum allowed session timeout for registered consumers.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "group.consumer.heartbeat.interval.ms", "int", 5000,
-        "The heartbeat interval given to the members of a consumer group.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "group.consumer.min.heartbeat.interval.ms", "int", 5000,
-        "The minimum heartbeat interval for registered consumers.",
-        validator=at_least(1), group="group",
-    ),
-    Setting(
-        "group.consumer.max.heartbeat.interval.ms", "int", 15000,
-        "The maximum heartbeat interval for registered consumers.",
-        validator=at_least(1), group="group",
-    ),
+    *CONSUMER_GROUP_BOUNDS,
+    *STREAMS_GROUP_BOUNDS,
     Setting(
         "group.consumer.max.size", "int", 2147483647,
         "The maximum number of consumers that a single consumer group can accommodate.",

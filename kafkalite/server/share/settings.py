@@ -11,24 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkalite.common.config_def import Setting, at_least, between, fields_from, one_of
+from kafkalite.common.group_bounds import RECORD_LOCK_BOUNDS
 
 SHARE_SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "group.share.record.lock.duration.ms", "int", 30000,
-        "The record acquisition lock duration in milliseconds for share groups: a record a "
-        "consumer acquired and did not acknowledge in this time becomes available again.",
-        validator=at_least(1000), group="share",
-    ),
-    Setting(
-        "group.share.min.record.lock.duration.ms", "int", 15000,
-        "The record acquisition lock minimum duration in milliseconds for share groups.",
-        validator=at_least(1000), group="share",
-    ),
-    Setting(
-        "group.share.max.record.lock.duration.ms", "int", 60000,
-        "The record acquisition lock maximum duration in milliseconds for share groups.",
-        validator=at_least(1000), group="share",
-    ),
+    *RECORD_LOCK_BOUNDS,
     Setting(
         "group.share.delivery.count.limit", "int", 5,
         "The maximum number of delivery attempts for a record delivered to a share group: at the "

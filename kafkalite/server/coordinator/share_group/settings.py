@@ -6,39 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkalite.common.config_def import Setting, at_least, between, fields_from
+from kafkalite.common.config_def import Setting, between, fields_from
+from kafkalite.common.group_bounds import SHARE_GROUP_BOUNDS
 
 SHARE_GROUP_SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "group.share.session.timeout.ms", "int", 45000,
-        "The timeout to detect client failures when using the share group protocol.",
-        validator=at_least(1), group="share",
-    ),
-    Setting(
-        "group.share.min.session.timeout.ms", "int", 45000,
-        "The minimum allowed session timeout for share group members.",
-        validator=at_least(1), group="share",
-    ),
-    Setting(
-        "group.share.max.session.timeout.ms", "int", 60000,
-        "The maximum allowed session timeout for share group members.",
-        validator=at_least(1), group="share",
-    ),
-    Setting(
-        "group.share.heartbeat.interval.ms", "int", 5000,
-        "The heartbeat interval given to the members of a share group.",
-        validator=at_least(1), group="share",
-    ),
-    Setting(
-        "group.share.min.heartbeat.interval.ms", "int", 5000,
-        "The minimum heartbeat interval for share group members.",
-        validator=at_least(1), group="share",
-    ),
-    Setting(
-        "group.share.max.heartbeat.interval.ms", "int", 15000,
-        "The maximum heartbeat interval for share group members.",
-        validator=at_least(1), group="share",
-    ),
+    *SHARE_GROUP_BOUNDS,
     Setting(
         "group.share.max.size", "int", 200,
         "The maximum number of members that a single share group can accommodate.",
