@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import kafkalite.testing
+from kafkalite.metrics import prometheus
 
 LIGHT = {"kafkalite", "kafkalite.testing", "kafkalite.testing.pytest_plugin"}
 # Heavy, and none of them needed before a test asks for a cluster.
@@ -42,3 +43,19 @@ def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="Clusterr"):
         kafkalite.testing.Clusterr  # noqa: B018
     assert {"Cluster", "Topic", "FaultError", "CapturedRequest"} <= set(dir(kafkalite.testing))
+
+
+def test_the_cluster_imports_no_metrics_library_or_http_client():
+    """prometheus_client loads at the first metric family or scrape (kafkalite/metrics/prometheus.py),
+    the fault endpoint's HTTP client lives apart (kafkalite/local/fault_client.py)."""
+    loaded = _loaded("import kafkalite.testing.cluster")
+    assert "kafkalite.server.broker" in loaded
+    assert not [m for m in loaded if m.startswith(("prometheus_client", "urllib.request", "wsgiref"))]
+
+
+def test_the_stand_ins_call_prometheus_client():
+    family = prometheus.GaugeMetricFamily("kafkalite_test", "A gauge.", value=1.5)
+    assert type(family).__module__.startswith("prometheus_client") and family.samples[0].value == 1.5
+    assert prometheus.CONTENT_TYPE_LATEST.startswith("text/plain")
+    with pytest.raises(AttributeError):
+        prometheus.Counter  # noqa: B018
