@@ -1,7 +1,8 @@
 """The layer rule (docs/architecture.md, "Packages and layers"): each package imports only from its
 own layer or those below it, no two packages import each other through any chain, and no
 kafkalite import hides inside a function or an ``if`` (the entry points excepted: the command
-imports what a subcommand needs when it runs). The benchmarks, bench/ installed as kafkalite_bench,
+imports what a subcommand needs when it runs; and kafkalite.testing's PEP 562 hook, which imports
+the cluster on first use, see PEP_562_HOOKS). The benchmarks, bench/ installed as kafkalite_bench,
 are a layer above ``testing`` and below ``cli``: they may import kafkalite, and kafkalite imports
 them only from the command, when it runs."""
 
@@ -51,6 +52,11 @@ SERVER_LAYER = {unit: i for i, units in enumerate(SERVER_LAYERS) for unit in uni
 # Packages whose modules may import inside a function (the commands, when they run). Anywhere else
 # in the benchmarks an import inside a function says why in a comment on its line or just above.
 LAZY_IMPORTS_ALLOWED = {"kafkalite.cli", f"{BENCH}.cli"}
+# Packages whose PEP 562 hook, the module-level ``def __getattr__``, may import the names it serves
+# on first use (and nothing else may import inside a function there): kafkalite.testing, because
+# every pytest run imports its plugin, and so the package, and most never start a cluster. The
+# imports in the hook still go down the layers like any other.
+PEP_562_HOOKS = {"kafkalite.testing"}
 
 
 def lazy_imports_allowed(module: str) -> bool:
@@ -79,6 +85,8 @@ def _imports(name: str, path: Path) -> list[tuple[str, bool]]:
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             top |= {id(n) for n in node.body}
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and name in PEP_562_HOOKS:
+            top |= {id(n) for n in ast.walk(node)}
 
     def explained(node: ast.stmt) -> bool:
         first = node.lineno - 1  # the first line of the block of imports it stands in
@@ -194,3 +202,13 @@ def test_no_cycle(unit_of):
 
     for start in edges:
         visit(start, ())
+
+
+def test_only_the_pep_562_hook_may_import_late_in_kafkalite_testing(tmp_path):
+    """The allowance is for the hook alone: an import in any other function there still fails."""
+    path = ROOT / "testing" / "__init__.py"
+    assert all(at_top for _, at_top in _imports("kafkalite.testing", path))
+    probe = tmp_path / "__init__.py"
+    probe.write_text(path.read_text() + "\n\ndef elsewhere():\n    from kafkalite.server import broker\n")
+    found = dict(_imports("kafkalite.testing", probe))
+    assert found["kafkalite.testing.cluster"] is True and found["kafkalite.server"] is False

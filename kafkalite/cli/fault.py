@@ -24,7 +24,7 @@ def fault(ctx: click.Context, admin: str) -> None:
 def _fault_call(ctx: click.Context, args: dict) -> None:
     import json
 
-    from kafkalite.local.fault_admin import FaultCallError, post_json
+    from kafkalite.local.fault_client import FaultCallError, post_json
 
     host, port = ctx.obj
     try:

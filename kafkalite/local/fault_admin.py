@@ -9,9 +9,6 @@ where the cluster can) are the cluster's own.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -66,24 +63,3 @@ class FaultAdmin:
 
 def serve_admin(admin: FaultAdmin, host: str, port: int) -> JsonHttpServer:
     return JsonHttpServer(host, port, post_handlers={"/faults": admin.apply}, name="fault-admin")
-
-
-class FaultCallError(Exception):
-    """The endpoint refused an operation or could not be reached (one line that says why)."""
-
-
-def post_json(host: str, port: int, args: dict, timeout: float = 30.0) -> Any:
-    """``POST /faults`` at host:port; the result, or FaultCallError."""
-    request = urllib.request.Request(f"http://{host}:{port}/faults", data=json.dumps(args).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return json.loads(answer.read())["result"]
-    except urllib.error.HTTPError as e:
-        try:
-            why = json.loads(e.read()).get("error", e.reason)
-        except ValueError:
-            why = e.reason
-        raise FaultCallError(f"{args.get('op')}: {why}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise FaultCallError(f"no fault endpoint at {host}:{port} ({getattr(e, 'reason', e)})") from None

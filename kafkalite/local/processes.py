@@ -32,7 +32,8 @@ from typing import Any
 
 from kafkalite.clients import BlockingClient
 from kafkalite.common.properties import load_properties_file
-from kafkalite.local.fault_admin import FaultAdmin, post_json, serve_admin
+from kafkalite.local.fault_admin import FaultAdmin, serve_admin
+from kafkalite.local.fault_client import post_json
 from kafkalite.local.proxy import TcpProxy
 from kafkalite.local.settings import HOST, broker_settings, check_ports_free, registered_brokers
 from kafkalite.protocol.api_keys import ApiKey

@@ -13,9 +13,11 @@ rates: the first scrape reports them since the component started.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from prometheus_client.core import Metric
+if TYPE_CHECKING:  # prometheus_client loads on first use (kafkalite/metrics/prometheus.py)
+    from prometheus_client.core import Metric
+
 
 from .registry import MetricsRegistry
 

@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from typing import NamedTuple, Protocol
-
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-    SummaryMetricFamily,
-)
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from kafkalite.protocol.api_keys import api_name
 from kafkalite.protocol.error_codes import for_code
 
+if TYPE_CHECKING:  # loaded on first use (kafkalite/metrics/prometheus.py)
+    from prometheus_client.core import Metric
+
+from .prometheus import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, SummaryMetricFamily
 from .registry import MetricSource
 from .request_metrics import SIZE_BUCKETS, SIZES, TIME_BUCKETS, TIMINGS, RequestMetrics, bucket_bounds, merged
 

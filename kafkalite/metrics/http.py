@@ -13,16 +13,9 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    GCCollector,
-    PlatformCollector,
-    ProcessCollector,
-    generate_latest,
-)
-
+from . import prometheus
 from .collector import BrokerCollector
+from .prometheus import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector, generate_latest
 from .registry import MetricsRegistry
 
 log = logging.getLogger("kafkalite.metrics.http")
@@ -53,7 +46,7 @@ class _Handler(BaseHTTPRequestHandler):
         if registry is None or self.path.split("?")[0] not in ("/metrics", "/"):
             self._send(404, b"not found\n", "text/plain")
             return
-        self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+        self._send(200, generate_latest(registry), prometheus.CONTENT_TYPE_LATEST)
 
     def do_POST(self) -> None:
         handler = self.server.post_handlers.get(self.path)

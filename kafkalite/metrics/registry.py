@@ -17,12 +17,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from prometheus_client.core import Metric
+if TYPE_CHECKING:  # prometheus_client loads on first use (kafkalite/metrics/prometheus.py)
+    from prometheus_client.core import Metric
+
 
 log = logging.getLogger("kafkalite.metrics.registry")
 
-MetricSource = Callable[[], Iterable[Metric]]
+MetricSource = Callable[[], Iterable["Metric"]]
 
 
 class Registration:

@@ -171,10 +171,10 @@ class Cluster:
                 self._directory = tempfile.mkdtemp(prefix="kafkalite-")
             self._start_brokers()
             self.wait_ready(self.ready_timeout)
-            if self.offsets_topic:
-                self._create_offsets_topic()
-            for t in self.topics:
-                self.create_topic(t.name, t.partitions, t.replication_factor, t.configs)
+            # All at once: the controller creates one while the brokers learn of the one before,
+            # and one wait for all of them to be led.
+            self._create_topics([*(self._internal_topics() if self.offsets_topic else []), *self.topics],
+                                self.ready_timeout)
         except BaseException:
             self.stop()
             raise
@@ -351,7 +351,7 @@ class Cluster:
         first the preferred leader (CreateTopics' manual assignment)."""
         if assignment is not None:
             partitions, replication_factor = len(assignment), -1
-        rf = replication_factor if replication_factor is not None else min(3, self.size)
+        rf = self._factor(replication_factor)
         manual = {int(p): [int(r) for r in rs] for p, rs in assignment.items()} if assignment else None
         deadline = time.monotonic() + timeout
         while True:  # again on the next active controller if this one is deposed meanwhile
@@ -366,25 +366,54 @@ class Cluster:
                     raise
         self.wait_led(name, max(0.1, deadline - time.monotonic()))
 
-    def _create_offsets_topic(self) -> None:
-        # Created now rather than by the first FindCoordinator: a client asking while it is being
-        # created is told COORDINATOR_NOT_AVAILABLE and asks again after its retry interval
-        # (librdkafka's 1 s), which would be most of a short test. Created as the brokers
-        # would create it: their offsets.topic.* settings, the factor capped by the brokers.
+    def _internal_topics(self) -> list[Topic]:
+        # Created by ``start`` rather than by the first FindCoordinator: a client asking while it is
+        # being created is told COORDINATOR_NOT_AVAILABLE and asks again after its retry interval
+        # (librdkafka's 1 s), which would be most of a short test. Created as the brokers would
+        # create them: their offsets.topic.* and transaction.state.log.* settings (for a
+        # transactional producer's FindCoordinator), the factor capped by the brokers.
         offsets = self.controller.config.offsets_topic_config()
-        self.create_topic(OFFSETS_TOPIC, offsets.num_partitions, offsets.replication_factor_for(self.size),
-                          offsets.topic_configs(), timeout=self.ready_timeout)
-        # __transaction_state likewise (a transactional producer's FindCoordinator), as the brokers
-        # would create it: their transaction.state.log.* settings, the factor capped by the brokers.
         txn = self.controller.config.transaction_config()
-        self.create_topic(TRANSACTION_STATE_TOPIC, txn.num_partitions, txn.replication_factor_for(self.size),
-                          txn.topic_configs(self.size), timeout=self.ready_timeout)
+        return [Topic(OFFSETS_TOPIC, offsets.num_partitions, offsets.replication_factor_for(self.size),
+                      offsets.topic_configs()),
+                Topic(TRANSACTION_STATE_TOPIC, txn.num_partitions, txn.replication_factor_for(self.size),
+                      txn.topic_configs(self.size))]
+
+    def _create_topics(self, topics: Sequence[Topic], timeout: float) -> None:
+        """``create_topic`` of each, the requests all sent before waiting for the first answer."""
+        if not topics:
+            return
+        deadline = time.monotonic() + timeout
+        controller = self.active_controller(timeout).controller
+        assert controller is not None
+        sent = [(t, controller.create_topic(t.name, t.partitions, self._factor(t.replication_factor), None,
+                                            False, dict(t.configs))) for t in topics]
+        for t, future in sent:
+            try:
+                future.result(max(0.1, deadline - time.monotonic()))
+            except ApiError as e:  # deposed meanwhile: this one again, on the next active controller
+                if e.code != E.NOT_CONTROLLER or time.monotonic() >= deadline:
+                    raise
+                self.create_topic(t.name, t.partitions, t.replication_factor, t.configs,
+                                  timeout=max(0.1, deadline - time.monotonic()))
+        self._wait_led([t.name for t in topics], max(0.1, deadline - time.monotonic()))
+
+    def _factor(self, replication_factor: int | None) -> int:
+        return replication_factor if replication_factor is not None else min(3, self.size)
 
     def wait_led(self, topic: str, timeout: float = READY_TIMEOUT) -> None:
+        self._wait_led([topic], timeout)
+
+    def _wait_led(self, topics: Sequence[str], timeout: float) -> None:
+        """Until each of ``topics`` is led (see ``create_topic``)."""
         deadline = time.monotonic() + timeout
-        while not self._led(topic):
+        waiting = list(topics)
+        while waiting:
+            waiting = [t for t in waiting if not self._led(t)]
+            if not waiting:
+                return
             if time.monotonic() > deadline:
-                raise ClusterError(f"topic {topic!r} was not led everywhere within {timeout:.0f} s")
+                raise ClusterError(f"topic {waiting[0]!r} was not led everywhere within {timeout:.0f} s")
             time.sleep(POLL)
 
     def _led(self, topic: str) -> bool:

@@ -16,11 +16,16 @@ test or class) and of ``kafkalite_module_cluster`` (``pytestmark`` of the module
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .cluster import Cluster
+# The package loads Cluster on first use (PEP 562): every pytest run imports this plugin, and only
+# a test that asks for a cluster pays for the broker's import.
+from kafkalite import testing
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 MARKER = "kafkalite"
 
@@ -48,7 +53,7 @@ class ClusterFactory:
         self.clusters: list[Cluster] = []
 
     def __call__(self, brokers: int = 3, **kwargs: Any) -> Cluster:
-        cluster = Cluster(brokers, **kwargs)
+        cluster = testing.Cluster(brokers, **kwargs)
         self.clusters.append(cluster)
         return cluster.start()
 
@@ -59,7 +64,7 @@ class ClusterFactory:
 
 @pytest.fixture
 def kafkalite_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    with Cluster(**_arguments(request.node)) as cluster:
+    with testing.Cluster(**_arguments(request.node)) as cluster:
         yield cluster
 
 
@@ -70,7 +75,7 @@ def kafkalite_bootstrap_servers(kafkalite_cluster: Cluster) -> str:
 
 @pytest.fixture(scope="module")
 def kafkalite_module_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    with Cluster(**_arguments(request.node)) as cluster:
+    with testing.Cluster(**_arguments(request.node)) as cluster:
         yield cluster
 
 

@@ -34,11 +34,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+if TYPE_CHECKING:  # loaded on first use (kafkalite/metrics/prometheus.py)
+    from prometheus_client.core import Metric
 
 from kafkalite.controller.acls import AclBinding
+from kafkalite.metrics.prometheus import CounterMetricFamily, GaugeMetricFamily
 from kafkalite.protocol.acl import (
     WILDCARD,
     WILDCARD_PRINCIPAL,
