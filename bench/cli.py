@@ -322,11 +322,13 @@ def bench_reassign(size: int, throttle: int, rate: int, write_md: str | None) ->
 @click.option("--rounds", default=3, show_default=True, help="Rounds (servers in turn).")
 @click.option("--heartbeat-ms", default=50, show_default=True,
               help="How often the members heartbeat while waiting for a rebalance.")
+@click.option("--committers", default=8, show_default=True,
+              help="Connections committing for one group at once (1: only the one-in-flight case).")
 @click.option("--pin/--no-pin", default=True, show_default=True,
               help="Pin the server to core 0 (the members run on the others).")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
               help="Replace the groups section of this markdown file (docs/benchmarks.md).")
-def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, pin: bool,
+def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, committers: int, pin: bool,
                  write_md: str | None) -> None:
     """A consumer group forming and rebalancing after a member leaves, and OffsetCommits to one
     coordinator, on kafkalite and on librdkafka's mock cluster."""
@@ -334,9 +336,9 @@ def bench_groups(members: str, seconds: float, rounds: int, heartbeat_ms: int, p
 
     sizes = [int(x) for x in members.split(",") if x.strip()]
     command = (f"kafkalite bench groups --members {members} --seconds {seconds:g} --rounds {rounds} "
-               f"--heartbeat-ms {heartbeat_ms}" + ("" if pin else " --no-pin")
+               f"--heartbeat-ms {heartbeat_ms} --committers {committers}" + ("" if pin else " --no-pin")
                + (f" --write {write_md}" if write_md else ""))
-    groups.run(sizes, seconds, rounds, heartbeat_ms, pin, write_md, command)
+    groups.run(sizes, seconds, rounds, heartbeat_ms, pin, write_md, command, committers=committers)
 
 
 def _server_names(servers: str) -> tuple[str, ...]:

@@ -12,7 +12,9 @@ each), so that what is timed is the coordinator, not a client library's timers:
   synced again;
 - commits: one member commits one partition's offset again and again (OffsetCommit v7, one in
   flight), for ``--seconds``: commits per second. On kafkalite each commit is a record appended
-  to ``__consumer_offsets`` and answered once committed (acks=all).
+  to ``__consumer_offsets`` and answered once committed (acks=all). Then ``--committers``
+  connections commit for one group at once, each with one commit in flight: the commits of
+  several clients to one partition of ``__consumer_offsets``.
 
 The broker runs with ``group.initial.rebalance.delay.ms=0`` (as ``kafkalite cluster`` does).
 Forming and rebalancing are measured on kafkalite only: the mock's rebalances run on fixed
@@ -199,34 +201,59 @@ def _until_stable(members: list[Member], after_generation: int, timeout: float =
     raise RuntimeError(f"the group did not become stable in {timeout:g} s")
 
 
-def commits_per_second(port: int, seconds: float, group: str) -> float:
+def commits_per_second(port: int, seconds: float, group: str, committers: int = 1) -> float:
+    """OffsetCommits per second of ``committers`` connections at once, each with one commit in
+    flight, all for ``group`` (commits of a group without members, generation -1: one partition of
+    __consumer_offsets takes them all, where a coordinator can batch its appends)."""
     coordinator = coordinator_of(port, group)
-    client = BlockingClient(HOST, coordinator, "bench-commits", 30)
-    R = offset_commit.REQUEST
-    T, P = R["topics"], R["topics"]["partitions"]
-    try:
+    counts = [0] * committers
+    errors: list[BaseException] = []
+    clients = [BlockingClient(HOST, coordinator, f"bench-commits-{i}", 30) for i in range(committers)]
+    start = time.perf_counter()
+    deadline = start + seconds
+
+    def commit(i: int) -> None:
+        R = offset_commit.REQUEST
+        T, P = R["topics"], R["topics"]["partitions"]
         n = 0
-        deadline = time.perf_counter() + seconds
-        start = time.perf_counter()
-        while time.perf_counter() < deadline:
-            body = R(group_id=group, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
-                     topics=[T(name="t", partitions=[P(partition_index=0, committed_offset=n,
-                                                       committed_leader_epoch=-1, committed_metadata="")])])
-            answer = client.send_and_receive(ApiKey.OFFSET_COMMIT, 7, body)
-            error = answer.topics[0].partitions[0].error_code
-            if error != E.NONE:
-                raise RuntimeError(f"OffsetCommit: {E.for_code(error).name}")
-            n += 1
-        return n / (time.perf_counter() - start)
+        try:
+            while time.perf_counter() < deadline:
+                partition = P(partition_index=0, committed_offset=n, committed_leader_epoch=-1,
+                              committed_metadata="")
+                body = R(group_id=group, generation_id_or_member_epoch=-1, member_id="",
+                         group_instance_id=None, topics=[T(name="t", partitions=[partition])])
+                answer = clients[i].send_and_receive(ApiKey.OFFSET_COMMIT, 7, body)
+                error = answer.topics[0].partitions[0].error_code
+                if error != E.NONE:
+                    raise RuntimeError(f"OffsetCommit: {E.for_code(error).name}")
+                n += 1
+        except BaseException as e:
+            errors.append(e)
+        counts[i] = n
+
+    try:
+        if committers == 1:
+            commit(0)
+        else:
+            threads = [threading.Thread(target=commit, args=(i,), daemon=True) for i in range(committers)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(seconds + 60)
+        if errors:
+            raise errors[0]
+        return sum(counts) / (time.perf_counter() - start)
     finally:
-        client.close()
+        for c in clients:
+            c.close()
 
 
 def run(sizes: list[int], seconds: float, rounds: int, heartbeat_ms: int, pin: bool, write_md: str | None,
-        command: str, say: Say = print) -> str:
+        command: str, say: Say = print, committers: int = 8) -> str:
     form: dict[tuple[str, int], list[float]] = {}
     rebalance: dict[tuple[str, int], list[float]] = {}
     commits: dict[str, list[float]] = {}
+    parallel: dict[str, list[float]] = {}
     for r in range(rounds):
         for kind in (("kafkalite", "mock") if r % 2 == 0 else ("mock", "kafkalite")):
             overrides = ("group.initial.rebalance.delay.ms=0",) if kind == "kafkalite" else ()
@@ -241,7 +268,13 @@ def run(sizes: list[int], seconds: float, rounds: int, heartbeat_ms: int, pin: b
                 rate = commits_per_second(server.port, seconds, f"committer-{r}")
                 commits.setdefault(kind, []).append(rate)
                 say(f"round {r + 1}/{rounds} {kind}: {rate:,.0f} OffsetCommits/s")
-    body = _section(sizes, form, rebalance, commits, seconds, rounds, heartbeat_ms, command)
+                if committers > 1:
+                    rate = commits_per_second(server.port, seconds, f"committers-{r}", committers)
+                    parallel.setdefault(kind, []).append(rate)
+                    say(f"round {r + 1}/{rounds} {kind}, {committers} committers: {rate:,.0f} "
+                        f"OffsetCommits/s")
+    body = _section(sizes, form, rebalance, commits, seconds, rounds, heartbeat_ms, command, parallel,
+                    committers)
     if write_md:
         write_section(write_md, "groups", body)
         say(f"wrote {write_md}")
@@ -251,7 +284,7 @@ def run(sizes: list[int], seconds: float, rounds: int, heartbeat_ms: int, pin: b
 
 
 def _section(sizes: list[int], form: dict, rebalance: dict, commits: dict, seconds: float, rounds: int,
-             heartbeat_ms: int, command: str) -> str:
+             heartbeat_ms: int, command: str, parallel: dict | None = None, committers: int = 1) -> str:
     text = (f"## Consumer groups: forming, rebalancing, committing\n\nCommand: `{command}`  \n"
             f"Machine: {machine()}.  \nMeasured: {time.strftime('%Y-%m-%d %H:%M')}. {rounds} rounds, "
             f"servers in turn (order reversed every other round), medians; raw protocol members "
@@ -266,4 +299,10 @@ def _section(sizes: list[int], form: dict, rebalance: dict, commits: dict, secon
     text += (f"\n| OffsetCommit, one in flight, {seconds:g} s | commits/s |\n| --- | ---: |\n"
              f"| kafkalite (appended to __consumer_offsets, acks=all) | {k:,.0f} |\n"
              f"| mock (kept in memory) | {m:,.0f} |\n\nkafkalite / mock: {k / m:.2f}x the commits.\n")
+    if parallel:
+        kp, mp = statistics.median(parallel["kafkalite"]), statistics.median(parallel["mock"])
+        text += (f"\n| OffsetCommit, {committers} connections of one group at once, one in flight each, "
+                 f"{seconds:g} s | commits/s |\n| --- | ---: |\n"
+                 f"| kafkalite | {kp:,.0f} |\n| mock | {mp:,.0f} |\n\n"
+                 f"kafkalite / mock: {kp / mp:.2f}x the commits.\n")
     return text

@@ -127,6 +127,17 @@ def exchange(sock: socket.socket, decoder: FrameDecoder, correlation_id: int, cl
             if got != correlation_id:
                 raise ConnectionError(f"correlation id {got} does not match {correlation_id}")
             return response
+        # The rest of a large response (a replica fetcher's records) is read straight into its
+        # own buffer, as much as the socket has per call: one copy and a few system calls per MB
+        # instead of 16 reads of 64 kB each copied twice.
+        view = decoder.body_view()
+        if view is not None:
+            with view:
+                n = sock.recv_into(view)
+            if not n:
+                raise ConnectionError(f"{where} closed the connection")
+            decoder.body_received(n)
+            continue
         data = sock.recv(65536)
         if not data:
             raise ConnectionError(f"{where} closed the connection")

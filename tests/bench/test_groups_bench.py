@@ -22,7 +22,7 @@ def test_the_groups_bench_forms_rebalances_and_commits_on_both_servers(tmp_path)
     before = _leftovers()
     md = tmp_path / "benchmarks.md"
     result = CliRunner().invoke(main, ["bench", "groups", "--members", "1,3", "--seconds", "0.3",
-                                       "--rounds", "1", "--no-pin", "--write", str(md)])
+                                       "--rounds", "1", "--committers", "3", "--no-pin", "--write", str(md)])
     assert result.exit_code == 0, result.output
     doc = md.read_text()
     assert "<!-- bench:groups:begin -->" in doc
@@ -33,4 +33,7 @@ def test_the_groups_bench_forms_rebalances_and_commits_on_both_servers(tmp_path)
     assert all(float(c.replace(",", "")) >= 0 for c in rows["3"].strip("|").split("|")[1:])
     commits = [line for line in doc.splitlines() if line.startswith(("| kafkalite (", "| mock ("))]
     assert len(commits) == 2 and all(float(line.split("|")[2].replace(",", "")) > 0 for line in commits)
+    assert "| OffsetCommit, 3 connections of one group at once" in doc  # several committers
+    parallel = [line for line in doc.splitlines() if line.startswith(("| kafkalite |", "| mock |"))]
+    assert len(parallel) == 2 and all(float(line.split("|")[2].replace(",", "")) > 0 for line in parallel)
     assert _leftovers() <= before

@@ -77,15 +77,22 @@ class CoordinatorLog:
                             is_transactional=producer is not None)
         rm = self.replica_manager
         try:
-            info, _ = rm.append_to_leader(self.topic, index, bytearray(batch), -1,
-                                          origin=AppendOrigin.COORDINATOR)
+            info, partition = rm.append_to_leader(self.topic, index, bytearray(batch), -1,
+                                                  origin=AppendOrigin.COORDINATOR)
         except ApiError as e:
             done(e.code)
             return
         if placed is not None:
             placed(info.first_offset)
+        required = info.last_offset + 1
+        reached, error = partition.required_offset_reached(required)
+        if reached and partition.is_leader:
+            # Committed by the append itself (an ISR of the leader alone): answered at once, as
+            # the purgatory's first try would, without a waiting operation and its locks.
+            done(error)
+            return
         rm.produce_purgatory.try_complete_else_watch(
-            DelayedStore(self.timeout_ms, rm, self.topic, index, info.last_offset + 1, done),
+            DelayedStore(self.timeout_ms, rm, self.topic, index, required, done),
             [partition_key(self.topic, index)])
 
 

@@ -138,9 +138,12 @@ class FetchApis:
                                        p.last_fetched_epoch if version >= 12 else -1))
         return infos
 
-    def read(self, infos: list[FetchInfo], params: FetchParams) -> tuple[list[Any], int, bool]:
+    def read(self, infos: list[FetchInfo], params: FetchParams,
+             from_purgatory: bool = False) -> tuple[list[Any], int, bool]:
         """Each partition's data (Kafka's readFromLog), the bytes found, and whether the fetch
-        must answer now whatever min_bytes says (an error in some partition)."""
+        must answer now whatever min_bytes says (an error in some partition). A follower's fetch
+        offsets are its log end, taken when the fetch arrives, not again on each read of it
+        while it waits (``from_purgatory``), as Kafka's fetchMessages and DelayedFetch."""
         rm = self.replica_manager
         budget = params.max_bytes
         readable = 0
@@ -177,7 +180,7 @@ class FetchApis:
             budget -= size
             if throttled == COUNTED and size:
                 rm.quotas.leader.record(size)
-            if params.is_from_follower:
+            if params.is_from_follower and not from_purgatory:
                 rm.follower_fetched(partition, params.replica_id, info.fetch_offset)
             datas.append(PartitionData(
                 partition_index=info.partition, error_code=E.NONE, high_watermark=result.high_watermark,
@@ -188,6 +191,21 @@ class FetchApis:
                 # An empty partition has zero-length records, not null (librdkafka rejects null).
                 records=result.records if size else b""))
         return datas, readable, errors
+
+    def at_log_end(self, infos: list[FetchInfo]) -> bool:
+        """Whether a waiting follower's fetch would read nothing and answer no error: each
+        partition still led here in the epoch the fetch named, its log end the fetch offset.
+        Kafka's DelayedFetch.tryComplete compares offsets too, without reading; a waiting
+        follower is otherwise tried again on every high watermark move (the other followers'
+        fetches) as well as on appends."""
+        partitions = self.replica_manager.partitions
+        for info in infos:
+            partition = partitions.get((info.topic, info.partition)) if info.topic is not None else None
+            if (partition is None or not partition.is_leader or info.current_leader_epoch < 0
+                    or partition.leader_epoch != info.current_leader_epoch
+                    or partition.log.log_end_offset != info.fetch_offset):
+                return False
+        return True
 
     def _leader_throttled(self, partition: Any, replica_id: int) -> int:
         """Kafka's shouldLeaderThrottle for a follower's fetch of a partition led here: THROTTLED
@@ -272,7 +290,9 @@ class DelayedFetch(DelayedOperation):
         params = self.params
         if params.is_from_follower and self.apis.replica_manager.nudged(params.replica_id, self.partitions):
             return self.force_complete()  # a partition it left out has data (ReplicaManager._nudge)
-        datas, readable, done = self.apis.read(self.infos, self.params)
+        if params.is_from_follower and self.apis.at_log_end(self.infos):
+            return False  # nothing new to read, nothing to answer: no read (appends wake it)
+        datas, readable, done = self.apis.read(self.infos, self.params, from_purgatory=True)
         if done or readable >= self.params.min_bytes:
             self._datas = datas
             return self.force_complete()
@@ -281,7 +301,7 @@ class DelayedFetch(DelayedOperation):
     def on_complete(self) -> None:
         datas = self._datas
         if datas is None:  # expired (or forced): what there is now
-            datas, _, _ = self.apis.read(self.infos, self.params)
+            datas, _, _ = self.apis.read(self.infos, self.params, from_purgatory=True)
         self.apis.topic_stats.fetch_answered(self.request, self.params.is_from_follower, self.infos, datas)
         self.apis.send_response(respond(self.request, self.apis._quota_checked(self.request, self.params,
                                                                                 self.infos, datas)))

@@ -17,6 +17,7 @@ import pytest
 from kafkalite.controller.context import TopicPartition
 from kafkalite.protocol import error_codes as E
 from kafkalite.server.broker import Broker
+from kafkalite.server.handlers.fetch import FetchApis, FetchInfo
 from tests.support.brokers import connect, create, running_broker
 from tests.support.raw_requests import batch, produce, read_log
 from tests.support.wait import wait_for
@@ -267,3 +268,37 @@ def test_no_unclean_election_unless_the_topic_allows_it(tmp_path):
         assert leader_state(one, "unclean")[2] == (1,)
         # The clean topic stays offline with its last ISR member remembered, until it is back.
         assert leader_state(one, "clean")[:1] == (-1,) and leader_state(one, "clean")[2] == (2,)
+
+
+def test_a_waiting_followers_fetch_is_read_again_only_once_the_log_end_moves(tmp_path):
+    """A follower's fetch waiting at the leader's log end reads nothing more until an append (or a
+    leadership change) moves what it would read: the other followers' fetches, which move the
+    high watermark, do not make it read again (FetchApis.at_log_end, Kafka's offset comparison).
+    Its fetch offset is taken when it arrives, not on each try (Kafka's fetchMessages)."""
+    with brokers(tmp_path) as (one, two, three):
+        assert create(one, "w", [1, 2, 3]).error_code == 0
+        assert wait_for(lambda: all(partition_of(b, "w") is not None for b in (one, two, three)), timeout=10)
+        with connect(one) as c:
+            assert produce(c, "w", batch(values(4)), acks=-1).error_code == 0
+        assert wait_for(lambda: in_sync([one, two, three], "w", 4), timeout=10)
+        apis = one.apis.area(FetchApis)
+        partition = partition_of(one, "w")
+        epoch = partition.leader_epoch
+        topic_id = partition.topic_id
+
+        def info(offset: int, leader_epoch: int = epoch, topic: str | None = "w") -> list[FetchInfo]:
+            return [FetchInfo(topic, topic_id, 0, offset, 1 << 20, leader_epoch)]
+
+        assert apis.at_log_end(info(4))
+        assert not apis.at_log_end(info(3))  # behind: there is something to read
+        assert not apis.at_log_end(info(4, epoch - 1))  # an old epoch: read, to answer its error
+        assert not apis.at_log_end(info(4, -1))  # no epoch named: read as before
+        assert not apis.at_log_end(info(4, topic=None))  # an unknown topic id: its error
+        # The followers' fetches wait at the log end meanwhile; an append answers them at once
+        # and, acks=all, they bring the high watermark with them.
+        with connect(one) as c:
+            assert produce(c, "w", batch(values(2, 4)), acks=-1).error_code == 0
+        assert not apis.at_log_end(info(4))
+        assert wait_for(lambda: in_sync([one, two, three], "w", 6), timeout=10)
+        # On a follower, nothing is led: a fetch there is read (and refused).
+        assert not two.apis.area(FetchApis).at_log_end(info(6))
