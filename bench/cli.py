@@ -504,3 +504,24 @@ def bench_quorum(rounds: int, topics: int, clients: int, session_timeout_ms: int
     command = (f"kafkalite bench quorum --rounds {rounds} --topics {topics} --clients {clients} "
                f"--session-timeout-ms {session_timeout_ms}" + (f" --write {write_md}" if write_md else ""))
     quorum.run(rounds, topics, clients, session_timeout_ms, write_md, command)
+
+
+@bench.command("compiled")
+@click.option("--build-dir", type=click.Path(file_okay=False), default=None,
+              help="Build the compiled copy here and keep it (default: a temporary folder), e.g. to "
+                   "run other benches with it first on PYTHONPATH.")
+@click.option("--reuse", is_flag=True, help="Use the build already in --build-dir (the sources unchanged).")
+@click.option("--rounds", default=3, show_default=True, help="Pure and compiled children in turn, best kept.")
+@click.option("--seconds", default=1.0, show_default=True, help="CPU time per operation per child.")
+@click.option("--network-rounds", default=2, show_default=True,
+              help="Network bench rounds (1+1 and 3+8 threads, pure and compiled servers in turn); 0: none.")
+@click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
+              help="Replace the compiled section of this markdown file (docs/benchmarks.md).")
+def bench_compiled(build_dir: str | None, reuse: bool, rounds: int, seconds: float, network_rounds: int,
+                   write_md: str | None) -> None:
+    """The hot path compiled with mypyc against the pure-Python modules, in one run."""
+    from . import compiled
+
+    command = (f"kafkalite bench compiled --rounds {rounds} --seconds {seconds:g} "
+               f"--network-rounds {network_rounds}" + (f" --write {write_md}" if write_md else ""))
+    compiled.run(build_dir, reuse, rounds, seconds, network_rounds, write_md, command)
