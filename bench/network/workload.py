@@ -86,8 +86,10 @@ class Responder:
         """The answer to one request frame (a FrameDecoder's frames are bytearrays)."""
         header, body = decode_request(payload)
         if header.request_api_key == ApiKey.PRODUCE:  # accepted, with no log behind it
-            return bytes(encode_response(ApiKey.PRODUCE, header.request_api_version,
-                                         header.correlation_id, produce_response(body)))
+            frame = encode_response(ApiKey.PRODUCE, header.request_api_version, header.correlation_id,
+                                    produce_response(body))
+            assert isinstance(frame, bytes)  # no records in a Produce answer
+            return frame
         request = Request(processor=0, connection_id="peer", listener="PLAINTEXT",
                           security_protocol="PLAINTEXT", header=header, body=body, size=len(payload),
                           client_address="127.0.0.1", client_software_name="bench",
