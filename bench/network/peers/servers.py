@@ -73,17 +73,18 @@ def asyncio_streams(port: int, respond: Responder) -> None:
 
 class Precomputed:
     """payload -> response frame without the codec: the frame answered once by ``respond`` to
-    each request the load generator sends, by api key and version, with the request's
+    each request the load generator sends, found by the request's bytes but its correlation id
+    (two Metadata requests of one version may ask for different topics), with the request's
     correlation id put in (bytes 4-8 of a response frame, whatever its header version)."""
 
     def __init__(self, respond: Responder) -> None:
         self.frames: dict[bytes, bytes] = {}
         for frame in request_frames("all", len(REQUESTS)):
             payload = frame[4:]
-            self.frames[payload[:4]] = respond(payload)
+            self.frames[payload[:4] + payload[8:]] = respond(payload)
 
     def __call__(self, payload: bytes | bytearray) -> bytes:
-        frame = self.frames[bytes(payload[:4])]  # api key and version
+        frame = self.frames[bytes(payload[:4] + payload[8:])]
         return frame[:4] + payload[4:8] + frame[8:]
 
 
