@@ -124,13 +124,16 @@ def bench_network_history(revs: str, threads: str, connections: int, depth: int,
 
 
 @bench.command("network")
-@click.option("--servers", default="kafkalite,asyncio,uvloop,threaded,selectors", show_default=True)
+@click.option("--servers", default="kafkalite,asyncio,uvloop,threaded,selectors", show_default=True,
+              help="Also asyncio-bytes: asyncio answering precomputed bytes (no codec).")
 @click.option("--connections", default="50", show_default=True,
               help="Connections; a comma list runs one scenario each (e.g. 1,50,500,5000).")
 @click.option("--depth", default="1", show_default=True,
               help="Requests in flight per connection; a comma list multiplies the scenarios.")
 @click.option("--mix", default="apiversions", show_default=True,
-              type=click.Choice(["apiversions", "metadata", "mixed"]))
+              help="Requests sent: apiversions, metadata (all topics), mixed (the two in turn), "
+                   "metadata-produce (Metadata for 10 topics and a small Produce in turn); a comma "
+                   "list multiplies the scenarios.")
 @click.option("--topics", default=10, show_default=True, help="Topics in the metadata cache.")
 @click.option("--seconds", default=5.0, show_default=True)
 @click.option("--warmup", default=2.0, show_default=True)
@@ -151,6 +154,7 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
                   write_md: str | None, section: str | None, plot: str | None) -> None:
     """kafkalite against peer servers (asyncio, uvloop, thread per connection, selectors loop)."""
     from .network import run
+    from .network.workload import MIXES
 
     names = tuple(servers.split(","))
     out = (f" --write {write_md}" if write_md else "") + (f" --plot {plot}" if plot else "")
@@ -163,11 +167,15 @@ def bench_network(servers: str, connections: str, depth: str, mix: str, topics: 
                f"--repeat {repeat}"
                + (f" --observability {observability}" if observability != "metrics" else "")
                + (f" --section {section}" if section else "") + out)
-    scenarios = [run.Scenario(int(c), int(d), mix, topics)
+    for m in mix.split(","):
+        if m not in MIXES or m == "all":
+            raise click.BadParameter(f"unknown mix {m!r}", param_hint="--mix")
+    scenarios = [run.Scenario(int(c), int(d), m, topics) for m in mix.split(",")
                  for c in connections.split(",") for d in depth.split(",")]
     thread_list = _thread_settings(threads)
     run.run(names, scenarios, thread_list, seconds, warmup, repeat, write_md,
-            section or f"{connections.replace(',', '-')}-conn-{depth.replace(',', '-')}-deep-{mix}",
+            section or "-".join((connections.replace(",", "-"), "conn", depth.replace(",", "-"),
+                                 "deep", mix.replace(",", "-"))),
             command, plot, tuple(observability.split(",")))
 
 

@@ -13,10 +13,11 @@ import sys
 import tempfile
 import threading
 
+from kafkalite.protocol.messages import leader_and_isr
 from kafkalite.server.broker import Broker
 from kafkalite.server.config import BrokerConfig
 
-from .workload import metadata_cache
+from .workload import PRODUCE_PARTITION, PRODUCE_TOPIC, metadata_cache
 
 
 class _Broker(Broker):
@@ -50,6 +51,13 @@ def main(port: int, topics: int, network_threads: int, io_threads: int,
         assert broker.metadata_cache is not None
         cache = metadata_cache(topics, port)
         broker.metadata_cache.update(lambda _: cache.snapshot)
+        # The Produce of the metadata-produce mix: this broker leads its partition, with a log.
+        assert broker.replica_manager is not None
+        topic = cache.snapshot.topics[PRODUCE_TOPIC]
+        state = leader_and_isr.LEADER_AND_ISR_PARTITION_STATE(
+            partition_index=PRODUCE_PARTITION, controller_epoch=1, leader=1, leader_epoch=0, isr=[1],
+            partition_epoch=0, replicas=[1], adding_replicas=[], removing_replicas=[], is_new=True)
+        broker.replica_manager.become_leader_or_follower(1, -1, [(PRODUCE_TOPIC, topic.topic_id, state)])
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         print("ready", flush=True)

@@ -88,6 +88,11 @@ READ_SIZE = 65536
 API_VERSIONS = ApiKey.API_VERSIONS
 SASL_HANDSHAKE = ApiKey.SASL_HANDSHAKE
 NOT_MUTED = MuteState.NOT_MUTED
+# Requests answered on the Processor when the broker gives it a handler for them
+# (``answer_here``): they need nothing of the handlers' state (ApiVersions' answer depends on
+# the listener and version alone), so the hand-over to a handler thread and back, two thread
+# switches, would be all their cost. Kafka 4 answers its own few network-layer requests there too.
+ANSWERED_HERE = frozenset({ApiKey.API_VERSIONS})
 EVENT_READ, EVENT_WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 
 _setting = fields_from(NETWORK_SETTINGS)  # a field whose default is the setting's
@@ -138,6 +143,9 @@ class Processor(threading.Thread):
         self.quotas = quotas
         self.turns = turns or Turns()  # held while running, given up to block (see turns.py)
         self.request_log = request_log  # request.log.dir: a line per completed request
+        # The broker's handler for ANSWERED_HERE (KafkaApis.handle_here): a response, or None
+        # to hand the request over as any other (a test's faults are active). None: all go over.
+        self.answer_here: Callable[[Request], Response | None] | None = None
         # queued.max.request.bytes (data plane only, as in Kafka); None: nothing counted.
         self.memory_pool = memory_pool
         self._memory_muted: list[KafkaChannel] = []  # stopped reading while the pool was empty
@@ -629,6 +637,8 @@ class Processor(threading.Thread):
         if not receives:
             return
         batch: list[Request] = []
+        answered: list[Response] = []
+        answer_here = self.answer_here
         pool = self.memory_pool
         for conn, payload in receives:
             if conn.id not in self.connections:
@@ -662,10 +672,21 @@ class Processor(threading.Thread):
                 conn.handle(ON_REQUEST)
                 if conn.sasl is not None and not self._authenticate(conn, request):
                     continue
+                if answer_here is not None and request.api_key in ANSWERED_HERE:
+                    # The connection was unmuted (it is only read from then): nothing of it is
+                    # with the handlers or being sent, so answering now keeps its order.
+                    response = self._handle_here(answer_here, request)
+                    if response is not None:
+                        answered.append(response)
+                        continue
             except Exception as e:
                 self._close(conn, f"unexpected error with a received request: {e!r}")
                 continue
             batch.append(request)
+        if answered:
+            # Written as the handlers' answers are, counted and timed the same way.
+            self._responses.extend(answered)
+            self.process_new_responses()
         # The whole poll's requests in one hand-off. Blocks while the request queue is full
         # (back-pressure), but not past shutdown. The handler is woken just before this thread
         # next blocks in its poll: woken now, it would only take turns with this thread for the
@@ -686,6 +707,22 @@ class Processor(threading.Thread):
             self.requests_handed_over += taken
             self._wake_handler = True
             del batch[:taken]
+
+    def _handle_here(self, answer_here: Callable[[Request], Response | None],
+                     request: Request) -> Response | None:
+        """A request of ANSWERED_HERE answered on this thread, with the handlers' own code and
+        time stamps; None: it goes to the handlers after all."""
+        request.dequeue_ns = time.monotonic_ns()
+        try:
+            response = answer_here(request)
+        except Exception:  # as a handler thread: one bad request closes its connection
+            log.exception("Unexpected error handling a request; closing its connection")
+            response = CloseConnectionResponse(request)
+        if response is None:
+            return None
+        request.api_local_complete_ns = request.response_enqueue_ns = time.monotonic_ns()
+        self.requests_handed_over += 1  # and taken back by process_new_responses
+        return response
 
     def _parse(self, conn: KafkaChannel, payload: bytearray) -> Request | None:
         s = self.settings

@@ -38,7 +38,7 @@ from .memory_pool import MemoryPool
 from .principal import SslPrincipalMapper
 from .processor import Processor, ProcessorSettings
 from .quotas import ConnectionQuotas
-from .request_channel import RequestChannel
+from .request_channel import Request, RequestChannel, Response
 from .sasl import CredentialCache, load_users
 from .settings import NETWORK_SETTINGS, SocketServerSettings, TlsSettings
 from .tls import TlsConfigError, check_key_store, key_store_identity, server_context
@@ -136,6 +136,7 @@ class SocketServer:
         # Processors and request handlers take turns at their Python work (see turns.py).
         self.turns = Turns()
         self.request_log = request_log  # the broker's (request.log.dir), given to every Processor
+        self._answer_here: Callable[[Request], Response | None] | None = None  # see answer_here
         self.quotas = ConnectionQuotas(
             config.max_connections, config.max_connections_per_ip,
             dict(config.max_connections_per_ip_overrides),
@@ -227,6 +228,14 @@ class SocketServer:
             recv_buffer_bytes=cfg.socket_receive_buffer_bytes, backlog=cfg.socket_listen_backlog_size,
         )
 
+    def answer_here(self, handle: Callable[[Request], Response | None]) -> None:
+        """Let every Processor, now and later, answer the requests that need no handler
+        (processor.ANSWERED_HERE) itself with ``handle`` (the broker's KafkaApis.handle_here)."""
+        with self._lock:
+            self._answer_here = handle
+            for p in self.processors:
+                p.answer_here = handle
+
     def _new_processor(self, listener: _Listener) -> Processor:
         """A Processor for ``listener``, with the next id, registered with its RequestChannel."""
         pid = self._next_processor_id
@@ -238,6 +247,7 @@ class SocketServer:
             thread_name=(f"{listener.plane}-kafka-network-thread-{self.config.node_id}-{endpoint.name}-"
                          f"{endpoint.security_protocol}-{pid}"),
         )
+        p.answer_here = self._answer_here
         if listener.pool is not None:
             listener.pool.on_available.append(p.wakeup)
         listener.channel.add_processor(p)

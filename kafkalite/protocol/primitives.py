@@ -286,11 +286,16 @@ def write_array_length(out: bytearray, n: int, compact: bool) -> None:
 _new_uuid = object.__new__
 _set = object.__setattr__
 _UNKNOWN_SAFETY = uuid.SafeUUID.unknown
+_ZERO_BYTES = bytes(16)
+_ZERO = uuid.UUID(int=0)
 
 
 def uuid_from_bytes(b: bytes) -> uuid.UUID:
     """A uuid.UUID from 16 bytes, without UUID.__init__'s argument checks (a hot path when reading
-    Metadata with topic ids); the same object uuid.UUID(bytes=b) gives."""
+    Metadata with topic ids); the same object uuid.UUID(bytes=b) gives. The zero id (a topic
+    asked for by name, Metadata v10+) is one shared object: UUIDs are immutable."""
+    if b == _ZERO_BYTES:
+        return _ZERO
     u = _new_uuid(uuid.UUID)
     _set(u, "int", int.from_bytes(b, "big"))
     _set(u, "is_safe", _UNKNOWN_SAFETY)

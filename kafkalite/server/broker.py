@@ -371,6 +371,7 @@ class Broker:
                                              cfg.num_io_threads, turns=ss.turns))
         for pool in self.pools:
             pool.start()
+        ss.answer_here(self.apis.handle_here)  # ApiVersions, on the Processors
         # Live num.network.threads, connection limits, listener security (the SocketServer) and
         # num.io.threads (the data plane's pool; the control plane's keeps its one thread).
         self.dynamic_config.add_reconfigurable(ss)
@@ -425,6 +426,7 @@ class Broker:
                                              cfg.num_io_threads, turns=ss.turns))
         for pool in self.pools:
             pool.start()
+        ss.answer_here(self.apis.handle_here)  # ApiVersions, on the Processors
         log.info("Controller %d started (controller only; cluster id %s)", self.node_id, self.cluster_id)
 
     def _start_share_groups(self) -> None:

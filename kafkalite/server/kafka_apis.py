@@ -70,6 +70,15 @@ class KafkaApis:
             log.exception("Error handling %s from %s; closing it", request.header, request.connection_id)
             return CloseConnectionResponse(request)
 
+    def handle_here(self, request: Request) -> Response | None:
+        """``handle`` for a request the Processor answers itself (network.processor.ANSWERED_HERE),
+        or None when it must go to the handlers after all: while a test's faults are active, which
+        may delay or drop an answer (answered later, from another thread)."""
+        faults = self.faults
+        if faults is not None and faults.active:
+            return None
+        return self.handle(request)
+
     def _handle_with_faults(self, faults: FaultInjector, handler: Callable[[Request], Response | None],
                             request: Request) -> Response | None:
         try:

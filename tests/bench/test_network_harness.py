@@ -3,8 +3,11 @@ requests, and the load generator counts and times what it gets."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
+from kafkalite.protocol import ApiKey, decode_response
 from kafkalite_bench.network import loadgen, run
 from kafkalite_bench.network.workload import request_frames
 from kafkalite_bench.ports import free_port
@@ -30,7 +33,7 @@ def kafkalite_answers():
         proc.wait(20)
 
 
-@pytest.mark.parametrize("peer", ["asyncio", "uvloop", "threaded", "selectors"])
+@pytest.mark.parametrize("peer", ["asyncio", "asyncio-bytes", "uvloop", "threaded", "selectors"])
 def test_peers_answer_byte_identical_responses(peer, kafkalite_answers):
     port = free_port()
     proc = run._start(peer, port, 5, 1, 1)
@@ -43,6 +46,33 @@ def test_peers_answer_byte_identical_responses(peer, kafkalite_answers):
     assert len(answers) == len(kafkalite_answers) == 4
     assert answers[0] == kafkalite_answers[0] and answers[2] == kafkalite_answers[2]  # ApiVersions
     assert len(answers[1]) == len(kafkalite_answers[1])  # Metadata, same size, own port
+
+
+@pytest.mark.parametrize("server", ["kafkalite", "asyncio", "asyncio-bytes", "selectors"])
+def test_the_metadata_produce_mix_is_answered_by_every_server(server):
+    """Metadata for the 10 topics and an accepted Produce, in turn, each with its correlation id
+    (kafkalite appends the records: its offsets go up; the peers answer offset 0)."""
+    port = free_port()
+    proc = run._start(server, port, 10, 1, 1)
+    frames = request_frames("metadata-produce", 4)
+    try:
+        answers = _answers(port, frames)
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    offsets = []
+    for i, (frame, answer) in enumerate(zip(frames, answers, strict=True)):
+        key, version = struct.unpack_from(">hh", frame, 4)
+        correlation_id, body = decode_response(answer, key, version)
+        assert correlation_id == i
+        if key == ApiKey.METADATA:
+            assert [t.name for t in body.topics] == [f"topic-{t:04d}" for t in range(10)]
+            assert all(t.error_code == 0 for t in body.topics)
+        else:
+            (partition,) = body.responses[0].partition_responses
+            assert (body.responses[0].name, partition.index, partition.error_code) == ("topic-0000", 0, 0)
+            offsets.append(partition.base_offset)
+    assert offsets == ([0, 1] if server == "kafkalite" else [0, 0])
 
 
 def test_load_generator_counts_every_response():

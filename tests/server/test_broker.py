@@ -166,15 +166,16 @@ def test_concurrent_clients_pipelining(broker):
 def test_graceful_shutdown_answers_requests_already_taken(tmp_path):
     with running_broker(tmp_path, num_io_threads="1") as b:
         gate = threading.Event()
-        original = b.apis.handlers[18]
+        # Metadata: ApiVersions would be answered on the Processor (network.processor.ANSWERED_HERE).
+        original = b.apis.handlers[3]
 
         def slow(request):
             gate.wait(5)
             return original(request)
 
-        b.apis.handlers[18] = slow
+        b.apis.handlers[3] = slow
         with connect(b) as c:
-            corr = c.send(18, 3, api_versions.REQUEST())
+            corr = c.send(3, 12, metadata.REQUEST(topics=[]))
             assert wait_for(lambda: b.socket_server.processors[0].has_requests_with_handlers
                             or any(p.has_requests_with_handlers for p in b.socket_server.processors))
             stopper = threading.Thread(target=b.shutdown)
@@ -182,8 +183,8 @@ def test_graceful_shutdown_answers_requests_already_taken(tmp_path):
             # Stopped accepting: a new connection is refused or closed at once.
             assert wait_for(lambda: not any(a.is_alive() for a in b.socket_server.acceptors.values()))
             gate.set()
-            got, resp = c.receive(18, 3)
-            assert got == corr and resp.error_code == 0
+            got, resp = c.receive(3, 12)
+            assert got == corr and resp.topics == []
             stopper.join(15)
             assert not stopper.is_alive()
             assert c.closed_by_server()

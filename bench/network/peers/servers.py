@@ -1,5 +1,8 @@
 """The peers kafkalite is measured against: the same responses (workload.Responder), served
-four other ways. Run one as ``python -m kafkalite_bench.network.peers.servers KIND PORT TOPICS``."""
+four other ways, and ``asyncio-bytes``, the floor for Python network I/O: asyncio answering
+responses built once at start (one per api key and version the load generator sends), patching
+only the correlation id, with no codec on the way. Run one as
+``python -m kafkalite_bench.network.peers.servers KIND PORT TOPICS``."""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ import socket
 import socketserver
 import struct
 import sys
+from collections.abc import Callable
 
 from kafkalite.protocol import UNLIMITED_FRAME_SIZE, FrameDecoder
 
-from ..workload import Responder
+from ..workload import REQUESTS, Responder, request_frames
 
 _SIZE = struct.Struct(">i")
 
@@ -45,7 +49,7 @@ def threaded(port: int, respond: Responder) -> None:
         server.serve_forever()
 
 
-async def _asyncio_main(port: int, respond: Responder) -> None:
+async def _asyncio_main(port: int, respond: Callable[[bytes | bytearray], bytes]) -> None:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
@@ -65,6 +69,27 @@ async def _asyncio_main(port: int, respond: Responder) -> None:
 
 def asyncio_streams(port: int, respond: Responder) -> None:
     asyncio.run(_asyncio_main(port, respond))
+
+
+class Precomputed:
+    """payload -> response frame without the codec: the frame answered once by ``respond`` to
+    each request the load generator sends, found by the request's bytes but its correlation id
+    (two Metadata requests of one version may ask for different topics), with the request's
+    correlation id put in (bytes 4-8 of a response frame, whatever its header version)."""
+
+    def __init__(self, respond: Responder) -> None:
+        self.frames: dict[bytes, bytes] = {}
+        for frame in request_frames("all", len(REQUESTS)):
+            payload = frame[4:]
+            self.frames[payload[:4] + payload[8:]] = respond(payload)
+
+    def __call__(self, payload: bytes | bytearray) -> bytes:
+        frame = self.frames[bytes(payload[:4] + payload[8:])]
+        return frame[:4] + payload[4:8] + frame[8:]
+
+
+def asyncio_bytes(port: int, respond: Responder) -> None:
+    asyncio.run(_asyncio_main(port, Precomputed(respond)))
 
 
 def uvloop_streams(port: int, respond: Responder) -> None:
@@ -120,8 +145,8 @@ def selectors_loop(port: int, respond: Responder) -> None:
                 sel.modify(sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if out else 0), "c")
 
 
-KINDS = {"threaded": threaded, "asyncio": asyncio_streams, "uvloop": uvloop_streams,
-         "selectors": selectors_loop}
+KINDS = {"threaded": threaded, "asyncio": asyncio_streams, "asyncio-bytes": asyncio_bytes,
+         "uvloop": uvloop_streams, "selectors": selectors_loop}
 
 if __name__ == "__main__":
     kind, port, topics = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import struct
 import threading
 import uuid
 from collections.abc import Iterable, Mapping
@@ -22,7 +23,8 @@ from typing import Any
 
 from kafkalite.common.errors import ApiError
 from kafkalite.controller.assignment import validate_topic_name
-from kafkalite.network.request_channel import Request, Response
+from kafkalite.network.request_channel import Request, Response, SendResponse
+from kafkalite.protocol import APIS_BY_KEY
 from kafkalite.protocol import error_codes as E
 from kafkalite.protocol.acl import AUTHORIZED_OPERATIONS_OMITTED
 from kafkalite.protocol.api_keys import ApiKey
@@ -44,6 +46,7 @@ from ..topic_configs import ControllerLink
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 
 log = logging.getLogger("kafkalite.server.handlers.metadata")
+METADATA_API = APIS_BY_KEY[ApiKey.METADATA]
 
 CREATE_TOPICS_VERSION = 7
 CREATE_TIMEOUT_MS = 3000  # how long the controller's node may wait for the new topic's metadata
@@ -137,12 +140,34 @@ class AutoTopicCreator:
             self._in_flight.discard(name)
 
 
+# (snapshot, the frame after the correlation id, error code, error counts)
+_Kept = tuple[Snapshot, bytes, int, Mapping[int, int] | None]
+ANSWERS_KEPT = 256  # distinct Metadata requests whose answers are kept per snapshot (then cleared)
+_THROTTLE = struct.Struct(">i")
+
+
+class _Throttle:
+    """What the client quotas see of a cached answer: its throttle time, set if throttled."""
+
+    __slots__ = ("throttle_time_ms",)
+
+    def __init__(self) -> None:
+        self.throttle_time_ms = 0
+
+
 class MetadataApis:
     def __init__(self, metadata_cache: MetadataCache, auto_create: AutoTopicCreator | None = None,
                  node_id: int | None = None) -> None:
         self.metadata_cache = metadata_cache
         self.auto_create = auto_create  # None: auto.create.topics.enable=false
         self.node_id = node_id  # this broker (None: the controller id is told as the metadata has it)
+        # Answers reused while the metadata snapshot is the same (snapshots never change): the
+        # request's listener, version, topics and flags -> (snapshot, the frame after the
+        # correlation id, error code, error counts). Only answers that are the same for every
+        # principal (no authorizer: Denied.same_for_all) and change nothing (every topic known:
+        # no auto-creation) are kept. ``answers_reused`` counts the hits (tests, benchmarks).
+        self._answers: dict[tuple[Any, ...], _Kept] = {}
+        self.answers_reused = 0
 
     def controller_id(self, snap: Snapshot) -> int:
         """The active controller if it is a live broker, else this broker (as Kafka's KRaft brokers
@@ -153,6 +178,40 @@ class MetadataApis:
 
     def handle_metadata(self, request: Request) -> Response:
         snap = self.metadata_cache.snapshot
+        version = request.api_version
+        key = _answer_key(request)
+        if key is not None:
+            kept = self._answers.get(key)
+            if kept is not None and kept[0] is snap:
+                return self._reuse(request, kept)
+        response, all_known = self._answer(request, snap)
+        frame = response.payload
+        if (key is not None and all_known and type(frame) is bytes
+                and frame[8 + _header_size(version):12 + _header_size(version)] == b"\0\0\0\0"):
+            # (throttle_time_ms 0: a throttled answer is not kept; a hit throttles on its own)
+            if len(self._answers) >= ANSWERS_KEPT:
+                self._answers = {}
+            self._answers[key] = (snap, frame[8:], response.error_code, response.error_counts)
+        return response
+
+    def _reuse(self, request: Request, kept: _Kept) -> Response:
+        """A kept answer with this request's correlation id, through the client quotas as
+        ``respond`` would take it (their throttle time written in)."""
+        self.answers_reused += 1
+        _, rest, error_code, counts = kept
+        frame = bytearray(len(rest) + 8)
+        frame[0:4] = _THROTTLE.pack(len(rest) + 4)
+        frame[4:8] = _THROTTLE.pack(request.correlation_id)
+        frame[8:] = rest
+        if request.quotas is not None:
+            throttle = _Throttle()
+            request.quotas.on_response(request, throttle)
+            if throttle.throttle_time_ms:
+                _THROTTLE.pack_into(frame, 8 + _header_size(request.api_version), throttle.throttle_time_ms)
+        return SendResponse(request, bytes(frame), error_code, counts)
+
+    def _answer(self, request: Request, snap: Snapshot) -> tuple[SendResponse, bool]:
+        """The answer, and whether every topic asked for was known."""
         version = request.api_version
         R = metadata.RESPONSE
         brokers = []
@@ -169,7 +228,28 @@ class MetadataApis:
             controller_id=self.controller_id(snap), topics=topics,
             cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
         )
-        return respond(request, body)
+        return respond(request, body), not any(t.error_code for t in topics)
+
+
+def _answer_key(request: Request) -> tuple[Any, ...] | None:
+    """What a Metadata answer depends on besides the snapshot, or None if it may not be kept:
+    before v3 (no throttle time to write in), or when the checks' overlay differs by principal
+    (an authorizer) or a test's faults change it."""
+    body, version = request.body, request.api_version
+    if version < 3 or not getattr(request.injected, "same_for_all", False):
+        return None
+    # A topic by name, else by id (v10+): a str and a UUID never compare equal, and a name's
+    # hash is cached where a UUID's is computed at every lookup.
+    topics = None if body.topics is None else tuple(
+        t.name if t.name is not None else t.topic_id for t in body.topics)
+    return (request.listener, version, topics, getattr(body, "allow_auto_topic_creation", True),
+            getattr(body, "include_cluster_authorized_operations", False),
+            getattr(body, "include_topic_authorized_operations", False))
+
+
+def _header_size(version: int) -> int:
+    """Bytes of the response header after the correlation id: the empty tagged fields (v9+)."""
+    return 1 if METADATA_API.is_flexible(version) else 0
 
 
 def _requested_topics(snap: Snapshot, req: Any,
