@@ -181,6 +181,12 @@ class LocalLog:
         self._bound_position = (upper, segment.base_offset, position)  # reads repeat it until the next append
         return position
 
+    def has_aborted_transactions_from(self, fetch_offset: int) -> bool:
+        """Whether a transaction index from the segment holding ``fetch_offset`` on has an entry:
+        if none has, every collect_aborted_transactions from there is empty, whatever its bound."""
+        return any(self._segments[base].txn_index.entries
+                   for base in self._bases[max(self.floor_index(fetch_offset), 0) :])
+
     def collect_aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """The aborted transactions overlapping [fetch_offset, upper_bound_offset): from the
         segment holding ``fetch_offset`` on, until a segment's index says no later abort can
