@@ -125,7 +125,7 @@ def test_io_takes_its_dir_offline_on_an_os_error_and_refuses_work_there_after(tm
         raise OSError(5, "Input/output error")
     assert isinstance(raised.value.__cause__, OSError)
     assert manager.offline_dirs == [a] and manager.failure_channel.take_next_offline_log_dir(0) == a
-    with pytest.raises(KafkaStorageError, match="reading from t-0: log dir .* is offline"), \
+    with pytest.raises(KafkaStorageError, match=r"reading from t-0: log dir .* is offline"), \
             manager.io(a, "reading from t-0"):
         pytest.fail("entered an offline dir")
     with pytest.raises(KafkaStorageError, match="already"), manager.io(b, "writing"):
