@@ -573,7 +573,6 @@ class ReplicaManager:
         self._complete_delayed(key)  # fetches waiting on the old log look at the new one
 
 
-
 class StorageIo:
     """ReplicaManager.storage_io's context: the log dir's (LogManager.io), with a
     KafkaStorageError, raised by it or inside, answered as KAFKA_STORAGE_ERROR. A class rather than
