@@ -103,7 +103,7 @@ def test_the_bare_server_answers_the_raw_clients_and_confluent_kafka():
                  "- producer, 100 B, linger 5 ms", "- 1 MiB Produce requests", "- one message at a time",
                  "- producing 0.01 GB: broker RSS flat",
                  "server CPU ms per MB of values produced, `produce()`",
-                 "kafkalite, 1,000 partitions and 50 producers",
+                 "kafkalite, the first round only, 1,000 partitions and 50 producers",
                  "- server CPU per MB produced", "- 1,000 partitions, 50 producer connections >= 0.9x"]),
     ("fetch", ["Loopback ceiling", "raw Fetch, 4 in flight: GB/s", "server CPU during the raw Fetch",
                "confluent-kafka Consumer, `assign()`: GB/s", "| raw Fetch, 4 in flight |",
