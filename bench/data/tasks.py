@@ -67,14 +67,14 @@ class ClientProcess:
         self.close()
 
 
-def prepare_topic(port: int, kind: str, topic: str) -> None:
+def prepare_topic(port: int, kind: str, topic: str, partitions: int = 1) -> None:
     """The topic with partition 0 led by the server: CreateTopics on kafkalite, Metadata's
     auto-creation on the mock; the bare server answers for any topic."""
     if kind == "bare":
         return
     with wire.Connection(HOST, port) as conn:
         if kind == "kafkalite":
-            wire.create_topic(conn, topic)
+            wire.create_topic(conn, topic, partitions)
         else:
             wire.auto_create_topic(conn, topic)
 
@@ -117,8 +117,19 @@ def batch_bytes(message_bytes: int, batch_records: int) -> int:
 
 
 def produce_rate(port: int, topic: str, message_bytes: int, seconds: float, linger_ms: float,
-                 batch: int = 0) -> clients.Rate:
-    return clients.produce_rate(f"{HOST}:{port}", topic, message_bytes, seconds, linger_ms, batch=batch)
+                 batch: int = 0, server_pid: int | None = None) -> clients.Rate:
+    return clients.produce_rate(f"{HOST}:{port}", topic, message_bytes, seconds, linger_ms, batch=batch,
+                                server_pid=server_pid)
+
+
+def produce_spread(port: int, topic: str, partitions: int, producers: int, message_bytes: int,
+                   seconds: float, linger_ms: float, server_pid: int | None = None) -> clients.Rate:
+    return clients.produce_spread(f"{HOST}:{port}", topic, partitions, producers, message_bytes, seconds,
+                                  linger_ms, server_pid=server_pid)
+
+
+def produce_count(port: int, topic: str, message_bytes: int, count: int, linger_ms: float) -> None:
+    clients.produce_count(f"{HOST}:{port}", topic, message_bytes, count, linger_ms)
 
 
 def produce_latencies(port: int, topic: str, message_bytes: int, seconds: float) -> array.array:
@@ -126,8 +137,9 @@ def produce_latencies(port: int, topic: str, message_bytes: int, seconds: float)
         return clients.produce_latencies(f"{HOST}:{port}", topic, message_bytes, seconds)
 
 
-def consume_rate(port: int, topic: str, messages_in_log: int, seconds: float | None) -> clients.Rate:
-    return clients.consume_rate(f"{HOST}:{port}", topic, messages_in_log, seconds)
+def consume_rate(port: int, topic: str, messages_in_log: int, seconds: float | None,
+                 server_pid: int | None = None) -> clients.Rate:
+    return clients.consume_rate(f"{HOST}:{port}", topic, messages_in_log, seconds, server_pid)
 
 
 def loopback_receive(port: int, seconds: float) -> wire.Throughput:

@@ -181,6 +181,17 @@ class LocalLog:
         self._bound_position = (upper, segment.base_offset, position)  # reads repeat it until the next append
         return position
 
+    def has_aborted_transactions_from(self, fetch_offset: int) -> bool:
+        """Whether a transaction index from the segment holding ``fetch_offset`` on has an entry
+        ending at or after it: if none has, every collect_aborted_transactions from there is
+        empty, whatever its bound. Entries are in marker order, so an index's last entry says;
+        the index keeps it known (no file read after the first)."""
+        for base in self._bases[max(self.floor_index(fetch_offset), 0) :]:
+            last = self._segments[base].txn_index.last_offset
+            if last is not None and last >= fetch_offset:
+                return True
+        return False
+
     def collect_aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """The aborted transactions overlapping [fetch_offset, upper_bound_offset): from the
         segment holding ``fetch_offset`` on, until a segment's index says no later abort can

@@ -544,6 +544,13 @@ class Log:
         with self._lock:
             return self._local.collect_aborted_transactions(start_offset, upper_offset)
 
+    def has_aborted_transactions_from(self, start_offset: int) -> bool:
+        """False when collect_aborted_transactions from ``start_offset`` is empty whatever its upper
+        offset (no segment from there on holds an aborted transaction): a read_committed fetch
+        then needs neither its upper offset nor the transaction indexes read."""
+        with self._lock:
+            return self._local.has_aborted_transactions_from(start_offset)
+
     def fetch_upper_bound_offset(self, records: FileSlice) -> int | None:
         """The offset after the last batch of ``records`` (a slice ``read`` returned), found from
         the offset index and the headers after its entry; None for an empty slice or one of a

@@ -28,7 +28,9 @@ class LogDirFailureChannel:
         self._offline: set[Path] = set()
         self._queue: queue.Queue[Path] = queue.Queue()
 
-    def has_offline_log_dir(self, path: Path) -> bool:
+    def has_offline_log_dir(self, path: Path | str) -> bool:
+        if not self._offline:  # no dir ever failed: every append and read asks, so no lock, no Path
+            return False
         with self._lock:
             return Path(path) in self._offline
 

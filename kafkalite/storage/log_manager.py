@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from kafkalite.storage.checkpoint import CleanShutdownFile, OffsetCheckpointFile, TopicPartition
 from kafkalite.storage.cleaner import LogCleaner
@@ -200,7 +200,7 @@ class LogManager:
         return [d.path for d in self._dirs if not self.is_online(d.path)]
 
     def is_online(self, path: Path | str) -> bool:
-        return not self.failure_channel.has_offline_log_dir(Path(path))
+        return not self.failure_channel.has_offline_log_dir(path)
 
     def find_dir(self, path: Path | str) -> Path | None:
         """The log dir ``path`` names (absolute or as configured), or None if it is none of them."""
@@ -216,20 +216,11 @@ class LogManager:
                 return d
         raise ValueError(f"{path} is not a log dir")
 
-    @contextmanager
-    def io(self, path: Path, what: str) -> Iterator[None]:
+    def io(self, path: Path, what: str) -> DirIo:
         """Work on the files of log dir ``path``: an OSError (not already a KafkaStorageError)
         takes the dir offline and is raised as a KafkaStorageError (Kafka's
         maybeHandleIOException)."""
-        if not self.is_online(path):
-            raise KafkaStorageError(f"{what}: log dir {path} is offline")
-        try:
-            yield
-        except KafkaStorageError:
-            raise
-        except OSError as e:
-            self.failure_channel.maybe_add_offline_log_dir(path, f"Error while {what} in dir {path}", e)
-            raise KafkaStorageError(f"Error while {what} in dir {path}: {e}") from e
+        return DirIo(self, path, what)
 
     def handle_log_dir_failure(self, path: Path) -> tuple[list[TopicPartition], list[TopicPartition]]:
         """Forget the logs of an offline dir (Kafka's LogManager.handleLogDirFailure): their files
@@ -570,3 +561,26 @@ class LogManager:
             with self._checkpointing(log_dir, "the clean shutdown marker"):
                 log_dir.clean_shutdown.write(broker_epoch)
         log.info("Shut down the logs of %s cleanly", ", ".join(str(d) for d in self.online_dirs))
+
+
+class DirIo:
+    """LogManager.io's context: a class rather than a generator, because every produce's append
+    and every fetch's read enters one (a ``@contextmanager`` costs a generator and its frames)."""
+
+    __slots__ = ("_manager", "_path", "_what")
+
+    def __init__(self, manager: LogManager, path: Path, what: str) -> None:
+        self._manager, self._path, self._what = manager, path, what
+
+    def __enter__(self) -> None:
+        if not self._manager.is_online(self._path):
+            raise KafkaStorageError(f"{self._what}: log dir {self._path} is offline")
+
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> Literal[False]:
+        if exc is None or isinstance(exc, KafkaStorageError) or not isinstance(exc, OSError):
+            return False
+        what, path = self._what, self._path
+        channel = self._manager.failure_channel
+        channel.maybe_add_offline_log_dir(path, f"Error while {what} in dir {path}", exc)
+        raise KafkaStorageError(f"Error while {what} in dir {path}: {exc}") from exc

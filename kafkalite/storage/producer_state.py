@@ -428,6 +428,8 @@ class ProducerStateManager:
         self._remove_unreplicated(log_start_offset)
 
     def _remove_unreplicated(self, offset: int) -> None:
+        if not self._unreplicated:  # the common case, at every high watermark move
+            return
         for first, txn in list(self._unreplicated.items()):
             if txn.last_offset is not None and txn.last_offset < offset:
                 del self._unreplicated[first]

@@ -110,3 +110,25 @@ def test_a_checkpoint_that_cannot_be_written_takes_its_dir_offline(tmp_path):
     assert (a / "replication-offset-checkpoint").read_text().splitlines()[2:] == ["t 0 3"]
     manager.shutdown()
     assert (a / ".kafka_cleanshutdown").exists()
+
+
+def test_io_takes_its_dir_offline_on_an_os_error_and_refuses_work_there_after(tmp_path):
+    # LogManager.io is a class (it wraps every append and read): what its generator did, it does.
+    a, b = tmp_path / "a", tmp_path / "b"
+    manager = LogManager([a, b])
+    with manager.io(a, "appending to t-0"):
+        pass  # online: nothing happens
+    with pytest.raises(ValueError), manager.io(a, "appending to t-0"):
+        raise ValueError("not an I/O error")  # passes through, the dir stays online
+    with pytest.raises(KafkaStorageError, match="Error while appending to t-0 in dir") as raised, \
+            manager.io(a, "appending to t-0"):
+        raise OSError(5, "Input/output error")
+    assert isinstance(raised.value.__cause__, OSError)
+    assert manager.offline_dirs == [a] and manager.failure_channel.take_next_offline_log_dir(0) == a
+    with pytest.raises(KafkaStorageError, match=r"reading from t-0: log dir .* is offline"), \
+            manager.io(a, "reading from t-0"):
+        pytest.fail("entered an offline dir")
+    with pytest.raises(KafkaStorageError, match="already"), manager.io(b, "writing"):
+        raise KafkaStorageError("already a storage error")  # passes through as it is
+    assert manager.offline_dirs == [a] and manager.is_online(b) and manager.is_online(str(b))
+    manager.shutdown()

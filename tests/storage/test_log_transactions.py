@@ -152,6 +152,9 @@ def check(log: Log, model: Model) -> None:
                     start,
                     upper,
                 )
+        # the fetch path's shortcut: "none from here on" must mean that no bound finds one
+        if not log.has_aborted_transactions_from(start):
+            assert model.collect(start, end + 1) == [], start
     assert [t for s in log.segments() for t in s.txn_index.all_aborted_txns()] == model.aborted
 
 
@@ -261,6 +264,7 @@ def test_read_committed_stops_at_the_first_open_transaction_below_the_high_water
     assert log.fetch_upper_bound_offset(committed) == 1
     assert log.read(1, 1 << 20, FetchIsolation.TXN_COMMITTED).size == 0
     assert log.read(1, 1 << 20, FetchIsolation.HIGH_WATERMARK).size > 0
+    assert not log.has_aborted_transactions_from(0)
     log.append_as_leader(marker(7, commit=False), 0, COORDINATOR)  # 3
     # Ended, but above the high watermark: still unstable.
     assert log.first_unstable_offset == 1 and log.last_stable_offset == 1
@@ -269,6 +273,9 @@ def test_read_committed_stops_at_the_first_open_transaction_below_the_high_water
     assert log.collect_aborted_transactions(0, 4) == [AbortedTxn(7, 1, 3, 4)]
     assert log.collect_aborted_transactions(0, 1) == []
     assert log.collect_aborted_transactions(4, 5) == []
+    # the transaction ends at its marker (3): a fetch from after it needs no lookup
+    assert log.has_aborted_transactions_from(0) and log.has_aborted_transactions_from(3)
+    assert not log.has_aborted_transactions_from(4)
 
 
 def test_marker_checks_follow_the_origin_and_the_epochs(tmp_path):

@@ -260,8 +260,8 @@ def _aborted(log: Log, fetch_offset: int, records: FileSlice) -> list[Any]:
     """The aborted transactions a read_committed fetch of ``records`` from ``fetch_offset`` is told
     of: those overlapping [fetch_offset, the offset after the last batch sent); none when nothing
     is sent (Kafka's LocalLog.addAbortedTransactions, emptyFetchDataInfo)."""
-    if not records.size:
-        return []
+    if not records.size or not log.has_aborted_transactions_from(fetch_offset):
+        return []  # the common case: no transaction aborted in what the fetch reads, or after it
     upper = log.fetch_upper_bound_offset(records)
     if upper is None:  # the segment went meanwhile: what the log holds up to the last stable offset
         upper = log.last_stable_offset

@@ -151,9 +151,12 @@ def records_frame(buf: Buffer, count: int, pos: int, end: int) -> bool:
     only at a few bounds, 64 and 8,192 records in); in a run the length prefixes are one
     record's bytes at every stride of its size, which a strided slice per prefix byte compares
     in C. After a record, runs of its size after it are checked, 8 records and then twice as
-    many each time while they hold; after a run breaks, the next records are walked one by one
-    for a while, so records of mixed sizes cost one failed comparison in 64. Prefixes of one or
-    two bytes only (records up to 8,191 bytes): others are left to the walk."""
+    many each time while they hold. Where a check fails after some held, the size changes within
+    it (at such a bound): the run is halved until it holds or is gone, so the records up to the
+    change cost a few comparisons, not a walk each; the record of the new size is walked and
+    its runs checked. Where the first check fails, the next records are walked one by one for a
+    while, so records of mixed sizes cost one failed comparison in 64. Prefixes of one or two
+    bytes only (records up to 8,191 bytes): others are left to the walk."""
     left = count
     walk = 1  # records to walk before the next run check: 1 at first and after a run held
     with memoryview(buf) as view:
@@ -179,16 +182,21 @@ def records_frame(buf: Buffer, count: int, pos: int, end: int) -> bool:
                 stride = pos - first
                 run = RUN_MIN
                 walk = WALK_BETWEEN_RUNS
-                while run <= left:
+                held = False  # some run of this size held: a failed check is a size change
+                while run:
                     stop = pos + run * stride
-                    if stop > end or view[pos:stop:stride] != bytes((buf[first],)) * run:
-                        break
-                    if stride - length == 2 and view[pos + 1:stop:stride] != bytes((buf[first + 1],)) * run:
-                        break
+                    if (run > left or stop > end or view[pos:stop:stride] != bytes((buf[first],)) * run
+                            or (stride - length == 2
+                                and view[pos + 1:stop:stride] != bytes((buf[first + 1],)) * run)):
+                        if not held:
+                            break
+                        run //= 2
+                        continue
                     pos = stop
                     left -= run
                     run *= 2
                     walk = 1
+                    held = True
         except IndexError:
             return False
     return pos == end

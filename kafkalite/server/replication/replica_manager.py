@@ -27,10 +27,9 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kafkalite.common.errors import ApiError
 from kafkalite.common.leader_and_isr import EPOCH_DURING_DELETE, NO_EPOCH, UNKNOWN_BROKER_EPOCH
@@ -42,7 +41,7 @@ from kafkalite.storage.checkpoint import TopicPartition as LogTopicPartition
 from kafkalite.storage.files import future_dir_name
 from kafkalite.storage.log import AppendOrigin, LogAppendInfo
 from kafkalite.storage.log_dir_failure import KafkaStorageError
-from kafkalite.storage.log_manager import LogManager
+from kafkalite.storage.log_manager import DirIo, LogManager
 
 from ..metadata_cache import MetadataCache
 from ..purgatory import DelayedOperationPurgatory
@@ -474,16 +473,11 @@ class ReplicaManager:
 
     # --- log dirs: failures (Kafka's handleLogDirFailure) ------------------------------------------
 
-    @contextmanager
-    def storage_io(self, partition: Partition, what: str) -> Iterator[None]:
+    def storage_io(self, partition: Partition, what: str) -> StorageIo:
         """Work on a partition's log files: an I/O error takes its dir offline (the failure
         channel) and is answered KAFKA_STORAGE_ERROR."""
-        topic, index = partition.topic, partition.index
-        try:
-            with self.log_manager.io(partition.log.dir.parent, f"{what} {topic}-{index}"):
-                yield
-        except KafkaStorageError as e:
-            raise ApiError(E.KAFKA_STORAGE_ERROR, str(e)) from e
+        return StorageIo(self.log_manager.io(partition.log.dir.parent,
+                                             f"{what} {partition.topic}-{partition.index}"))
 
     def _handle_log_dir_failures(self) -> None:
         channel = self.log_manager.failure_channel
@@ -578,3 +572,29 @@ class ReplicaManager:
         """The ReplicaAlterLogDirsThread swapped a partition's future log in."""
         self._complete_delayed(key)  # fetches waiting on the old log look at the new one
 
+
+class StorageIo:
+    """ReplicaManager.storage_io's context: the log dir's (LogManager.io), with a
+    KafkaStorageError, raised by it or inside, answered as KAFKA_STORAGE_ERROR. A class rather than
+    a generator: every append and read enters one."""
+
+    __slots__ = ("_io",)
+
+    def __init__(self, io: DirIo) -> None:
+        self._io = io
+
+    def __enter__(self) -> None:
+        try:
+            self._io.__enter__()
+        except KafkaStorageError as e:
+            raise ApiError(E.KAFKA_STORAGE_ERROR, str(e)) from e
+
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> Literal[False]:
+        try:
+            self._io.__exit__(typ, exc, tb)
+        except KafkaStorageError as e:
+            raise ApiError(E.KAFKA_STORAGE_ERROR, str(e)) from e
+        if isinstance(exc, KafkaStorageError):
+            raise ApiError(E.KAFKA_STORAGE_ERROR, str(exc)) from exc
+        return False
