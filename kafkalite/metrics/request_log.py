@@ -68,6 +68,7 @@ class RequestLog:
         self._file_opened_ns = 0
         self._segments = 0
         self._failing = False
+        self._wall_offset_ns = _wall_offset_ns()  # wall clock minus monotonic, renewed every round
         self._thread = threading.Thread(target=self._run, name="kafkalite-request-log", daemon=True)
 
     def start(self) -> None:
@@ -77,15 +78,19 @@ class RequestLog:
     # --- the callers' side: format, append, never block ------------------------------------------
 
     def append(self, request: Any, times_us: Times, response_bytes: int,
-               error_code: int, error_counts: Mapping[int, int] | None = None) -> None:
+               error_code: int, error_counts: Mapping[int, int] | None = None, now_ns: int | None = None) -> None:
         """A completed request (``times_us``: :func:`~kafkalite.metrics.request_metrics.request_times_us`;
-        ``error_counts``: every error code its response carried, None for ``error_code`` alone)."""
-        if len(self._lines) >= self.queue_max:
+        ``error_counts``: every error code its response carried, None for ``error_code`` alone;
+        ``now_ns``: when it completed, on the monotonic clock, else now). Its timestamp is the
+        wall clock: the monotonic time plus the writer's latest offset between the two clocks (a
+        clock call less per request; the writer follows the wall clock's steps every round)."""
+        lines = self._lines
+        if len(lines) >= self.queue_max:
             self.dropped += 1
             return
-        self._lines.append(format_line(request, times_us, response_bytes, error_code,
-                                       time.time_ns() // 1_000_000, self._templates, error_counts,
-                                       request.topic_traffic))
+        wall_ms = (time.time_ns() if now_ns is None else now_ns + self._wall_offset_ns) // 1_000_000
+        lines.append(format_line(request, times_us, response_bytes, error_code, wall_ms, self._templates,
+                                 error_counts, request.topic_traffic))
 
     def append_controller(self, broker_id: int, api_key: int, version: int, queue_ns: int) -> None:
         """A control request the controller's send thread took from its queue for ``broker_id``."""
@@ -98,6 +103,7 @@ class RequestLog:
 
     def _run(self) -> None:
         while not self._stop.wait(FLUSH_INTERVAL):
+            self._wall_offset_ns = _wall_offset_ns()
             self._write_pending()
         self._write_pending()
         self._close_file()
@@ -177,6 +183,10 @@ class RequestLog:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
+
+
+def _wall_offset_ns() -> int:
+    return time.time_ns() - time.monotonic_ns()
 
 
 def format_controller_line(broker_id: int, api_key: int, version: int, queue_ns: int, wall: float) -> str:
