@@ -78,7 +78,8 @@ class RequestLog:
     # --- the callers' side: format, append, never block ------------------------------------------
 
     def append(self, request: Any, times_us: Times, response_bytes: int,
-               error_code: int, error_counts: Mapping[int, int] | None = None, now_ns: int | None = None) -> None:
+               error_code: int, error_counts: Mapping[int, int] | None = None,
+               now_ns: int | None = None) -> None:
         """A completed request (``times_us``: :func:`~kafkalite.metrics.request_metrics.request_times_us`;
         ``error_counts``: every error code its response carried, None for ``error_code`` alone;
         ``now_ns``: when it completed, on the monotonic clock, else now). Its timestamp is the
