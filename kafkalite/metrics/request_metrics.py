@@ -55,7 +55,8 @@ def request_times_us(request: Any, now_ns: int) -> Times:
     RemoteTime (waiting in a purgatory, from the handler's return to the answer), ResponseQueueTime,
     ResponseSendTime, TotalTime (:meth:`RequestMetrics.complete` computes the same inline, once
     per request, for both the metrics and the request log). The stamps come from one monotonic
-    clock, in this order, so no timing is negative; a step the request never reached (its connection closed first) counts as no time."""
+    clock, in this order, so no timing is negative; a step the request never reached (its
+    connection closed first) counts as no time."""
     start = request.start_ns
     dequeue = request.dequeue_ns or start
     local = request.api_local_complete_ns or dequeue
