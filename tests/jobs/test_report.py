@@ -342,7 +342,7 @@ def test_no_logs_is_one_line_that_says_what_to_do(tmp_path):
     done = run_cli("--logs", str(tmp_path / "empty"), "--out", str(tmp_path / "out"), timeout=60)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.count("\n") == 1, done.stderr
-    assert "no request logs (*.jsonl)" in done.stderr and "--override request.log.dir=" in done.stderr
+    assert "no request logs (*.jsonl, *.csv)" in done.stderr and "--override request.log.dir=" in done.stderr
     assert not (tmp_path / "out").exists()
 
 
