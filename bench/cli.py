@@ -50,14 +50,16 @@ def bench_codec(seconds: float, repeat: int, write_md: str | None) -> None:
 @click.option("--repeat", default=2, show_default=True, help="Timed rounds; medians are reported.")
 @click.option("--warmup", default=1, show_default=True, help="Untimed rounds first (the JIT's).")
 @click.option("--driver-memory", default="8g", show_default=True, help="Spark driver memory.")
+@click.option("--format", "log_format", type=click.Choice(["json", "csv"]), default="csv", show_default=True,
+              help="The request log's format (request.log.format) the logs are generated in.")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,
               help="Replace the report section of this markdown file (docs/benchmarks.md).")
 def bench_report(records: int, logs_dir: str | None, repeat: int, warmup: int, driver_memory: str,
-                 write_md: str | None) -> None:
+                 log_format: str, write_md: str | None) -> None:
     """The Spark report against DuckDB computing the same tables from the same files."""
     from .report import run
 
-    run.run(records, logs_dir, repeat, warmup, driver_memory, write_md)
+    run.run(records, logs_dir, repeat, warmup, driver_memory, write_md, log_format=log_format)
 
 
 @bench.command("fuzz")

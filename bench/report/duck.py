@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from kafkalite.jobs.report import INTERNAL_API_KEYS, INTERNAL_LISTENERS, PERCENTILES, SLOWEST, TIMINGS
+from kafkalite.metrics.request_log import CSV_COLUMNS
 
 COLUMNS = {
     "type": "VARCHAR", "timestamp": "BIGINT",
@@ -19,6 +20,31 @@ COLUMNS = {
     "processor": "INTEGER", "requestBytes": "BIGINT", "responseBytes": "BIGINT", "errorCode": "INTEGER",
     "errorCounts": "MAP(VARCHAR, BIGINT)", "brokerId": "INTEGER", "queueTimeMs": "DOUBLE",
 }
+
+
+_CSV_STRINGS = {"type", "requestApiKeyName", "clientId", "connection", "securityProtocol", "principal",
+                "listener",
+                "softwareName", "softwareVersion", "errorCounts", "topics"}
+
+
+def _csv_table(logs: str) -> str:
+    """request.log.format=csv files as the JSON lines' table (the same values: ms are us / 1000)."""
+    types = {c: "VARCHAR" if c in _CSV_STRINGS else "BIGINT" for c in CSV_COLUMNS}
+    columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
+    errors = ("map_from_entries(list_transform(string_split(errorCounts, ';'), "
+              "lambda x: {'k': split_part(x, ':', 1), 'v': split_part(x, ':', 2)::BIGINT}))")
+    return f"""SELECT type, timestamp,
+               {{'requestApiKeyName': requestApiKeyName, 'requestApiKey': requestApiKey,
+                 'requestApiVersion': requestApiVersion, 'correlationId': correlationId,
+                 'clientId': clientId}} AS requestHeader, connection,
+               {', '.join(f"{t[:-2]}Us / 1000 AS {t}" for t in TIMINGS)}, listener,
+               {{'softwareName': softwareName, 'softwareVersion': softwareVersion}} AS clientInformation,
+               processor, requestBytes, responseBytes, errorCode,
+               CASE WHEN errorCounts IS NULL OR errorCounts = '' THEN MAP {{}} ELSE {errors} END
+                 AS errorCounts,
+               brokerId, queueTimeNs / 1e6 AS queueTimeMs
+             FROM read_csv('{logs}/*.csv', header = false, quote = '"', escape = '"', nullstr = '',
+                           columns = {columns})"""
 
 
 def _pcts(column: str, quantile: str) -> str:
@@ -62,9 +88,9 @@ def queries(quantile: str) -> dict[str, str]:
 
 
 def run(logs: str, out: str, quantile: str = "quantile_cont",
-        threads: int | None = None) -> dict[str, list[Any]]:
-    """Load the logs (with the same explicit schema), compute every table, write each as Parquet
-    under ``out``; returns the rows."""
+        threads: int | None = None, log_format: str = "json") -> dict[str, list[Any]]:
+    """Load the logs (with the same explicit schema; ``log_format``: request.log.format, json or
+    csv), compute every table, write each as Parquet under ``out``; returns the rows."""
     import duckdb
 
     os.makedirs(out, exist_ok=True)
@@ -73,8 +99,11 @@ def run(logs: str, out: str, quantile: str = "quantile_cont",
         if threads:
             con.execute(f"SET threads = {threads}")
         columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in COLUMNS.items()) + "}"
-        con.execute(f"""CREATE TABLE raw AS SELECT * FROM read_json('{logs}/*.jsonl',
-                        format = 'newline_delimited', columns = {columns})""")
+        if log_format == "csv":
+            con.execute(f"CREATE TABLE raw AS {_csv_table(logs)}")
+        else:
+            con.execute(f"""CREATE TABLE raw AS SELECT * FROM read_json('{logs}/*.jsonl',
+                            format = 'newline_delimited', columns = {columns})""")
         con.execute("""CREATE VIEW requests AS SELECT requestHeader.requestApiKeyName AS api,
                          requestHeader.requestApiVersion AS version,
                          requestHeader.correlationId AS correlation_id, requestHeader.clientId AS client_id,

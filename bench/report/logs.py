@@ -1,5 +1,6 @@
-"""Request logs for the report benchmark: ``records`` lines in the broker's own format
-(:func:`kafkalite.metrics.request_log.format_line`, so the files are what brokers write), with a
+"""Request logs for the report benchmark: ``records`` lines in the broker's own format, JSON or csv
+(request.log.format: :func:`kafkalite.metrics.request_log.format_line` or ``format_csv_line``, so
+the files are what brokers write), with a
 mix of apis, listeners, Processors and clients like a busy cluster's, spread over an hour and over
 several rolled files. Seeded: the same arguments give the same files."""
 
@@ -8,7 +9,13 @@ from __future__ import annotations
 import os
 import types
 
-from kafkalite.metrics.request_log import format_controller_line, format_line
+from kafkalite.metrics.request_log import (
+    EXTENSIONS,
+    format_controller_csv_line,
+    format_controller_line,
+    format_csv_line,
+    format_line,
+)
 
 # (api key, version, share of requests, typical total time in us): the apis kafkalite serves
 MIX = ((3, 12, 0.50, 300), (18, 3, 0.20, 100), (63, 0, 0.15, 150), (19, 7, 0.05, 20_000),
@@ -32,10 +39,14 @@ def _request(conn: int, api_key: int, version: int) -> types.SimpleNamespace:
         client_software_name=name, client_software_version=software_version)
 
 
-def write(directory: str, records: int, files: int = 16, seed: int = 1) -> list[str]:
-    """Write the logs into ``directory`` (made if absent); returns the files' paths."""
+def write(directory: str, records: int, files: int = 16, seed: int = 1,
+          log_format: str = "json") -> list[str]:
+    """Write the logs into ``directory`` (made if absent) in ``log_format`` ("json" or "csv": the
+    same records either way); returns the files' paths."""
     import numpy as np
 
+    line_of, controller_line = ((format_csv_line, format_controller_csv_line) if log_format == "csv"
+                                else (format_line, format_controller_line))
     rng = np.random.default_rng(seed)
     os.makedirs(directory, exist_ok=True)
     keys = [(k, v) for k, v, _, _ in MIX]
@@ -48,7 +59,7 @@ def write(directory: str, records: int, files: int = 16, seed: int = 1) -> list[
     done = 0
     for n in range(files):
         count = min(per_file, records - done)
-        path = os.path.join(directory, f"requests-{T0_MS + n}-{n + 1}.jsonl")
+        path = os.path.join(directory, f"requests-{T0_MS + n}-{n + 1}.{EXTENSIONS[log_format]}")
         with open(path, "w", encoding="ascii") as f:
             for start in range(0, count, 100_000):
                 m = min(100_000, count - start)
@@ -71,12 +82,12 @@ def write(directory: str, records: int, files: int = 16, seed: int = 1) -> list[
                         request = requests[key] = _request(key[0], *keys[key[1]])
                     request.header.correlation_id = done + start + i
                     request.size = int(size[i])
-                    lines.append(format_line(
+                    lines.append(line_of(
                         request, (int(queue[i]), int(local[i]), 0, int(response_queue[i]), int(send[i]),
                                   int(total[i])), int(response[i]), int(error[i]), int(at[i]), templates))
                     if (done + start + i) % CONTROLLER_EVERY == 0:
-                        lines.append(format_controller_line(1 + i % 3, 4, 7, int(total[i]) * 1000,
-                                                            int(at[i]) / 1000))
+                        lines.append(controller_line(1 + i % 3, 4, 7, int(total[i]) * 1000,
+                                                    int(at[i]) / 1000))
                 f.write("".join(lines))
         done += count
         paths.append(path)

@@ -25,10 +25,10 @@ from . import duck, logs
 SECTION = "report"
 
 
-def ensure_logs(directory: str, records: int, files: int = 16) -> None:
+def ensure_logs(directory: str, records: int, files: int = 16, log_format: str = "json") -> None:
     """Generate the logs unless ``directory`` already holds these (a manifest says which)."""
     manifest = os.path.join(directory, "MANIFEST.json")
-    want = {"records": records, "files": files, "format": 2}
+    want = {"records": records, "files": files, "format": 2, "log_format": log_format}
     try:
         with open(manifest) as f:
             if json.load(f) == want:
@@ -38,7 +38,7 @@ def ensure_logs(directory: str, records: int, files: int = 16) -> None:
     for name in os.listdir(directory) if os.path.isdir(directory) else []:
         if name.startswith("requests-"):
             os.unlink(os.path.join(directory, name))
-    logs.write(directory, records, files)
+    logs.write(directory, records, files, log_format=log_format)
     with open(manifest, "w") as f:
         json.dump(want, f)
 
@@ -67,14 +67,16 @@ NAMES = {"spark": "Spark (`kafkalite report`, exact percentiles)",
 
 def run(records: int = 10_000_000, logs_dir: str | None = None, repeat: int = 2, warmup: int = 1,
         driver_memory: str = "8g", write_md: str | None = None, progress: Any = print,
-        spark: Any = None) -> str:
+        spark: Any = None, log_format: str = "csv") -> str:
     """Run ``warmup`` untimed rounds (the JIT's) and ``repeat`` timed ones; return the markdown
-    section. ``spark``: a session to use (and leave running) instead of starting one."""
-    logs_dir = logs_dir or os.path.join(tempfile.gettempdir(), f"kafkalite-bench-report-{records}")
+    section. ``spark``: a session to use (and leave running) instead of starting one;
+    ``log_format``: the request log's format (request.log.format) the logs are generated in."""
+    logs_dir = logs_dir or os.path.join(tempfile.gettempdir(),
+                                        f"kafkalite-bench-report-{records}-{log_format}")
     started = time.perf_counter()
-    ensure_logs(logs_dir, records)
+    ensure_logs(logs_dir, records, log_format=log_format)
     size = sum(os.path.getsize(os.path.join(logs_dir, n)) for n in os.listdir(logs_dir)
-               if n.endswith(".jsonl"))
+               if n.startswith("requests-"))
     progress(f"logs: {records:,} records, {size / 1e9:.1f} GB in {logs_dir} "
              f"({time.perf_counter() - started:.0f} s)")
     t = time.perf_counter()
@@ -99,7 +101,8 @@ def run(records: int = 10_000_000, logs_dir: str | None = None, repeat: int = 2,
                         report.flat(report.read_all(spark, logs_dir)).write.format("noop").mode(
                             "overwrite").save()
                     else:
-                        by_api[engine] = duck.run(logs_dir, os.path.join(out, engine), engine)["by_api"]
+                        by_api[engine] = duck.run(logs_dir, os.path.join(out, engine), engine,
+                                                  log_format=log_format)["by_api"]
                     seconds = time.perf_counter() - t
                     progress(f"[{label}] {engine}: {seconds:.1f} s")
                     if i >= warmup:
@@ -108,7 +111,7 @@ def run(records: int = 10_000_000, logs_dir: str | None = None, repeat: int = 2,
     finally:
         if own:
             spark.stop()
-    body = render(records, size, repeat, warmup, driver_memory, jvm_start, times, same)
+    body = render(records, size, repeat, warmup, driver_memory, jvm_start, times, same, log_format)
     progress(body)
     if write_md:
         write_section(write_md, SECTION, body)
@@ -116,13 +119,14 @@ def run(records: int = 10_000_000, logs_dir: str | None = None, repeat: int = 2,
 
 
 def render(records: int, size: int, repeat: int, warmup: int, driver_memory: str, jvm_start: float,
-           times: dict[str, list[float]], same: bool) -> str:
+           times: dict[str, list[float]], same: bool, log_format: str = "csv") -> str:
     ref = statistics.median(times["quantile_cont"])
     lines = [
         f"## Report: Spark against DuckDB ({records:,} request records)", "",
         f"Command: `kafkalite bench report --records {records} --repeat {repeat} --warmup {warmup} "
-        f"--driver-memory {driver_memory} --write docs/benchmarks.md`", "",
-        f"Machine: {machine()}. Files: {size / 1e9:.1f} GB of request-log JSON lines in 16 files, "
+        f"--driver-memory {driver_memory} --format {log_format} --write docs/benchmarks.md`", "",
+        f"Machine: {machine()}. Files: {size / 1e9:.1f} GB of request-log "
+        f"{'csv (request.log.format=csv)' if log_format == 'csv' else 'JSON'} lines in 16 files, "
         "generated in the broker's own line format (bench/report/logs.py). Both engines use every core; "
         f"Spark in local mode, its JVM started before the clock ({jvm_start:.1f} s); {warmup} untimed "
         "warm-up round(s) first, as the JIT compiles the job's code in its first round.", "",

@@ -11,7 +11,8 @@ from kafkalite.common.cli_help import Command
 
 @click.command(cls=Command)
 @click.option("--logs", required=True, type=click.Path(),
-              help="Request logs: a directory searched recursively for *.jsonl (the request.log.dir "
+              help="Request logs: a directory searched recursively for *.jsonl and *.csv (the "
+                   "request.log.dir "
                    "of one or more brokers), or one file.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Where tables and report go.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")

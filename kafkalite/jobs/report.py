@@ -1,8 +1,9 @@
 """The request-log report: a PySpark job over the brokers' request logs (docs/metrics.md).
 
 ``kafkalite report --logs DIR --out DIR [--master URL]``, or the same module through
-``spark-submit kafkalite/jobs/report.py --logs DIR --out DIR``. It reads every ``*.jsonl`` in DIR
-and the directories below it (one per broker, say) with an explicit schema, computes the tables
+``spark-submit kafkalite/jobs/report.py --logs DIR --out DIR``. It reads every ``*.jsonl`` and
+``*.csv`` (request.log.format json and csv) in DIR and the directories below it (one per broker,
+say) with an explicit schema, computes the tables
 below, writes each as Parquet under OUT, writes OUT/report.html with its plots, and prints a
 summary. ``local[*]`` unless a master is given; the same code runs unchanged on a Spark cluster.
 
@@ -41,6 +42,8 @@ import threading
 import time
 from typing import Any
 
+from kafkalite.metrics.request_log import CSV_COLUMNS
+
 TIMINGS = ("totalTimeMs", "requestQueueTimeMs", "localTimeMs", "responseQueueTimeMs", "sendTimeMs")
 PERCENTILES = (0.5, 0.95, 0.99)
 ACCURACY = 10000  # percentile_approx's accuracy: relative error about 1/ACCURACY of the rank
@@ -75,13 +78,14 @@ class NoLogs(ValueError):
     """No request log under the directory given."""
 
     def __init__(self, logs: str) -> None:
-        what = "no such file or directory" if not os.path.exists(logs) else "no request logs (*.jsonl)"
+        what = "no such file or directory" if not os.path.exists(logs) else "no request logs (*.jsonl, *.csv)"
         super().__init__(
             f"{what}: {logs}; start brokers with --override request.log.dir=DIR (DIR at or below "
             f"{logs}, one per broker), send them requests, then run the report")
 
 
 def schema() -> Any:
+    """The JSON lines' schema (request.log.format=json)."""
     from pyspark.sql import types as T
 
     header = T.StructType([
@@ -130,28 +134,83 @@ def schema() -> Any:
     ])
 
 
+def csv_schema() -> Any:
+    """The csv lines' schema (request.log.format=csv): :data:`CSV_COLUMNS`, integers but for the
+    strings, ``errorCounts`` and ``topics`` (parsed by :func:`_from_csv`)."""
+    from pyspark.sql import types as T
+
+    strings = {"type", "requestApiKeyName", "clientId", "connection", "securityProtocol", "principal",
+               "listener", "softwareName", "softwareVersion", "errorCounts", "topics"}
+    longs = {"timestamp", "requestBytes", "responseBytes", "records", "recordBytes", "queueTimeNs"}
+    return T.StructType([
+        T.StructField(c, T.StringType() if c in strings else T.LongType() if c in longs or c.endswith("Us")
+                      else T.IntegerType()) for c in CSV_COLUMNS])
+
+
+def _from_csv(raw: Any) -> Any:
+    """csv lines in the JSON lines' shape (:func:`schema`: what :func:`flat` reads), equal value
+    for value: times in ms are the microseconds / 1000 (as the JSON line's ``90e-3``), the queue
+    time the nanoseconds / 1e6, ``errorCounts`` a map, ``topics`` parsed from its JSON array."""
+    from pyspark.sql import functions as F
+
+    json_schema = {f.name: f.dataType for f in schema().fields}
+    ms = {t: F.col(t[:-2] + "Us") / 1000 for t in (*TIMINGS, "remoteTimeMs")}
+    request = F.col("type").isNull()  # else a controller line, which has neither of the two below
+    codes = json_schema["errorCounts"]
+    return raw.select(
+        "type", "timestamp",
+        F.struct(*(F.col(c) for c in ("requestApiKeyName", "requestApiKey", "requestApiVersion",
+                                      "correlationId", "clientId"))).alias("requestHeader"),
+        "connection", *(v.alias(k) for k, v in ms.items()), "throttleTimeMs", "securityProtocol",
+        "principal", "listener",
+        F.when(request, F.struct(*(F.col(c) for c in ("softwareName", "softwareVersion")))).alias(
+            "clientInformation"),
+        "processor", "requestBytes", "responseBytes", "errorCode",
+        F.when(request, F.coalesce(F.expr("str_to_map(errorCounts, ';', ':')").cast(codes),
+                                   F.create_map().cast(codes))).alias("errorCounts"),
+        F.from_json("topics", json_schema["topics"]).alias("topics"),
+        "partitions", "records", "recordBytes", "brokerId", (F.col("queueTimeNs") / 1e6).alias("queueTimeMs"),
+    )
+
+
+LOG_SUFFIXES = (".jsonl", ".csv")  # request.log.format json and csv
+
+
 def find_logs(logs: str) -> list[str]:
-    """The request log files at ``logs``: the file itself, or every ``*.jsonl`` in the directory
-    and the directories below it (hidden ones too, which Spark's own listing skips)."""
+    """The request log files at ``logs``: the file itself, or every ``*.jsonl`` and ``*.csv`` in
+    the directory and the directories below it (hidden ones too, which Spark's own listing skips)."""
     if os.path.isfile(logs):
         return [logs]
     found = []
     for root, dirs, files in os.walk(logs):
         dirs.sort()
-        found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".jsonl")]
+        found += [os.path.join(root, f) for f in sorted(files) if f.endswith(LOG_SUFFIXES)]
     return found
+
+
+def _csv_reader(spark: Any) -> Any:
+    # Quotes doubled inside quoted fields (RFC 4180), as the broker writes them.
+    return spark.read.schema(csv_schema()).option("escape", '"').option("mode", "PERMISSIVE")
 
 
 def read_all(spark: Any, logs: str) -> Any:
     """The lines of every request log at or below ``logs`` (:func:`find_logs`; a URL such as
-    ``hdfs://...`` is listed by Spark, recursively). :class:`NoLogs` if there is none."""
-    reader = spark.read.schema(schema())
+    ``hdfs://...`` is listed by Spark, recursively), in the JSON lines' shape whatever their
+    format (both may be there: brokers with either setting). :class:`NoLogs` if there is none."""
     if "://" in logs:
-        return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.jsonl").json(logs)
+        def listed(reader: Any, suffix: str) -> Any:
+            return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", f"*{suffix}")
+        jsons = listed(spark.read.schema(schema()), ".jsonl").json(logs)
+        csvs = _from_csv(listed(_csv_reader(spark), ".csv").csv(logs))
+        return jsons.unionByName(csvs)
     files = find_logs(logs)
     if not files:
         raise NoLogs(logs)
-    return reader.json(files)
+    jsonl = [f for f in files if not f.endswith(".csv")]
+    csv = [f for f in files if f.endswith(".csv")]
+    parts = ([spark.read.schema(schema()).json(jsonl)] if jsonl else []) + (
+        [_from_csv(_csv_reader(spark).csv(csv))] if csv else [])
+    return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
 
 
 def controller_queue(lines: Any, percentiles: str = "exact") -> Any:

@@ -33,6 +33,8 @@ from .settings import RequestLogSettings
 
 log = logging.getLogger("kafkalite.metrics.request_log")
 
+FORMATS = ("json", "csv")
+EXTENSIONS = {"json": "jsonl", "csv": "csv"}  # a request log file's name ends with its format's
 FLUSH_INTERVAL = 0.05  # seconds between the writer's rounds
 TEMPLATES_MAX = 10_000  # cached line templates (per connection, api, version and client)
 _DEFAULTS = RequestLogSettings()  # request.log.segment.bytes and .roll.ms unless given
@@ -52,8 +54,14 @@ class TopicTraffic(NamedTuple):
 
 class RequestLog:
     def __init__(self, directory: str, segment_bytes: int = _DEFAULTS.segment_bytes,
-                 roll_ms: int = _DEFAULTS.roll_ms, queue_max: int = 100_000) -> None:
+                 roll_ms: int = _DEFAULTS.roll_ms, format: str = _DEFAULTS.format,
+                 queue_max: int = 100_000) -> None:
+        if format not in FORMATS:
+            raise ValueError(f"request log format must be one of {FORMATS}, not {format!r}")
         self.directory = directory
+        self.format = format
+        self._format_line = format_csv_line if format == "csv" else format_line
+        self._format_controller = format_controller_csv_line if format == "csv" else format_controller_line
         self.segment_bytes = segment_bytes
         self.roll_ns = roll_ms * 1_000_000
         self.queue_max = queue_max
@@ -68,6 +76,7 @@ class RequestLog:
         self._file_opened_ns = 0
         self._segments = 0
         self._failing = False
+        self._wall_offset_ns = _wall_offset_ns()  # wall clock minus monotonic, renewed every round
         self._thread = threading.Thread(target=self._run, name="kafkalite-request-log", daemon=True)
 
     def start(self) -> None:
@@ -77,27 +86,33 @@ class RequestLog:
     # --- the callers' side: format, append, never block ------------------------------------------
 
     def append(self, request: Any, times_us: Times, response_bytes: int,
-               error_code: int, error_counts: Mapping[int, int] | None = None) -> None:
+               error_code: int, error_counts: Mapping[int, int] | None = None,
+               now_ns: int | None = None) -> None:
         """A completed request (``times_us``: :func:`~kafkalite.metrics.request_metrics.request_times_us`;
-        ``error_counts``: every error code its response carried, None for ``error_code`` alone)."""
-        if len(self._lines) >= self.queue_max:
+        ``error_counts``: every error code its response carried, None for ``error_code`` alone;
+        ``now_ns``: when it completed, on the monotonic clock, else now). Its timestamp is the
+        wall clock: the monotonic time plus the writer's latest offset between the two clocks (a
+        clock call less per request; the writer follows the wall clock's steps every round)."""
+        lines = self._lines
+        if len(lines) >= self.queue_max:
             self.dropped += 1
             return
-        self._lines.append(format_line(request, times_us, response_bytes, error_code,
-                                       time.time_ns() // 1_000_000, self._templates, error_counts,
-                                       request.topic_traffic))
+        wall_ms = (time.time_ns() if now_ns is None else now_ns + self._wall_offset_ns) // 1_000_000
+        lines.append(self._format_line(request, times_us, response_bytes, error_code, wall_ms,
+                                       self._templates, error_counts, request.topic_traffic))
 
     def append_controller(self, broker_id: int, api_key: int, version: int, queue_ns: int) -> None:
         """A control request the controller's send thread took from its queue for ``broker_id``."""
         if len(self._lines) >= self.queue_max:
             self.dropped += 1
             return
-        self._lines.append(format_controller_line(broker_id, api_key, version, queue_ns, time.time()))
+        self._lines.append(self._format_controller(broker_id, api_key, version, queue_ns, time.time()))
 
     # --- the writer -----------------------------------------------------------------------------
 
     def _run(self) -> None:
         while not self._stop.wait(FLUSH_INTERVAL):
+            self._wall_offset_ns = _wall_offset_ns()
             self._write_pending()
         self._write_pending()
         self._close_file()
@@ -150,7 +165,7 @@ class RequestLog:
 
     def _open_file(self) -> None:
         self._segments += 1
-        name = f"requests-{int(time.time() * 1000)}-{self._segments}.jsonl"
+        name = f"requests-{int(time.time() * 1000)}-{self._segments}.{EXTENSIONS[self.format]}"
         self._path = os.path.join(self.directory, name)
         self._file = open(self._path, "ab", buffering=0)
         self._file_bytes = 0
@@ -177,6 +192,10 @@ class RequestLog:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
+
+
+def _wall_offset_ns() -> int:
+    return time.time_ns() - time.monotonic_ns()
 
 
 def format_controller_line(broker_id: int, api_key: int, version: int, queue_ns: int, wall: float) -> str:
@@ -252,6 +271,22 @@ def topics_json(traffic: Sequence[TopicTraffic]) -> str:
     per topic (``topic``, ``partitions``, ``records`` for Produce, ``recordBytes``, and its own
     ``errorCounts``: each nonzero code its partitions were answered with, and how many), then
     the request's totals ``partitions``, ``records`` (Produce) and ``recordBytes``."""
+    topics, partitions, records, record_bytes = _topics(traffic)
+    total = "" if records is None else f',"records":{records}'
+    return f',"topics":{topics},"partitions":{partitions}{total},"recordBytes":{record_bytes}'
+
+
+def topics_csv(traffic: Sequence[TopicTraffic]) -> str:
+    """The csv line's columns ``topics`` (the JSON line's ``topics`` array, quoted), then
+    ``partitions``, ``records`` (empty for Fetch) and ``recordBytes``."""
+    topics, partitions, records, record_bytes = _topics(traffic)
+    quoted = topics.replace('"', '""')
+    return f'"{quoted}",{partitions},{"" if records is None else records},{record_bytes}'
+
+
+def _topics(traffic: Sequence[TopicTraffic]) -> tuple[str, int, int | None, int]:
+    """The ``topics`` JSON array and the request's totals: partitions, records (None: not
+    counted, Fetch) and record bytes."""
     parts = []
     partitions = records = record_bytes = 0
     produce = False
@@ -271,8 +306,7 @@ def topics_json(traffic: Sequence[TopicTraffic]) -> str:
             counted = f',"records":{t.records}'
         parts.append(f'{{"topic":{_topic_name(t.topic)},"partitions":{n}{counted},'
                      f'"recordBytes":{t.record_bytes},"errorCounts":{_codes_json(codes)}}}')
-    total = f',"records":{records}' if produce else ""
-    return f',"topics":[{",".join(parts)}],"partitions":{partitions}{total},"recordBytes":{record_bytes}'
+    return f'[{",".join(parts)}]', partitions, records if produce else None, record_bytes
 
 
 def format_line(request: Any, times_us: Times, response_bytes: int,
@@ -299,3 +333,93 @@ def format_line(request: Any, times_us: Times, response_bytes: int,
                        "{}" if error_counts is None and not error_code  # the common case, no call
                        else error_counts_json(error_code, error_counts),
                        "" if traffic is None else topics_json(traffic))
+
+
+# --- the csv format (request.log.format=csv) ---------------------------------------------------
+
+# Its columns, in order, no header: the JSON line's fields flattened, timings in whole
+# microseconds (the JSON line's ``...TimeMs`` times 1000, so integers), a control request's queue
+# time in nanoseconds; ``type`` empty for a request, "controller" for a control request sent (whose
+# line has only type, timestamp, the three api columns, brokerId and queueTimeNs).
+CSV_COLUMNS = (
+    "type", "timestamp", "requestApiKeyName", "requestApiKey", "requestApiVersion", "correlationId",
+    "clientId", "connection", "totalTimeUs", "requestQueueTimeUs", "localTimeUs", "remoteTimeUs",
+    "throttleTimeMs", "responseQueueTimeUs", "sendTimeUs", "securityProtocol", "principal", "listener",
+    "softwareName", "softwareVersion", "processor", "requestBytes", "responseBytes", "errorCode",
+    "errorCounts", "topics", "partitions", "records", "recordBytes", "brokerId", "queueTimeNs",
+)
+_CSV_TOPIC_COLUMNS = ("topics", "partitions", "records", "recordBytes")  # one %s: topics_csv's
+
+
+def _c(text: str | None) -> str:
+    """A csv field: empty for None (read as null), else quoted with quotes doubled (RFC 4180);
+    ASCII only (others as backslash escapes, so a line's length is its size) and on one line (a
+    CR or LF as ``\\r`` or ``\\n``, so readers can split files by lines); % doubled for the template."""
+    if text is None:
+        return ""
+    text = text.encode("ascii", "backslashreplace").decode("ascii").replace("\r", "\\r").replace("\n", "\\n")
+    return '"' + text.replace('"', '""').replace("%", "%%") + '"'
+
+
+def _csv_line(values: Mapping[str, str], topics_in_one: bool = False) -> str:
+    """``values`` by column name in column order, the others empty; ``topics_in_one``: the value
+    of ``topics`` stands for the four topic columns."""
+    skip = _CSV_TOPIC_COLUMNS[1:] if topics_in_one else ()
+    return ",".join(values.get(c, "") for c in CSV_COLUMNS if c not in skip) + "\n"
+
+
+def _csv_template(request: Any) -> str:
+    """:func:`_template` for the csv format: the same % fields in the same order."""
+    header = request.header
+    key = header.request_api_key
+    return _csv_line({
+        "timestamp": "%d", "requestApiKeyName": _c(api_name(key)), "requestApiKey": str(key),
+        "requestApiVersion": str(header.request_api_version), "correlationId": "%d",
+        "clientId": _c(header.client_id), "connection": _c(request.connection_id), "totalTimeUs": "%d",
+        "requestQueueTimeUs": "%d", "localTimeUs": "%d", "remoteTimeUs": "%d", "throttleTimeMs": "0",
+        "responseQueueTimeUs": "%d", "sendTimeUs": "%d", "securityProtocol": _c(request.security_protocol),
+        "principal": '"User:ANONYMOUS"', "listener": _c(request.listener),
+        "softwareName": _c(request.client_software_name),
+        "softwareVersion": _c(request.client_software_version),
+        "processor": str(request.processor), "requestBytes": "%d", "responseBytes": "%d", "errorCode": "%d",
+        "errorCounts": "%s", "topics": "%s",  # topics_csv's four columns, or ",,," without topics
+    }, topics_in_one=True)
+
+
+def error_counts_csv(error_code: int, error_counts: Mapping[int, int] | None) -> str:
+    """:func:`error_counts_json` for the csv format: ``code:count`` pairs joined by ``;``, empty
+    when there is none."""
+    if error_counts is None:
+        return f"{error_code}:1" if error_code else ""
+    return ";".join(f"{code}:{n}" for code, n in sorted(error_counts.items()) if code)
+
+
+def format_csv_line(request: Any, times_us: Times, response_bytes: int,
+                    error_code: int, wall_ms: int, templates: dict[tuple, str] | None = None,
+                    error_counts: Mapping[int, int] | None = None,
+                    traffic: Sequence[TopicTraffic] | None = None) -> str:
+    """:func:`format_line` in the csv format (:data:`CSV_COLUMNS`); its own ``templates``."""
+    header = request.header
+    key = (request.connection_id, header.request_api_key, header.request_api_version, header.client_id,
+           request.client_software_name, request.client_software_version)
+    template = templates.get(key) if templates is not None else None
+    if template is None:
+        template = _csv_template(request)
+        if templates is not None:
+            if len(templates) >= TEMPLATES_MAX:
+                templates.clear()
+            templates[key] = template
+    queue, local, remote, response_queue, send, total = times_us
+    return template % (wall_ms, header.correlation_id, total, queue, local, remote, response_queue, send,
+                       request.size, response_bytes, error_code,
+                       "" if error_counts is None and not error_code  # the common case, no call
+                       else error_counts_csv(error_code, error_counts),
+                       ",,," if traffic is None else topics_csv(traffic))
+
+
+def format_controller_csv_line(broker_id: int, api_key: int, version: int, queue_ns: int, wall: float) -> str:
+    """:func:`format_controller_line` in the csv format."""
+    return _csv_line({"type": "controller", "timestamp": str(round(wall * 1000)),
+                      "requestApiKeyName": _c(api_name(api_key)), "requestApiKey": str(api_key),
+                      "requestApiVersion": str(version), "brokerId": str(broker_id),
+                      "queueTimeNs": str(queue_ns)}).replace("%%", "%")

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from kafkalite.common.config_def import fields_from
 from kafkalite.common.file_slice import FileSlice
 from kafkalite.metrics.request_log import RequestLog
-from kafkalite.metrics.request_metrics import RequestMetrics, request_times_us
+from kafkalite.metrics.request_metrics import RequestMetrics
 from kafkalite.protocol import (
     DecodeError,
     ProtocolError,
@@ -945,10 +945,9 @@ class Processor(threading.Thread):
                    error_counts: Mapping[int, int] | None, now_ns: int) -> None:
         """A request's outcome is final: Kafka's updateRequestMetrics and request logger.
         ``error_counts``: every error code the response carried (None: ``error_code`` alone)."""
-        times = request_times_us(request, now_ns)
-        self.request_metrics.record(request, times, response_bytes, error_code, error_counts)
+        times = self.request_metrics.complete(request, now_ns, response_bytes, error_code, error_counts)
         if self.request_log is not None:
-            self.request_log.append(request, times, response_bytes, error_code, error_counts)
+            self.request_log.append(request, times, response_bytes, error_code, error_counts, now_ns)
 
     def _take_turn(self) -> None:
         self._has_turn = self.turns.acquire()

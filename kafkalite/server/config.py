@@ -491,12 +491,13 @@ class BrokerConfig:
         return bool(self._values["threads.sched.batch"])
 
     @property
-    def request_log(self) -> tuple[str, int, int] | None:
-        """(request.log.dir, .segment.bytes, .roll.ms), or None without a request log."""
+    def request_log(self) -> tuple[str, int, int, str] | None:
+        """(request.log.dir, .segment.bytes, .roll.ms, .format), or None without a request log."""
         v = self._values
         if not v["request.log.dir"]:
             return None
-        return v["request.log.dir"], v["request.log.segment.bytes"], v["request.log.roll.ms"]
+        return (v["request.log.dir"], v["request.log.segment.bytes"], v["request.log.roll.ms"],
+                v["request.log.format"])
 
     @property
     def memory_storage(self) -> bool:

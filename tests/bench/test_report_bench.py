@@ -3,12 +3,14 @@ and Spark's and DuckDB's answers checked equal."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 
 import pytest
 
 from kafkalite.jobs import report
+from kafkalite.metrics.request_log import CSV_COLUMNS
 from kafkalite_bench.report import duck, logs, run
 
 pytestmark = pytest.mark.spark
@@ -27,10 +29,19 @@ def test_generated_logs_are_the_brokers_lines_and_reproducible(tmp_path):
                    - x["totalTimeMs"]) < 1e-6 for x in requests)
 
 
-def test_spark_and_duckdb_give_the_same_tables(tmp_path, spark):
-    logs.write(str(tmp_path / "logs"), 5000, files=2)
+def test_generated_csv_logs_hold_the_same_records(tmp_path):
+    a = logs.write(str(tmp_path / "a"), 3000, files=3, log_format="csv")
+    assert all(p.endswith(".csv") for p in a)
+    rows = [row for p in a for row in csv.reader(open(p))]
+    assert len(rows) == 3000 + 3000 // logs.CONTROLLER_EVERY
+    assert {len(row) for row in rows} == {len(CSV_COLUMNS)}
+
+
+@pytest.mark.parametrize("log_format", ["json", "csv"])
+def test_spark_and_duckdb_give_the_same_tables(tmp_path, spark, log_format):
+    logs.write(str(tmp_path / "logs"), 5000, files=2, log_format=log_format)
     ours = report.run(spark, str(tmp_path / "logs"), str(tmp_path / "spark"), progress=lambda _: None)
-    theirs = duck.run(str(tmp_path / "logs"), str(tmp_path / "duck"), "quantile_cont")
+    theirs = duck.run(str(tmp_path / "logs"), str(tmp_path / "duck"), "quantile_cont", log_format=log_format)
     assert run._same_answers(ours["by_api"], theirs["by_api"])
     for name in ("by_client", "by_processor", "controller_queue", "per_minute"):
         assert len(ours[name]) == len(theirs[name]), name
@@ -48,5 +59,5 @@ def test_a_small_round_renders_the_section(tmp_path, spark):
     assert "<!-- bench:report:begin -->" in out.read_text()
     # Generated once: a second run with the same arguments reuses the files.
     mtimes = {p: os.path.getmtime(tmp_path / "logs" / p) for p in os.listdir(tmp_path / "logs")}
-    run.ensure_logs(str(tmp_path / "logs"), 4000)
+    run.ensure_logs(str(tmp_path / "logs"), 4000, log_format="csv")
     assert mtimes == {p: os.path.getmtime(tmp_path / "logs" / p) for p in os.listdir(tmp_path / "logs")}

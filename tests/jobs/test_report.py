@@ -13,7 +13,13 @@ import pytest
 from confluent_kafka import Producer
 
 from kafkalite.jobs import report
-from kafkalite.metrics.request_log import format_controller_line, format_line
+from kafkalite.metrics.request_log import (
+    TopicTraffic,
+    format_controller_csv_line,
+    format_controller_line,
+    format_csv_line,
+    format_line,
+)
 from kafkalite.metrics.request_metrics import request_times_us
 from kafkalite.protocol.messages import api_versions
 from kafkalite.server.topic_metrics import NAMES
@@ -134,9 +140,11 @@ def test_parquet_tables_html_report_and_summary(known, spark):
 
 
 @pytest.mark.integration
-def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
+@pytest.mark.parametrize("log_format", ["json", "csv"])
+def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark, log_format):
     logs = tmp_path / "requests"
-    with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:
+    with running_broker(tmp_path / "data", request_log_dir=str(logs),
+                        request_log_format=log_format) as broker:
         with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
             for _ in range(25):
                 c.call(18, 3, api_versions.REQUEST(client_software_name="probe", client_software_version="1"))
@@ -144,6 +152,7 @@ def test_a_brokers_own_logs_are_counted_exactly(tmp_path, spark):
     collected = report.run(spark, str(logs), str(tmp_path / "out"), progress=lambda _: None)
     assert {r["client_software"]: r["requests"] for r in collected["by_client"]}["probe"] == 25
     assert [r["broker_id"] for r in collected["controller_queue"]] == [1]  # it sent itself requests
+    assert {p.suffix for p in logs.iterdir()} == {".jsonl" if log_format == "json" else ".csv"}
 
 
 @pytest.mark.integration
@@ -333,7 +342,7 @@ def test_no_logs_is_one_line_that_says_what_to_do(tmp_path):
     done = run_cli("--logs", str(tmp_path / "empty"), "--out", str(tmp_path / "out"), timeout=60)
     assert done.returncode != 0 and done.stdout == ""
     assert done.stderr.count("\n") == 1, done.stderr
-    assert "no request logs (*.jsonl)" in done.stderr and "--override request.log.dir=" in done.stderr
+    assert "no request logs (*.jsonl, *.csv)" in done.stderr and "--override request.log.dir=" in done.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -349,3 +358,57 @@ def test_without_pyspark_one_line_says_what_to_install(cluster_logs, tmp_path, m
                              "pip install 'kafkalite[spark]'\n")
     missing = CliRunner().invoke(cli.main, ["report", "--logs", str(tmp_path / "x"), "--out", str(tmp_path)])
     assert missing.exit_code == 2 and missing.stderr.startswith("kafkalite report: no such file or directory")
+
+
+def _both_formats(root) -> None:
+    """The same records, some of every kind a line can hold, in a JSON and a csv log."""
+    ok, not_leader = types.SimpleNamespace(error_code=0), types.SimpleNamespace(error_code=6)
+    cases = []
+    for i in range(60):
+        header = types.SimpleNamespace(request_api_key=(0, 1, 3, 18, 19)[i % 5], request_api_version=i % 4,
+                                       correlation_id=i,
+                                       client_id=('c,1 "quoted" 100%', "plain", None)[i % 3])
+        start = 10**12 + i * 7_919_000
+        software = i % 4 > 0
+        request = types.SimpleNamespace(
+            header=header, start_ns=start, dequeue_ns=start + 1_234,
+            api_local_complete_ns=start + 1_234 + i * 91_000, response_enqueue_ns=start + 2_000 + i * 97_000,
+            response_dequeue_ns=start + 9_000 + i * 99_000,
+            connection_id=f"127.0.0.1:9092-10.0.0.{i % 7}:5{i:04d}-{i}", security_protocol="PLAINTEXT",
+            listener=("PLAINTEXT", "INTERNAL")[i % 2 == 0 and i % 3 == 0], processor=i % 3, size=40 + i,
+            client_software_name="librdkafka" if software else None,
+            client_software_version="2.3.0" if software else None)
+        traffic = None
+        if header.request_api_key == 0:
+            traffic = [TopicTraffic("orders", [ok, not_leader], 7 * i, 100 * i),
+                       TopicTraffic("a%b", [ok], 1, 9)]
+        elif header.request_api_key == 1:
+            traffic = [TopicTraffic("orders", [ok] * (i % 3), -1, 50 * i)]
+        counts = (None, {}, {0: 2, 36: 1}, {6: 1})[i % 4]
+        times = request_times_us(request, start + 9_000 + i * 100_003)
+        args = (request, times, 300 + i, (0, 0, 3)[i % 3], round((T0 + i) * 1000), None, counts, traffic)
+        cases.append((args, (1 + i % 3, 6, 8, i * 1_000_317, T0 + i)))
+    for suffix, line, control in (("jsonl", format_line, format_controller_line),
+                                  ("csv", format_csv_line, format_controller_csv_line)):
+        (root / suffix).mkdir()
+        text = "".join(line(*args) + (control(*sent) if i % 10 == 0 else "")
+                       for i, (args, sent) in enumerate(cases))
+        (root / suffix / f"requests-1-1.{suffix}").write_text(text)
+
+
+def test_the_csv_format_reads_as_the_json_one_field_for_field_and_answers_alike(tmp_path, spark):
+    """request.log.format=csv: every field of every line the report reads equals the JSON line's
+    of the same record, and so does every table; both formats in one directory are read together."""
+    _both_formats(tmp_path)
+
+    def lines(where):
+        rows = [r.asDict(recursive=True) for r in report.read_all(spark, str(where)).collect()]
+        return sorted(rows, key=lambda r: (r["type"] or "", r["timestamp"],
+                                           r["requestHeader"]["correlationId"] or 0))
+
+    assert lines(tmp_path / "csv") == lines(tmp_path / "jsonl")
+    assert len(lines(tmp_path)) == 2 * 66  # 60 requests and 6 control requests a format
+    answers = {fmt: report.run(spark, str(tmp_path / fmt), str(tmp_path / f"out-{fmt}"),
+                               progress=lambda _: None) for fmt in ("jsonl", "csv")}
+    assert answers["csv"] == answers["jsonl"]
+    assert answers["csv"]["produce_by_topic"] and answers["csv"]["controller_queue"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import time
 import types
 
 import pytest
@@ -34,6 +35,7 @@ def request_log_lines(directory) -> list[dict]:
 @pytest.mark.integration
 def test_a_broker_logs_every_completed_request(tmp_path):
     logs = tmp_path / "requests"
+    before_ms = time.time_ns() // 1_000_000
     with running_broker(tmp_path / "data", request_log_dir=str(logs)) as broker:
         with Client("127.0.0.1", broker.bound_port("PLAINTEXT")) as c:
             for _ in range(7):
@@ -54,6 +56,8 @@ def test_a_broker_logs_every_completed_request(tmp_path):
         parts = (line["requestQueueTimeMs"] + line["localTimeMs"] + line["responseQueueTimeMs"]
                  + line["sendTimeMs"])
         assert line["totalTimeMs"] >= 0 and abs(parts - line["totalTimeMs"]) < 1.0
+        # the wall clock, from the completion's monotonic time and the writer's clock offset
+        assert before_ms <= line["timestamp"] <= time.time_ns() // 1_000_000
     assert broker.request_log.dropped == 0 and broker.request_log.written >= 7
     # This broker is the controller: what it sent itself is logged too, with its queue time.
     sent = [x for x in request_log_lines(logs) if x.get("type") == "controller"]

@@ -31,7 +31,7 @@ def test_every_value_lands_in_the_first_bucket_whose_bound_holds_it(values):
 
 
 def _record(m: RequestMetrics, request, response_bytes: int, error_code: int, now_ns: int) -> None:
-    m.record(request, request_times_us(request, now_ns), response_bytes, error_code)
+    assert m.complete(request, now_ns, response_bytes, error_code) == request_times_us(request, now_ns)
 
 
 def _request(api_key: int, version: int, size: int, start: int) -> types.SimpleNamespace:
@@ -61,6 +61,11 @@ def test_a_step_never_reached_counts_as_no_time():
     request = types.SimpleNamespace(start_ns=1_000_000, dequeue_ns=0, api_local_complete_ns=0,
                                     response_enqueue_ns=0, response_dequeue_ns=0)
     assert request_times_us(request, 3_500_000) == (0, 0, 0, 0, 2500, 2500)
+    request.header = types.SimpleNamespace(request_api_key=18, request_api_version=3)
+    request.size = 0
+    m = RequestMetrics()
+    assert m.complete(request, 3_500_000, 0, 0) == (0, 0, 0, 0, 2500, 2500)  # the same, inlined
+    assert m.stats[(18, 3)].sums == [0, 0, 0, 0, 2500, 2500, 0, 0]
 
 
 def test_shards_are_summed():
@@ -78,9 +83,9 @@ def test_every_error_code_a_response_carries_is_counted():
     """Kafka's ErrorsPerSec: each code of the response's errorCounts(), NONE included; a request
     answered without a response (closed, no-op) carries none."""
     m = RequestMetrics()
-    m.record(_request(19, 7, 40, 0), (1, 1, 0, 1, 1, 4), 100, 0, {0: 2, 36: 1})
-    m.record(_request(19, 7, 40, 0), (1, 1, 0, 1, 1, 4), 100, 0, {36: 3})
-    m.record(_request(19, 7, 40, 0), (1, 1, 0, 1, 1, 4), 0, 0, {})
+    m.complete(_request(19, 7, 40, 0), 10_000_000, 100, 0, {0: 2, 36: 1})
+    m.complete(_request(19, 7, 40, 0), 10_000_000, 100, 0, {36: 3})
+    m.complete(_request(19, 7, 40, 0), 10_000_000, 0, 0, {})
     stats = m.stats[(19, 7)]
     assert stats.count == 3 and stats.errors == {0: 2, 36: 4}
 
