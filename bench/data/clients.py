@@ -233,6 +233,9 @@ def consume_rate(bootstrap: str, topic: str, messages_in_log: int, seconds: floa
                          "enable.auto.commit": False, "enable.auto.offset.store": False,
                          "enable.partition.eof": False, **CONSUMER_SETTINGS})
     try:
+        # Connected (ApiVersions, Metadata) before the clock starts, as the loopback ceiling is
+        # timed once connected: the client's bootstrap is not the server's reading.
+        consumer.list_topics(topic, timeout=10.0)
         messages = value_bytes = 0
         deadline = None
         cpu0 = server_cpu(server_pid)
