@@ -96,9 +96,10 @@ def test_kafkalite_specific_defaults() -> None:
     assert c["listener.security.protocol.map"] == {
         "PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
     assert c["request.log.segment.bytes"] == 104857600 and c["request.log.roll.ms"] == 3600000
+    assert c["request.log.format"] == "json"
     assert {s.name for s in SETTINGS if not s.kafka} == {
         "metrics.port", "metrics.host", "request.log.dir", "request.log.segment.bytes",
-        "request.log.roll.ms", "cluster.id", "sasl.plain.users.file", "threads.sched.batch", "log.storage",
+        "request.log.roll.ms", "request.log.format", "cluster.id", "sasl.plain.users.file", "threads.sched.batch", "log.storage",
         "share.auto.offset.reset"}
     assert c["log.storage"] == "files" and not c.memory_storage
     assert c["threads.sched.batch"] is True and c.sched_batch
