@@ -144,7 +144,8 @@ def bench_network_history(revs: str, threads: str, connections: int, depth: int,
 @click.option("--repeat", default=1, show_default=True,
               help="Take the servers in turn this many times; figures are medians.")
 @click.option("--observability", default="metrics", show_default=True,
-              help="kafkalite's: off, metrics or log (metrics and request log); a comma list measures each.")
+              help="kafkalite's: off, metrics, log (metrics and the request log, json lines) or log-csv "
+                   "(request.log.format=csv); a comma list measures each.")
 @click.option("--idle", "idle_connections", default=0,
               help="Instead: memory per idle connection with this many connections open.")
 @click.option("--write", "write_md", type=click.Path(dir_okay=False), default=None,

@@ -32,7 +32,9 @@ class _Broker(Broker):
 def main(port: int, topics: int, network_threads: int, io_threads: int,
          observability: str = "metrics") -> None:
     with tempfile.TemporaryDirectory() as log_dir:
-        extra = {"request.log.dir": f"{log_dir}/requests"} if observability == "log" else {}
+        extra = {"request.log.dir": f"{log_dir}/requests"} if observability.startswith("log") else {}
+        if observability == "log-csv":
+            extra["request.log.format"] = "csv"
         broker = _Broker(BrokerConfig({
             **extra,
             # Clients on PLAINTEXT; the inter-broker (privileged) listener apart, as in a cluster,

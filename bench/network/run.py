@@ -52,7 +52,7 @@ class Result:
     p999_us: float
     cpu_us_per_request: float
     peak_rss_mb: float
-    observability: str = "metrics"  # kafkalite's: off, metrics (the default) or log
+    observability: str = "metrics"  # kafkalite's: off, metrics (the default), log or log-csv
 
     @property
     def throughput(self) -> float:
