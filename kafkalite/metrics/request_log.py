@@ -309,6 +309,16 @@ def _topics(traffic: Sequence[TopicTraffic]) -> tuple[str, int, int | None, int]
     return f'[{",".join(parts)}]', partitions, records if produce else None, record_bytes
 
 
+def _remember(templates: dict[tuple, str] | None, key: tuple, template: str) -> str:
+    """A template new to ``templates`` kept there (all dropped at TEMPLATES_MAX: clients come and
+    go), and returned."""
+    if templates is not None:
+        if len(templates) >= TEMPLATES_MAX:
+            templates.clear()
+        templates[key] = template
+    return template
+
+
 def format_line(request: Any, times_us: Times, response_bytes: int,
                 error_code: int, wall_ms: int, templates: dict[tuple, str] | None = None,
                 error_counts: Mapping[int, int] | None = None,
@@ -322,11 +332,7 @@ def format_line(request: Any, times_us: Times, response_bytes: int,
            request.client_software_name, request.client_software_version)
     template = templates.get(key) if templates is not None else None
     if template is None:
-        template = _template(request)
-        if templates is not None:
-            if len(templates) >= TEMPLATES_MAX:
-                templates.clear()
-            templates[key] = template
+        template = _remember(templates, key, _template(request))
     queue, local, remote, response_queue, send, total = times_us
     return template % (wall_ms, header.correlation_id, total, queue, local, remote, response_queue, send,
                        request.size, response_bytes, error_code,
@@ -404,11 +410,7 @@ def format_csv_line(request: Any, times_us: Times, response_bytes: int,
            request.client_software_name, request.client_software_version)
     template = templates.get(key) if templates is not None else None
     if template is None:
-        template = _csv_template(request)
-        if templates is not None:
-            if len(templates) >= TEMPLATES_MAX:
-                templates.clear()
-            templates[key] = template
+        template = _remember(templates, key, _csv_template(request))
     queue, local, remote, response_queue, send, total = times_us
     return template % (wall_ms, header.correlation_id, total, queue, local, remote, response_queue, send,
                        request.size, response_bytes, error_code,
