@@ -98,6 +98,19 @@ def test_percentiles_are_exact_by_default(known):
     assert av["requestQueueTimeMs_max"] == 0.0
 
 
+def test_more_groups_than_the_hash_aggregate_holds_give_the_same_tables(known_logs, known, tmp_path, spark):
+    # The session lets a task's hash aggregate hold more groups than Spark's default before it
+    # sorts its input instead (report.HASH_AGGREGATE_GROUPS): the answers are the same either way.
+    assert spark.conf.get(report._FALLBACK) == str(report.HASH_AGGREGATE_GROUPS)
+    spark.conf.set(report._FALLBACK, "1")  # every task past one group sorts
+    try:
+        sorting = report.run(spark, str(known_logs), str(tmp_path), progress=lambda _: None)
+    finally:
+        spark.conf.set(report._FALLBACK, str(report.HASH_AGGREGATE_GROUPS))
+    for name in ("by_api", "per_minute", "by_client", "controller_queue"):
+        assert [r.asDict() for r in sorting[name]] == [r.asDict() for r in known[0][name]], name
+
+
 def test_approximate_percentiles_are_within_one_rank(known_logs, tmp_path, spark):
     collected = report.run(spark, str(known_logs), str(tmp_path), progress=lambda _: None,
                            percentiles="approx")
