@@ -99,8 +99,8 @@ def test_kafkalite_specific_defaults() -> None:
     assert c["request.log.format"] == "json"
     assert {s.name for s in SETTINGS if not s.kafka} == {
         "metrics.port", "metrics.host", "request.log.dir", "request.log.segment.bytes",
-        "request.log.roll.ms", "request.log.format", "cluster.id", "sasl.plain.users.file", "threads.sched.batch", "log.storage",
-        "share.auto.offset.reset"}
+        "request.log.roll.ms", "request.log.format", "cluster.id", "sasl.plain.users.file",
+        "threads.sched.batch", "log.storage", "share.auto.offset.reset"}
     assert c["log.storage"] == "files" and not c.memory_storage
     assert c["threads.sched.batch"] is True and c.sched_batch
     # Kafka's JKS and GSSAPI defaults name what kafkalite does not read or speak.
