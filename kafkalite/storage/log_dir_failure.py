@@ -26,7 +26,7 @@ class LogDirFailureChannel:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._offline: set[Path] = set()
-        self._queue: queue.Queue[Path] = queue.Queue()
+        self._queue: queue.Queue[Path | None] = queue.Queue()  # None: wake-up (``wake``)
 
     def has_offline_log_dir(self, path: Path | str) -> bool:
         if not self._offline:  # no dir ever failed: every append and read asks, so no lock, no Path
@@ -47,8 +47,14 @@ class LogDirFailureChannel:
         return True
 
     def take_next_offline_log_dir(self, timeout: float | None = None) -> Path | None:
-        """The next dir gone offline, waiting up to ``timeout`` seconds; None if none came."""
+        """The next dir gone offline, waiting up to ``timeout`` seconds; None if none came (or
+        ``wake`` was called)."""
         try:
             return self._queue.get(timeout=timeout)
         except queue.Empty:
             return None
+
+    def wake(self) -> None:
+        """End a ``take_next_offline_log_dir`` waiting now (it returns None): a stopping broker's
+        handler thread then stops at once instead of at its next timeout."""
+        self._queue.put(None)

@@ -432,6 +432,7 @@ class ReplicaManager:
     def shutdown(self, timeout: float) -> None:
         self._metrics.close()
         self._stopping.set()
+        self.log_manager.failure_channel.wake()  # its handler's wait ends now, not at its timeout
         self.alter_log_dirs.shutdown(timeout)
         if self._failure_handler.is_alive():
             self._failure_handler.join(timeout)
