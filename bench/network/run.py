@@ -10,6 +10,7 @@ import dataclasses
 import itertools
 import multiprocessing
 import os
+import selectors
 import shutil
 import socket
 import statistics
@@ -94,9 +95,15 @@ def _start(server: str, port: int, topics: int, network_threads: int, io_threads
         args = [sys.executable, "-m", "kafkalite_bench.network.peers.servers", server, str(port), str(topics)]
     if shutil.which("taskset") and os.cpu_count() and os.cpu_count() > 1:  # type: ignore[operator]
         args = ["taskset", "-c", "0", *args]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=source)
+    # kafkalite's port opens before its metadata and partition are set up: it says "ready" once
+    # they are (a peer builds its answers before it listens: its open port is enough).
+    says_ready = server == "kafkalite"
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE if says_ready else subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=source)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    if says_ready and _said_ready(proc, deadline):
+        return proc
+    while not says_ready and time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return proc
@@ -107,6 +114,20 @@ def _start(server: str, port: int, topics: int, network_threads: int, io_threads
     proc.kill()
     proc.wait(5)
     raise RuntimeError(f"{server} did not start")
+
+
+def _said_ready(proc: subprocess.Popen, deadline: float) -> bool:
+    """Whether the server wrote its "ready" line before ``deadline`` (False: it exited first)."""
+    assert proc.stdout is not None
+    out = b""
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while b"ready" not in out.split() and sel.select(max(0.0, deadline - time.monotonic())):
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            out += chunk
+    return b"ready" in out.split()
 
 
 def _stop(proc: subprocess.Popen) -> None:
