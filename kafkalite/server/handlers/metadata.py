@@ -144,6 +144,7 @@ class AutoTopicCreator:
 _Kept = tuple[Snapshot, bytes, int, Mapping[int, int] | None]
 ANSWERS_KEPT = 256  # distinct Metadata requests whose answers are kept per snapshot (then cleared)
 _THROTTLE = struct.Struct(">i")
+_FRAME_HEAD = struct.Struct(">ii")  # the frame's size, the correlation id
 
 
 class _Throttle:
@@ -199,16 +200,16 @@ class MetadataApis:
         ``respond`` would take it (their throttle time written in)."""
         self.answers_reused += 1
         _, rest, error_code, counts = kept
-        frame = bytearray(len(rest) + 8)
-        frame[0:4] = _THROTTLE.pack(len(rest) + 4)
-        frame[4:8] = _THROTTLE.pack(request.correlation_id)
-        frame[8:] = rest
+        frame = _FRAME_HEAD.pack(len(rest) + 4, request.correlation_id) + rest  # one copy of the answer
         if request.quotas is not None:
             throttle = _Throttle()
             request.quotas.on_response(request, throttle)
             if throttle.throttle_time_ms:
-                _THROTTLE.pack_into(frame, 8 + _header_size(request.api_version), throttle.throttle_time_ms)
-        return SendResponse(request, bytes(frame), error_code, counts)
+                throttled = bytearray(frame)
+                at = 8 + _header_size(request.api_version)
+                _THROTTLE.pack_into(throttled, at, throttle.throttle_time_ms)
+                frame = bytes(throttled)
+        return SendResponse(request, frame, error_code, counts)
 
     def _answer(self, request: Request, snap: Snapshot) -> tuple[SendResponse, bool]:
         """The answer, and whether every topic asked for was known."""
